@@ -1,0 +1,138 @@
+/// A DICOM file in the Part 10 format: preamble, `DICM`, file meta information (group 0002, always
+/// Explicit VR Little Endian) and the data set in its transfer syntax (PS3.10 §7.1).
+public struct Part10File: Sendable {
+    /// The file meta information elements (group 0002).
+    public var meta: DataSet
+    /// The data set that follows the meta information.
+    public var dataSet: DataSet
+    /// The transfer syntax the data set was read in (or is to be written in).
+    public var transferSyntax: TransferSyntax
+    /// The file had no preamble and `DICM` prefix (a bare data set, read with a guessed transfer syntax).
+    public var hadNoPreamble: Bool = false
+
+    /// The implementation class UID px writes into (0002,0012) and proposes on associations.
+    public static let implementationClassUID = "2.25.152013755943437767370897010099568838985"
+    /// The implementation version name px writes into (0002,0013) (at most 16 characters).
+    public static let implementationVersionName = "PX_0.1"
+
+    public init(meta: DataSet = DataSet(), dataSet: DataSet, transferSyntax: TransferSyntax) {
+        self.meta = meta
+        self.dataSet = dataSet
+        self.transferSyntax = transferSyntax
+    }
+
+    /// How a file is read.
+    public struct ReadOptions: Sendable {
+        public var dataSet: DataSetReader.Options
+        /// Refuse deflated data sets that inflate beyond this many bytes.
+        public var maximumInflatedSize: Int
+
+        public init(dataSet: DataSetReader.Options = .init(), maximumInflatedSize: Int = 1 << 31) {
+            self.dataSet = dataSet
+            self.maximumInflatedSize = maximumInflatedSize
+        }
+
+        /// Stop before Pixel Data: everything a receiver needs to sort a file.
+        public static let headerOnly = ReadOptions(dataSet: .init(stopBefore: .pixelData))
+    }
+
+    /// Reads a file from its bytes.
+    /// - Throws: ``DICOMDataError``.
+    public init(bytes: [UInt8], options: ReadOptions = ReadOptions()) throws(DICOMDataError) {
+        let prefix = Self.dicmPrefixOffset(bytes)
+        let metaEnd: Int
+        let transferSyntax: TransferSyntax
+        if let prefix {
+            let start = prefix + 4
+            let (meta, end) = try Self.readMeta(bytes, from: start)
+            self.meta = meta
+            metaEnd = end
+            guard let ts = meta.string(.transferSyntaxUID), !ts.isEmpty else { throw .missingTransferSyntax() }
+            transferSyntax = TransferSyntax(uid: ts)
+        } else {
+            guard let guessed = Self.guessRawTransferSyntax(bytes) else {
+                throw .notDICOM("no DICM prefix at byte 128 and no recognisable data set at byte 0")
+            }
+            // A bare data set may still start with a meta group (written without a preamble).
+            if bytes.count >= 8, bytes[0] == 0x02, bytes[1] == 0x00, guessed.isExplicitVR, !guessed.isBigEndian {
+                let (meta, end) = try Self.readMeta(bytes, from: 0)
+                self.meta = meta
+                metaEnd = end
+                transferSyntax = meta.string(.transferSyntaxUID).map { TransferSyntax(uid: $0) } ?? guessed
+            } else {
+                self.meta = DataSet()
+                metaEnd = 0
+                transferSyntax = guessed
+            }
+            hadNoPreamble = true
+        }
+        self.transferSyntax = transferSyntax
+
+        if transferSyntax.isDeflated {
+            let inflated = try Inflate.inflate(
+                bytes, range: metaEnd..<bytes.count, limit: options.maximumInflatedSize)
+            self.dataSet = try DataSetReader.read(
+                inflated, transferSyntax: .explicitVRLittleEndian, options: options.dataSet
+            ).dataSet
+        } else {
+            self.dataSet = try DataSetReader.read(
+                bytes, range: metaEnd..<bytes.count, transferSyntax: transferSyntax, options: options.dataSet
+            ).dataSet
+        }
+    }
+
+    /// The offset of `DICM` (128 in a conforming file), or nil.
+    static func dicmPrefixOffset(_ bytes: [UInt8]) -> Int? {
+        if bytes.count >= 132, bytes[128] == 0x44, bytes[129] == 0x49, bytes[130] == 0x43, bytes[131] == 0x4D {
+            return 128
+        }
+        if bytes.count >= 4, bytes[0] == 0x44, bytes[1] == 0x49, bytes[2] == 0x43, bytes[3] == 0x4D {
+            return 0
+        }
+        return nil
+    }
+
+    /// Reads the group 0002 elements that start at `start`; returns them and where the data set begins.
+    static func readMeta(_ bytes: [UInt8], from start: Int) throws(DICOMDataError) -> (DataSet, Int) {
+        // Read element by element while the group is 0002, so that a wrong group length does no harm.
+        var end = start
+        while bytes.count - end >= 8, bytes[end] == 0x02, bytes[end + 1] == 0x00 {
+            guard let vr = VR(byte0: bytes[end + 4], byte1: bytes[end + 5]) else {
+                throw .invalidVR(bytes[end + 4], bytes[end + 5], tag: Tag(2, UInt16(bytes[end + 2]) | UInt16(bytes[end + 3]) << 8), at: end + 4)
+            }
+            var length: Int
+            var header: Int
+            if vr.hasLongExplicitLength {
+                guard bytes.count - end >= 12 else { throw .truncated(at: end, needed: 12, context: "a meta element header") }
+                length = Int(bytes[end + 8]) | Int(bytes[end + 9]) << 8 | Int(bytes[end + 10]) << 16 | Int(bytes[end + 11]) << 24
+                header = 12
+            } else {
+                length = Int(bytes[end + 6]) | Int(bytes[end + 7]) << 8
+                header = 8
+            }
+            guard bytes.count - end - header >= length else {
+                let tag = Tag(2, UInt16(bytes[end + 2]) | UInt16(bytes[end + 3]) << 8)
+                throw .lengthPastEnd(tag: tag, length: UInt32(length), at: end, available: bytes.count - end - header)
+            }
+            end += header + length
+        }
+        let meta = try DataSetReader.read(bytes, range: start..<end, transferSyntax: .explicitVRLittleEndian).dataSet
+        return (meta, end)
+    }
+
+    /// Guesses the transfer syntax of a data set with no meta information from its first element.
+    static func guessRawTransferSyntax(_ bytes: [UInt8]) -> TransferSyntax? {
+        guard bytes.count >= 8 else { return nil }
+        let littleGroup = UInt16(bytes[0]) | UInt16(bytes[1]) << 8
+        let bigGroup = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
+        let plausible: Set<UInt16> = [0x0000, 0x0002, 0x0004, 0x0008, 0x0010]
+        let explicit = VR(byte0: bytes[4], byte1: bytes[5]) != nil
+        if plausible.contains(littleGroup) {
+            return explicit ? .explicitVRLittleEndian : .implicitVRLittleEndian
+        }
+        if plausible.contains(bigGroup), explicit {
+            return .explicitVRBigEndian
+        }
+        return nil
+    }
+}

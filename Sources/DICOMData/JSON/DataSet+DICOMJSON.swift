@@ -1,0 +1,127 @@
+extension DataSet {
+    /// The data set in the DICOM JSON Model (PS3.18 §F.2): an object keyed by eight hex digits, each
+    /// member `{"vr": ..., "Value": [...]}` or `{"vr": ..., "InlineBinary": "..."}`.
+    ///
+    /// Text is decoded with the data set's Specific Character Set; since the JSON is Unicode, a present
+    /// (0008,0005) is written as `ISO_IR 192`, as DCMTK's dcm2json does. Group length elements are left
+    /// out (PS3.18 §F.2.1.1 notes they carry no meaning in JSON).
+    public func dicomJSON() -> JSONValue {
+        var members: [JSONMember] = []
+        members.reserveCapacity(elements.count)
+        for element in elements where !element.tag.isGroupLength {
+            members.append(JSONMember(element.tag.hexString, element.dicomJSON(characterSet: characterSet)))
+        }
+        return .object(members)
+    }
+}
+
+extension DataElement {
+    /// One attribute object of the DICOM JSON Model (PS3.18 §F.2.2).
+    public func dicomJSON(characterSet: SpecificCharacterSet) -> JSONValue {
+        var members = [JSONMember("vr", .string(vr.rawValue))]
+        switch value {
+        case .sequence(let items):
+            if !items.isEmpty {
+                members.append(JSONMember("Value", .array(items.map { $0.dataSet.dicomJSON() })))
+            }
+        case .fragments(let pixelData):
+            // The JSON Model has no form for fragments; the concatenated fragments are the closest
+            // lossless binary rendering.
+            var joined: [UInt8] = []
+            for f in pixelData.fragments { joined.append(contentsOf: f) }
+            members.append(JSONMember("InlineBinary", .string(Base64.encode(joined))))
+        case .bytes(let bytes):
+            if bytes.isEmpty { break }
+            if let values = jsonValues(characterSet: characterSet) {
+                if !values.isEmpty { members.append(JSONMember("Value", .array(values))) }
+            } else {
+                members.append(JSONMember("InlineBinary", .string(Base64.encode(bytes))))
+            }
+        }
+        return .object(members)
+    }
+
+    /// The `Value` array for string and number VRs; nil for the VRs written as InlineBinary.
+    func jsonValues(characterSet: SpecificCharacterSet) -> [JSONValue]? {
+        switch vr {
+        case .OB, .OD, .OF, .OL, .OV, .OW, .UN:
+            return nil
+        case .SQ:
+            return []
+        case .US, .SS, .UL, .SL, .SV:
+            return integerValues.map { .integer($0) }
+        case .UV:
+            return unsignedValues.map { .integer($0) }
+        case .FL:
+            return floats(Float.self).map { $0.isFinite ? .number(Self.jsonNumber($0.description)) : .string($0.description) }
+        case .FD:
+            return floats(Double.self).map { $0.isFinite ? .number(Self.jsonNumber($0.description)) : .string($0.description) }
+        case .AT:
+            return tagValues.map { .string($0.hexString) }
+        case .PN:
+            return stringValues(characterSet: characterSet).map { text in
+                if text.isEmpty { return .null }
+                let groups = text.split(separator: "=", maxSplits: 2, omittingEmptySubsequences: false)
+                var members: [JSONMember] = []
+                for (key, group) in zip(["Alphabetic", "Ideographic", "Phonetic"], groups) where !group.isEmpty {
+                    members.append(JSONMember(key, .string(String(group))))
+                }
+                return .object(members)
+            }
+        case .DS:
+            return stringValues(characterSet: .defaultRepertoire).map { text in
+                if text.isEmpty { return .null }
+                return Self.decimalJSON(text).map(JSONValue.number) ?? .string(text)
+            }
+        case .IS:
+            return stringValues(characterSet: .defaultRepertoire).map { text in
+                if text.isEmpty { return .null }
+                let t = text.hasPrefix("+") ? String(text.dropFirst()) : text
+                if let n = Int(t) { return .integer(n) }
+                return Self.decimalJSON(text).map(JSONValue.number) ?? .string(text)
+            }
+        case .CS where tag == .specificCharacterSet:
+            return [.string("ISO_IR 192")]
+        default:
+            return stringValues(characterSet: characterSet).map { $0.isEmpty ? .null : .string($0) }
+        }
+    }
+
+    /// Swift prints `1e-05` and `inf`; JSON takes the former as is.
+    static func jsonNumber(_ text: String) -> String { text }
+
+    /// A DS or IS text as a JSON number: no leading `+`, no leading zeros, digits on both sides of the
+    /// point; nil when the text is not a decimal number at all.
+    static func decimalJSON(_ text: String) -> String? {
+        var s = Substring(text)
+        var sign = ""
+        if s.first == "+" { s = s.dropFirst() } else if s.first == "-" { sign = "-"; s = s.dropFirst() }
+        var mantissa = s
+        var exponent: Substring = ""
+        if let e = s.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+            mantissa = s[..<e]
+            exponent = s[s.index(after: e)...]
+        }
+        var intPart = mantissa
+        var fracPart: Substring? = nil
+        if let dot = mantissa.firstIndex(of: ".") {
+            intPart = mantissa[..<dot]
+            fracPart = mantissa[mantissa.index(after: dot)...]
+        }
+        guard intPart.allSatisfy({ $0.isASCII && $0.isNumber }),
+            fracPart?.allSatisfy({ $0.isASCII && $0.isNumber }) ?? true,
+            !(intPart.isEmpty && (fracPart?.isEmpty ?? true))
+        else { return nil }
+        while intPart.count > 1, intPart.first == "0" { intPart = intPart.dropFirst() }
+        var out = sign + (intPart.isEmpty ? "0" : String(intPart))
+        if let f = fracPart, !f.isEmpty { out += "." + f }
+        if !exponent.isEmpty {
+            var e = exponent
+            var eSign = ""
+            if e.first == "+" || e.first == "-" { eSign = e.first == "-" ? "-" : ""; e = e.dropFirst() }
+            guard !e.isEmpty, e.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+            out += "e" + eSign + e
+        }
+        return out
+    }
+}

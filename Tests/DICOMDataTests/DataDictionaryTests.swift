@@ -1,6 +1,9 @@
 import Testing
 @testable import DICOMData
 
+/// Swift Testing has a `Tag` type of its own.
+private typealias Tag = DICOMData.Tag
+
 @Suite struct DataDictionaryTests {
     @Test func mapsKeywordsToTagsAndBack() {
         let pairs: [(String, Tag)] = [

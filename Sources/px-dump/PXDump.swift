@@ -1,7 +1,114 @@
 import ArgumentParser
+import DICOMData
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @main
 struct PXDump: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "px-dump", abstract: "Print DICOM files as JSON.")
-    func run() throws {}
+    static let configuration = CommandConfiguration(
+        commandName: "px-dump",
+        abstract: "Print DICOM files as JSON (the DICOM JSON Model), pypx entries, or a readable dump.",
+        discussion: """
+            Each file is printed as one JSON document on stdout, in the order given: with --compact,
+            one line per file (NDJSON). A file that cannot be read prints
+            {"status": "error", "file": ..., "error": {"code": ..., "message": ..., "offset": ...}}
+            in its place, and the remaining files are still printed.
+
+            Formats:
+              dicom-json  PS3.18 Annex F.2, as DCMTK's dcm2json writes it (text decoded with the
+                          file's Specific Character Set, written as UTF-8)
+              pypx        {"PatientID": {"tag": "0010,0020", "value": "32124", "label": "PatientID"}}
+              text        one line per element, like dcmdump
+
+            Exit status:
+              0   every file was read
+              1   at least one file could not be read
+              64  usage error
+            """
+    )
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case dicomJSON = "dicom-json"
+        case pypx
+        case text
+    }
+
+    @Option(name: .shortAndLong, help: "Output format: \(Format.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var format: Format = .dicomJSON
+
+    @Flag(name: .long, help: "Read only up to Pixel Data (fast; what px-listen reads to sort files).")
+    var headerOnly = false
+
+    @Flag(name: .long, help: "Include the file meta information (group 0002).")
+    var meta = false
+
+    @Flag(name: .long, help: "One line per file instead of indented JSON.")
+    var compact = false
+
+    @Argument(help: "DICOM files to print.")
+    var files: [String]
+
+    func validate() throws {
+        if files.isEmpty { throw ValidationError("give at least one file") }
+    }
+
+    func run() throws {
+        var failed = false
+        var out: [UInt8] = []
+        for path in files {
+            out.removeAll(keepingCapacity: true)
+            do {
+                let file =
+                    headerOnly
+                    ? try Part10File.readHeader(contentsOf: path)
+                    : try Part10File(contentsOf: path)
+                var dataSet = file.dataSet
+                if meta {
+                    for element in file.meta.elements { dataSet.set(element) }
+                }
+                switch format {
+                case .dicomJSON:
+                    dataSet.dicomJSON().write(into: &out, pretty: !compact, indent: 0)
+                case .pypx:
+                    dataSet.pypxJSON().write(into: &out, pretty: !compact, indent: 0)
+                case .text:
+                    out.append(contentsOf: "# \(path) (\(file.transferSyntax.uid))\n".utf8)
+                    out.append(contentsOf: dataSet.textDump().utf8)
+                }
+            } catch {
+                failed = true
+                var members = [
+                    JSONMember("status", .string("error")),
+                    JSONMember("file", .string(path)),
+                ]
+                var errorMembers = [
+                    JSONMember("code", .string(error.code.description)),
+                    JSONMember("message", .string(error.description)),
+                ]
+                if let offset = error.offset { errorMembers.append(JSONMember("offset", .integer(offset))) }
+                members.append(JSONMember("error", .object(errorMembers)))
+                JSONValue.object(members).write(into: &out, pretty: false, indent: 0)
+            }
+            out.append(0x0A)
+            writeToStandardOutput(out)
+        }
+        if failed { throw ExitCode(1) }
+    }
+}
+
+/// Writes bytes to stdout in full.
+func writeToStandardOutput(_ bytes: [UInt8]) {
+    bytes.withUnsafeBytes { raw in
+        var written = 0
+        while written < raw.count {
+            let n = write(1, raw.baseAddress! + written, raw.count - written)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            written += n
+        }
+    }
 }

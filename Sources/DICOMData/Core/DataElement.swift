@@ -83,4 +83,19 @@ public struct EncapsulatedPixelData: Sendable {
         self.basicOffsetTable = basicOffsetTable
         self.fragments = fragments
     }
+
+    /// The items as encoded (little endian): the Basic Offset Table item, then one item per fragment,
+    /// each padded to even length; the Sequence Delimitation Item is not included.
+    public func itemStream() -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(fragments.reduce(basicOffsetTable.count + 8) { $0 + $1.count + 9 })
+        for fragment in [basicOffsetTable] + fragments {
+            let length = UInt32(fragment.count + (fragment.count & 1))
+            out.append(contentsOf: [0xFE, 0xFF, 0x00, 0xE0])
+            out.append(contentsOf: [UInt8(length & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 24)])
+            out.append(contentsOf: fragment)
+            if fragment.count & 1 == 1 { out.append(0) }
+        }
+        return out
+    }
 }

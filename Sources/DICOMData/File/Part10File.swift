@@ -47,8 +47,17 @@ public struct Part10File: Sendable {
             let (meta, end) = try Self.readMeta(bytes, from: start)
             self.meta = meta
             metaEnd = end
-            guard let ts = meta.string(.transferSyntaxUID), !ts.isEmpty else { throw .missingTransferSyntax() }
-            transferSyntax = TransferSyntax(uid: ts)
+            if let ts = meta.string(.transferSyntaxUID), !ts.isEmpty {
+                transferSyntax = TransferSyntax(uid: ts)
+            } else if bytes.count - end >= 8 {
+                // No Transfer Syntax UID in the meta information: explicit or implicit VR Little Endian,
+                // recognised from the first element.
+                transferSyntax =
+                    VR(byte0: bytes[end + 4], byte1: bytes[end + 5]) != nil
+                    ? .explicitVRLittleEndian : .implicitVRLittleEndian
+            } else {
+                throw .missingTransferSyntax()
+            }
         } else {
             guard let guessed = Self.guessRawTransferSyntax(bytes) else {
                 throw .notDICOM("no DICM prefix at byte 128 and no recognisable data set at byte 0")
@@ -75,9 +84,20 @@ public struct Part10File: Sendable {
                 inflated, transferSyntax: .explicitVRLittleEndian, options: options.dataSet
             ).dataSet
         } else {
-            self.dataSet = try DataSetReader.read(
-                bytes, range: metaEnd..<bytes.count, transferSyntax: transferSyntax, options: options.dataSet
-            ).dataSet
+            do {
+                self.dataSet = try DataSetReader.read(
+                    bytes, range: metaEnd..<bytes.count, transferSyntax: transferSyntax, options: options.dataSet
+                ).dataSet
+            } catch where error.code == .invalidVR && error.offset == metaEnd + 4 && transferSyntax.isExplicitVR
+                && !transferSyntax.isBigEndian
+            {
+                // The meta information says explicit VR but the very first element is implicit: a known
+                // writer mistake. Read it as implicit, as pydicom does.
+                self.dataSet = try DataSetReader.read(
+                    bytes, range: metaEnd..<bytes.count, transferSyntax: .implicitVRLittleEndian,
+                    options: options.dataSet
+                ).dataSet
+            }
         }
     }
 

@@ -25,15 +25,24 @@ extension DataElement {
                 members.append(JSONMember("Value", .array(items.map { $0.dataSet.dicomJSON() })))
             }
         case .fragments(let pixelData):
-            // The JSON Model has no form for fragments; the concatenated fragments are the closest
-            // lossless binary rendering.
-            var joined: [UInt8] = []
-            for f in pixelData.fragments { joined.append(contentsOf: f) }
-            members.append(JSONMember("InlineBinary", .string(Base64.encode(joined))))
+            // Encapsulated pixel data is written as its item stream: Basic Offset Table item and
+            // fragment items, without the closing delimiter (as pydicom writes it; dcm2json refuses).
+            members.append(JSONMember("InlineBinary", .string(Base64.encode(pixelData.itemStream()))))
         case .bytes(let bytes):
+            if tag == .specificCharacterSet {
+                // The JSON text is Unicode, whatever the file used (dcm2json does the same).
+                members.append(JSONMember("Value", .array([.string("ISO_IR 192")])))
+                break
+            }
             if bytes.isEmpty { break }
             if let values = jsonValues(characterSet: characterSet) {
-                if !values.isEmpty { members.append(JSONMember("Value", .array(values))) }
+                // A value made only of padding or empty values has no Value (as dcm2json writes it).
+                if values.contains(where: { $0 != .null }) {
+                    members.append(JSONMember("Value", .array(values)))
+                }
+            } else if bytes.count & 1 == 1 {
+                // An odd-length value is padded to even length, as every DICOM encoding requires.
+                members.append(JSONMember("InlineBinary", .string(Base64.encode(bytes + [0]))))
             } else {
                 members.append(JSONMember("InlineBinary", .string(Base64.encode(bytes))))
             }
@@ -60,13 +69,15 @@ extension DataElement {
             return tagValues.map { .string($0.hexString) }
         case .PN:
             return stringValues(characterSet: characterSet).map { text in
-                if text.isEmpty { return .null }
+                // Trailing empty components are insignificant (PS3.5 §6.2.1): "OB^^^^" is "OB".
                 let groups = text.split(separator: "=", maxSplits: 2, omittingEmptySubsequences: false)
                 var members: [JSONMember] = []
-                for (key, group) in zip(["Alphabetic", "Ideographic", "Phonetic"], groups) where !group.isEmpty {
-                    members.append(JSONMember(key, .string(String(group))))
+                for (key, group) in zip(["Alphabetic", "Ideographic", "Phonetic"], groups) {
+                    var g = group
+                    while g.last == "^" { g.removeLast() }
+                    if !g.isEmpty { members.append(JSONMember(key, .string(String(g)))) }
                 }
-                return .object(members)
+                return members.isEmpty ? .null : .object(members)
             }
         case .DS:
             return stringValues(characterSet: .defaultRepertoire).map { text in
@@ -80,8 +91,6 @@ extension DataElement {
                 if let n = Int(t) { return .integer(n) }
                 return Self.decimalJSON(text).map(JSONValue.number) ?? .string(text)
             }
-        case .CS where tag == .specificCharacterSet:
-            return [.string("ISO_IR 192")]
         default:
             return stringValues(characterSet: characterSet).map { $0.isEmpty ? .null : .string($0) }
         }

@@ -25,8 +25,8 @@ enum IconvOutcome {
 
 /// A small pool of iconv descriptors for one conversion direction.
 ///
-/// `iconv_t` is not thread-safe, and `iconv_open` costs several microseconds (it loads a
-/// gconv module the first time and allocates a state each time), so callers check a descriptor
+/// `iconv_t` is not thread-safe, and `iconv_open` loads a gconv module the first time and
+/// allocates a conversion state each time, so callers check a descriptor
 /// out, use it alone, reset its shift state and put it back. The lock is held only for the
 /// checkout and the return, never during a conversion, so concurrent decoders don't serialise.
 final class IconvPool: Sendable {

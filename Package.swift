@@ -55,6 +55,7 @@ let package = Package(
         .testTarget(
             name: "DICOMDataTests",
             dependencies: ["DICOMData"],
+            exclude: ["Support/pydicom_json.py"],
             swiftSettings: strictSettings
         ),
         .testTarget(

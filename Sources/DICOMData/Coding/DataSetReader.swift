@@ -154,7 +154,9 @@ struct DataSetParser {
                     offset = next
                 } else if vr == .OB || vr == .OW {
                     let (fragments, next) = try parseFragments(from: valueStart, to: end)
-                    element = DataElement(tag: tag, vr: vr, value: .fragments(fragments), hasUndefinedLength: true)
+                    // Encapsulated pixel data is OB (PS3.5 §A.4); keep what an explicit VR encoding says.
+                    element = DataElement(
+                        tag: tag, vr: explicitVR ? vr : .OB, value: .fragments(fragments), hasUndefinedLength: true)
                     offset = next
                 } else {
                     throw .undefinedLength(tag: tag, vr: vr, at: offset)

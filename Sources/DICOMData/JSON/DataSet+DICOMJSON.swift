@@ -57,10 +57,13 @@ extension DataElement {
             return nil
         case .SQ:
             return []
-        case .US, .SS, .UL, .SL, .SV:
+        case .US, .SS, .UL, .SL:
             return integerValues.map { .integer($0) }
+        case .SV:
+            // 64-bit values beyond 2^53 lose precision as JSON numbers: they are strings (PS3.18 §F.2.3.1).
+            return integers(Int64.self).map { abs($0) > Self.largestExactInteger ? .string(String($0)) : .integer($0) }
         case .UV:
-            return unsignedValues.map { .integer($0) }
+            return unsignedValues.map { $0 > UInt64(Self.largestExactInteger) ? .string(String($0)) : .integer($0) }
         case .FL:
             return floats(Float.self).map { $0.isFinite ? .number(Self.jsonNumber($0.description)) : .string($0.description) }
         case .FD:
@@ -95,6 +98,9 @@ extension DataElement {
             return stringValues(characterSet: characterSet).map { $0.isEmpty ? .null : .string($0) }
         }
     }
+
+    /// 2^53 - 1, the largest integer a JSON number holds exactly in common parsers.
+    static let largestExactInteger: Int64 = (1 << 53) - 1
 
     /// Swift prints `1e-05` and `inf`; JSON takes the former as is.
     static func jsonNumber(_ text: String) -> String { text }

@@ -1,0 +1,40 @@
+import Foundation
+
+/// The test inputs: a synthetic corpus made by DCMTK's own tools (`scripts/make-corpus.sh`) and the
+/// files bundled with PyPI's pydicom (installed into the test venv).
+enum Corpus {
+    /// The synthetic corpus, generated once per test process into a temporary folder.
+    static let synthetic: Result<[URL], any Error> = Result {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("px-corpus-\(getpid())")
+        try? FileManager.default.removeItem(at: dir)
+        let script = ExternalTool.projectRoot.appendingPathComponent("scripts/make-corpus.sh").path
+        let result = try ExternalTool.run("/bin/bash", [script, dir.path])
+        guard result.status == 0 else {
+            throw CorpusError(message: "make-corpus.sh failed (\(result.status)): \(result.stderr)")
+        }
+        return try files(in: dir)
+    }
+
+    /// pydicom's test_files and charset_files.
+    static let pydicom: Result<[URL], any Error> = Result {
+        let result = try ExternalTool.run(
+            ExternalTool.python, ["-c", "import pydicom, os; print(os.path.dirname(pydicom.__file__))"])
+        guard result.status == 0 else {
+            throw CorpusError(message: "pydicom is not importable from \(ExternalTool.python); run scripts/setup-test-env.sh")
+        }
+        let root = URL(fileURLWithPath: result.text.trimmingCharacters(in: .whitespacesAndNewlines))
+        return try files(in: root.appendingPathComponent("data/test_files"))
+            + files(in: root.appendingPathComponent("data/charset_files"))
+    }
+
+    static func files(in dir: URL) throws -> [URL] {
+        try FileManager.default.contentsOfDirectory(at: dir, includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension == "dcm" }
+            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+    }
+
+    struct CorpusError: Error, CustomStringConvertible {
+        var message: String
+        var description: String { message }
+    }
+}

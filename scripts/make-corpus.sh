@@ -478,10 +478,15 @@ done
 # ---------------------------------------------------------------------------------------------
 # 4. encapsulated pixel data
 # ---------------------------------------------------------------------------------------------
-encap() { # name source tool args... ; description comes from caller
+uid_root=2.25.269757643672811179244064052535878479967 # same root as in the Python part
+encap_n=0
+encap() { # name source description tool args...
     local name=$1 src=$2 desc=$3
     shift 3
     "$@" "$work/out/$src" "$work/out/$name"
+    # own SOP Instance UID (dcmcjpeg +un / dcmcrle keep the source's); meta header follows
+    encap_n=$((encap_n + 1))
+    dcmodify -q -nb -m "(0008,0018)=$uid_root.19.$encap_n" "$work/out/$name"
     descr[$name]=$desc
     names+=("$name")
 }

@@ -7,13 +7,20 @@
 # scanned recursively) to 127.0.0.1 on the port in WORKDIR/dcmqrscp.port. In directories only
 # files that DCMTK recognises as DICOM (dcmftest) are sent, so index.json / MANIFEST.tsv
 # beside a corpus are skipped. Storing the same SOP Instance again replaces it (idempotent).
+# Note: dcmqrscp 3.6.7 accepts only uncompressed transfer syntaxes (implicit/explicit LE,
+# explicit BE, deflated); JPEG/RLE files (e.g. make-corpus.sh's *-jpeg-*/*-rle.dcm) are refused
+# and storescu then stops with an error.
 # Environment: PX_QR_AET called AE title (default QRSCP).
 set -euo pipefail
 
 usage() {
-    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
 }
-if [[ $# -lt 2 || "$1" == "-h" || "$1" == "--help" ]]; then
+if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
+    usage
+    exit 0
+fi
+if [[ $# -lt 2 ]]; then
     usage >&2
     exit 2
 fi

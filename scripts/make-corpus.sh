@@ -18,10 +18,14 @@
 set -euo pipefail
 
 usage() {
-    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
 }
 
-if [[ $# -ne 1 || "$1" == "-h" || "$1" == "--help" ]]; then
+if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
+    usage
+    exit 0
+fi
+if [[ $# -ne 1 ]]; then
     usage >&2
     exit 2
 fi
@@ -304,7 +308,7 @@ def _(t):
         el("0018,9436", "SS", "32767"),
         el("0028,0010", "US", "65535"),
         el("0028,0011", "US", "0"),
-        el("0018,9305", "UL", "4294967295"),
+        el("0008,1161", "UL", r"4294967295\0\1"),
         el("0072,0082", "SV", r"-9223372036854775807\42"),
         el("0072,0083", "UV", r"18446744073709551615\7"),
         el("0042,0011", "OB", r"25\50\44\46\00\ff\7f"),
@@ -452,7 +456,7 @@ declare -A descr=()
 names=()
 while IFS='|' read -r name dump tsopt lenopt desc; do
     out="$work/out/$name"
-    if ! dump2dcm "$tsopt" "$lenopt" "$dump" "$out" 2>"$work/err" || grep -qE '^[EF]: ' "$work/err" || [[ ! -s "$out" ]]; then
+    if ! dump2dcm "$tsopt" "$lenopt" "$dump" "$out" 2>"$work/err" || grep -vE "^W: Tag .* with wrong VR 'UN' found" "$work/err" | grep -q . || [[ ! -s "$out" ]]; then
         echo "make-corpus.sh: dump2dcm failed for $name:" >&2
         cat "$work/err" >&2
         exit 1
@@ -474,10 +478,15 @@ done
 # ---------------------------------------------------------------------------------------------
 # 4. encapsulated pixel data
 # ---------------------------------------------------------------------------------------------
-encap() { # name source tool args... ; description comes from caller
+uid_root=2.25.269757643672811179244064052535878479967 # same root as in the Python part
+encap_n=0
+encap() { # name source description tool args...
     local name=$1 src=$2 desc=$3
     shift 3
     "$@" "$work/out/$src" "$work/out/$name"
+    # own SOP Instance UID (dcmcjpeg +un / dcmcrle keep the source's); meta header follows
+    encap_n=$((encap_n + 1))
+    dcmodify -q -nb -m "(0008,0018)=$uid_root.19.$encap_n" "$work/out/$name"
     descr[$name]=$desc
     names+=("$name")
 }

@@ -6,12 +6,18 @@
 # Sends SIGTERM to the PID in PIDFILE (to its whole process group when it leads one, so that
 # forked association children of dcmqrscp go too), waits up to 5 s, then sends SIGKILL.
 # Removes PIDFILE afterwards. A missing PIDFILE or an already dead process is not an error.
+# Environment: PX_STOP_TIMEOUT seconds to wait before SIGKILL (default 5; Orthanc needs ~4 s
+# to shut down gracefully, dcmqrscp ~1 s).
 set -euo pipefail
 
 usage() {
-    sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
 }
-if [[ $# -ne 1 || "$1" == "-h" || "$1" == "--help" ]]; then
+if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
+    usage
+    exit 0
+fi
+if [[ $# -ne 1 ]]; then
     usage >&2
     exit 2
 fi
@@ -38,14 +44,16 @@ alive() {
     kill -0 -- "$target" 2>/dev/null
 }
 
+timeout=${PX_STOP_TIMEOUT:-5}
+[[ "$timeout" =~ ^[0-9]+$ ]] || { echo "peer-stop.sh: bad PX_STOP_TIMEOUT: $timeout" >&2; exit 2; }
 if alive; then
     kill -TERM -- "$target" 2>/dev/null || true
-    for _ in $(seq 1 50); do
+    for _ in $(seq 1 $((timeout * 10))); do
         alive || break
         sleep 0.1
     done
     if alive; then
-        echo "peer-stop.sh: $pid still running after 5 s, sending SIGKILL" >&2
+        echo "peer-stop.sh: $pid still running after $timeout s, sending SIGKILL" >&2
         kill -KILL -- "$target" 2>/dev/null || true
         for _ in $(seq 1 20); do
             alive || break

@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# orthanc-start.sh - start Orthanc by hand as a background DICOM test peer (never the service).
+#
+# Usage: scripts/orthanc-start.sh WORKDIR [DICOM_PORT] [HTTP_PORT]
+#
+# Writes WORKDIR/orthanc.json (AE title ORTHANC, storage WORKDIR/db, no plugins,
+# DefaultEncoding Utf8, DicomAlwaysAllow{Echo,Store,Find,Move,Get}, DicomAssociationCloseDelay 0,
+# HTTP restricted to localhost without authentication), starts `Orthanc WORKDIR/orthanc.json`
+# with TCP_NODELAY=1, appends its log to WORKDIR/orthanc.log, waits (max ~30 s) until
+# GET http://127.0.0.1:HTTP_PORT/system answers, writes the PID to WORKDIR/orthanc.pid and
+# "DICOM_PORT HTTP_PORT" to WORKDIR/orthanc.ports, and prints "DICOM_PORT HTTP_PORT" on stdout.
+# Ports that are omitted are picked free on 127.0.0.1. If an Orthanc from an earlier call is
+# still running for WORKDIR (and given ports match), its ports are printed again.
+# Note: Orthanc's DICOM port binds all interfaces (no bind-address option); use 127.0.0.1.
+# Stop it with: scripts/peer-stop.sh WORKDIR/orthanc.pid
+#
+# Environment:
+#   PX_ORTHANC_MODALITIES  DicomModalities: "name=AE@host:port,name2=AE2@host:port"
+#                          (C-MOVE destinations must be listed; port 0 is not allowed)
+#   PX_ORTHANC_AET         Orthanc's AE title (default ORTHANC)
+set -euo pipefail
+
+usage() {
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+}
+if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
+    usage
+    exit 0
+fi
+if [[ $# -lt 1 || $# -gt 3 ]]; then
+    usage >&2
+    exit 2
+fi
+for tool in Orthanc python3; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "orthanc-start.sh: $tool not found; install with scripts/setup-test-env.sh" \
+            "(or: apt-get install -y orthanc python3)" >&2
+        exit 1
+    fi
+done
+
+die() {
+    echo "orthanc-start.sh: $*" >&2
+    exit 1
+}
+
+mkdir -p "$1"
+workdir=$(cd "$1" && pwd)
+cfg=$workdir/orthanc.json
+log=$workdir/orthanc.log
+pidfile=$workdir/orthanc.pid
+portsfile=$workdir/orthanc.ports
+
+# ---- already running? ----------------------------------------------------------------------
+if [[ -s "$pidfile" ]] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+    read -r old_dicom old_http <"$portsfile" || true
+    if [[ $# -ge 2 && "$2" != "${old_dicom:-}" ]] || [[ $# -ge 3 && "$3" != "${old_http:-}" ]]; then
+        die "already running (pid $(cat "$pidfile"), ports ${old_dicom:-?} ${old_http:-?});" \
+            "stop it first: scripts/peer-stop.sh $pidfile"
+    fi
+    echo "$old_dicom $old_http"
+    exit 0
+fi
+
+check_port() {
+    if [[ ! "$1" =~ ^[0-9]+$ ]] || (($1 < 1 || $1 > 65535)); then
+        die "bad port: $1"
+    fi
+}
+free_ports() { # prints two distinct free ports
+    python3 - <<'PY'
+import socket
+socks = []
+for _ in range(2):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    socks.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+for s in socks:
+    s.close()
+PY
+}
+read -r free1 free2 < <(free_ports)
+dicom_port=${2:-$free1}
+http_port=${3:-$free2}
+if [[ $# -ge 2 && $# -lt 3 && "$http_port" == "$dicom_port" ]]; then
+    http_port=$free1
+fi
+check_port "$dicom_port"
+check_port "$http_port"
+[[ "$dicom_port" != "$http_port" ]] || die "DICOM and HTTP port must differ"
+
+# ---- configuration (JSON written by python3 for correct quoting) ------------------------------
+mkdir -p "$workdir/db"
+PX_CFG=$cfg PX_DB=$workdir/db PX_DICOM_PORT=$dicom_port PX_HTTP_PORT=$http_port \
+    python3 - <<'PY' || die "could not write $cfg"
+import json
+import os
+import re
+import sys
+
+modalities = {}
+spec = os.environ.get("PX_ORTHANC_MODALITIES", "")
+for entry in filter(None, (e.strip() for e in spec.split(","))):
+    m = re.fullmatch(r"([^=]+)=([^@]+)@([^:]+):(\d+)", entry)
+    if not m:
+        sys.exit(f"orthanc-start.sh: bad PX_ORTHANC_MODALITIES entry {entry!r} "
+                 "(expected name=AE@host:port)")
+    port = int(m.group(4))
+    if not 1 <= port <= 65535:
+        sys.exit(f"orthanc-start.sh: port of {entry!r} must be 1..65535 (Orthanc refuses 0)")
+    modalities[m.group(1)] = [m.group(2), m.group(3), port]
+
+db = os.environ["PX_DB"]
+cfg = {
+    "Name": "px-test-orthanc",
+    "StorageDirectory": db,
+    "IndexDirectory": db,
+    "StorageCompression": False,
+    "MaximumStorageSize": 0,
+    "MaximumPatientCount": 0,
+    "Plugins": [],
+    "ConcurrentJobs": 2,
+    "HttpServerEnabled": True,
+    "HttpPort": int(os.environ["PX_HTTP_PORT"]),
+    "RemoteAccessAllowed": False,
+    "AuthenticationEnabled": False,
+    "HttpCompressionEnabled": False,
+    "DicomServerEnabled": True,
+    "DicomAet": os.environ.get("PX_ORTHANC_AET", "ORTHANC"),
+    "DicomPort": int(os.environ["PX_DICOM_PORT"]),
+    "DicomCheckCalledAet": False,
+    "DefaultEncoding": "Utf8",
+    "DicomAlwaysAllowEcho": True,
+    "DicomAlwaysAllowStore": True,
+    "DicomAlwaysAllowFind": True,
+    "DicomAlwaysAllowMove": True,
+    "DicomAlwaysAllowGet": True,
+    "DicomCheckModalityHost": False,
+    "DicomModalities": modalities,
+    "DicomModalitiesInDatabase": False,
+    "DicomScuTimeout": 30,
+    "DicomScpTimeout": 30,
+    "DicomAssociationCloseDelay": 0,
+    "DicomThreadsCount": 4,
+    "SynchronousCMove": True,
+    "LimitFindResults": 0,
+    "LimitFindInstances": 0,
+    "StorageAccessOnFind": "Always",
+    "SaveJobs": False,
+    "JobsHistorySize": 10,
+    "OverwriteInstances": False,
+    "StableAge": 60,
+    "MetricsEnabled": False,
+    "ExecuteLuaEnabled": False,
+    "DeidentifyLogs": True,
+}
+with open(os.environ["PX_CFG"], "w", encoding="utf-8") as f:
+    json.dump(cfg, f, indent=2)
+    f.write("\n")
+PY
+
+# ---- start -----------------------------------------------------------------------------------
+# setsid: own session/process group so it outlives the calling job; by hand, never the service.
+TCP_NODELAY=1 setsid Orthanc "$cfg" >>"$log" 2>&1 </dev/null &
+pid=$!
+echo "$pid" >"$pidfile"
+echo "$dicom_port $http_port" >"$portsfile"
+
+ready=0
+for _ in $(seq 1 150); do
+    kill -0 "$pid" 2>/dev/null || break
+    if python3 - "$http_port" <<'PY' 2>/dev/null; then
+import sys
+import urllib.request
+with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/system", timeout=1) as r:
+    sys.exit(0 if r.status == 200 else 1)
+PY
+        ready=1
+        break
+    fi
+    sleep 0.2
+done
+if ((ready == 0)); then
+    echo "orthanc-start.sh: Orthanc did not answer http://127.0.0.1:$http_port/system; log tail:" >&2
+    tail -n 20 "$log" >&2 || true
+    kill -TERM "$pid" 2>/dev/null || true
+    rm -f "$pidfile" "$portsfile"
+    exit 1
+fi
+echo "$dicom_port $http_port"

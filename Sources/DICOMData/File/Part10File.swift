@@ -93,10 +93,16 @@ public struct Part10File: Sendable {
             {
                 // The meta information says explicit VR but the very first element is implicit: a known
                 // writer mistake. Read it as implicit, as pydicom does.
-                self.dataSet = try DataSetReader.read(
-                    bytes, range: metaEnd..<bytes.count, transferSyntax: .implicitVRLittleEndian,
-                    options: options.dataSet
-                ).dataSet
+                // If that fails too, the explicit reading's error is the one to report.
+                let explicitError = error
+                do {
+                    self.dataSet = try DataSetReader.read(
+                        bytes, range: metaEnd..<bytes.count, transferSyntax: .implicitVRLittleEndian,
+                        options: options.dataSet
+                    ).dataSet
+                } catch {
+                    throw explicitError
+                }
             }
         }
     }

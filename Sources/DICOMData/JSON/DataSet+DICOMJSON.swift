@@ -112,7 +112,7 @@ extension DataElement {
         var sign = ""
         if s.first == "+" { s = s.dropFirst() } else if s.first == "-" { sign = "-"; s = s.dropFirst() }
         var mantissa = s
-        var exponent: Substring = ""
+        var exponent: Substring? = nil
         if let e = s.firstIndex(where: { $0 == "e" || $0 == "E" }) {
             mantissa = s[..<e]
             exponent = s[s.index(after: e)...]
@@ -130,8 +130,7 @@ extension DataElement {
         while intPart.count > 1, intPart.first == "0" { intPart = intPart.dropFirst() }
         var out = sign + (intPart.isEmpty ? "0" : String(intPart))
         if let f = fracPart, !f.isEmpty { out += "." + f }
-        if !exponent.isEmpty {
-            var e = exponent
+        if var e = exponent {
             var eSign = ""
             if e.first == "+" || e.first == "-" { eSign = e.first == "-" ? "-" : ""; e = e.dropFirst() }
             guard !e.isEmpty, e.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }

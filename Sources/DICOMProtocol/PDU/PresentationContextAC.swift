@@ -56,7 +56,8 @@ public struct PresentationContextAC: Sendable, Hashable {
         self.transferSyntax = nil
         var seenTransferSyntax = false
         while buffer.readableBytes > 0 {
-            var (type, _, body) = try buffer.readItem(in: "presentation context item (AC)")
+            let (type, _, item) = try buffer.readItem(in: "presentation context item (AC)")
+            var body = item
             guard type == ItemType.transferSyntax.rawValue else {
                 throw PDUError.unrecognizedItemType(type, in: "presentation context item (AC)")
             }
@@ -74,7 +75,8 @@ public struct PresentationContextAC: Sendable, Hashable {
 
     /// Decodes a complete 0x21 item, header included.
     public init(from buffer: inout ByteBuffer) throws {
-        var (type, _, body) = try buffer.readItem(in: "A-ASSOCIATE-AC")
+        let (type, _, item) = try buffer.readItem(in: "A-ASSOCIATE-AC")
+        var body = item
         guard type == ItemType.presentationContextAC.rawValue else {
             throw PDUError.unrecognizedItemType(type, in: "presentation context item (AC)")
         }

@@ -11,12 +11,33 @@ public struct PresentationContextRQ: Sendable, Hashable {
     public var abstractSyntax: String
     /// The proposed transfer syntax UIDs, in the requestor's order of preference.
     public var transferSyntaxes: [String]
+    /// The three reserved bytes after the ID, as received (PS3.8 §9.3.2.2).
+    ///
+    /// They are never tested; they are kept only so that a decoded PDU re-encodes byte for byte
+    /// (DCMTK sends `00 FF 00`). New contexts use zeros.
+    public var reservedBytes: ReservedBytes
+
+    /// Three reserved bytes of a presentation context item.
+    public struct ReservedBytes: Sendable, Hashable, ExpressibleByArrayLiteral, CustomStringConvertible {
+        public var first: UInt8
+        public var second: UInt8
+        public var third: UInt8
+
+        public init(arrayLiteral elements: UInt8...) {
+            self.first = elements.count > 0 ? elements[0] : 0
+            self.second = elements.count > 1 ? elements[1] : 0
+            self.third = elements.count > 2 ? elements[2] : 0
+        }
+
+        public var description: String { "[\(self.first), \(self.second), \(self.third)]" }
+    }
 
     /// Creates a proposed presentation context.
-    public init(id: UInt8, abstractSyntax: String, transferSyntaxes: [String]) {
+    public init(id: UInt8, abstractSyntax: String, transferSyntaxes: [String], reservedBytes: ReservedBytes = [0, 0, 0]) {
         self.id = id
         self.abstractSyntax = abstractSyntax
         self.transferSyntaxes = transferSyntaxes
+        self.reservedBytes = reservedBytes
     }
 
     /// Decodes the body of a 0x20 item (the bytes after its 4-byte header).
@@ -24,11 +45,16 @@ public struct PresentationContextRQ: Sendable, Hashable {
     /// - Throws: ``PDUError`` if a sub-item is truncated or the abstract syntax is missing.
     init(itemBody buffer: inout ByteBuffer) throws {
         self.id = try buffer.readPDUInteger("presentation context ID")
-        try buffer.skipReserved(3, in: "presentation context item")
+        var reserved: ReservedBytes = [0, 0, 0]
+        reserved.first = try buffer.readPDUInteger("presentation context item reserved byte")
+        reserved.second = try buffer.readPDUInteger("presentation context item reserved byte")
+        reserved.third = try buffer.readPDUInteger("presentation context item reserved byte")
+        self.reservedBytes = reserved
         var abstractSyntax: String?
         var transferSyntaxes: [String] = []
         while buffer.readableBytes > 0 {
-            var (type, _, body) = try buffer.readItem(in: "presentation context item")
+            let (type, _, item) = try buffer.readItem(in: "presentation context item")
+            var body = item
             switch type {
             case ItemType.abstractSyntax.rawValue:
                 guard abstractSyntax == nil else {
@@ -53,7 +79,8 @@ public struct PresentationContextRQ: Sendable, Hashable {
 
     /// Decodes a complete 0x20 item, header included.
     public init(from buffer: inout ByteBuffer) throws {
-        var (type, _, body) = try buffer.readItem(in: "A-ASSOCIATE-RQ")
+        let (type, _, item) = try buffer.readItem(in: "A-ASSOCIATE-RQ")
+        var body = item
         guard type == ItemType.presentationContextRQ.rawValue else {
             throw PDUError.unrecognizedItemType(type, in: "presentation context item (RQ)")
         }
@@ -66,9 +93,9 @@ public struct PresentationContextRQ: Sendable, Hashable {
     public func encode(into buffer: inout ByteBuffer) throws {
         try buffer.writeItem(type: ItemType.presentationContextRQ.rawValue, "presentation context item") { out in
             out.writeInteger(self.id)
-            out.writeInteger(UInt8(0))
-            out.writeInteger(UInt8(0))
-            out.writeInteger(UInt8(0))
+            out.writeInteger(self.reservedBytes.first)
+            out.writeInteger(self.reservedBytes.second)
+            out.writeInteger(self.reservedBytes.third)
             try out.writeTextItem(type: ItemType.abstractSyntax.rawValue, self.abstractSyntax, "abstract syntax")
             for syntax in self.transferSyntaxes {
                 try out.writeTextItem(type: ItemType.transferSyntax.rawValue, syntax, "transfer syntax")

@@ -140,3 +140,20 @@ extension ByteBuffer {
         return copy
     }
 }
+
+@Suite("P-DATA reassembly scale")
+struct PDataScaleTests {
+    @Test("Accumulating 32 MiB in 16 KiB fragments appends in place (no quadratic copying)")
+    func largeDataset() throws {
+        let total = 32 << 20
+        let dataset = ByteBuffer(repeating: 0xAB, count: total)
+        var reassembler = PDataReassembler(datasetDelivery: .accumulate(maximumLength: total))
+        _ = try reassembler.receive(PDV(presentationContextID: 1, messageControlHeader: .commandLast, data: ByteBuffer(bytes: [1])))
+        var result: PDataReassembler.Event?
+        for pdu in try PDataFragmenter(presentationContextID: 1, command: ByteBuffer(), dataset: dataset, peerMaximumPDULength: 16384)
+        where !pdu.pdvs[0].messageControlHeader.isCommand {
+            result = try reassembler.receive(pdu.pdvs[0])
+        }
+        #expect(result == .dataset(presentationContextID: 1, dataset))
+    }
+}

@@ -28,11 +28,11 @@ public struct PDataReassembler: Sendable {
         case datasetFragment(presentationContextID: UInt8, ByteBuffer, isLast: Bool)
     }
 
-    private enum State: Sendable {
+    private enum Phase: Sendable, Hashable {
         /// Between messages; `lastCommandContext` is the context of a command just completed, if any.
         case idle(lastCommandContext: UInt8?)
-        case command(context: UInt8, ByteBuffer)
-        case dataset(context: UInt8, ByteBuffer?)
+        case command(context: UInt8)
+        case dataset(context: UInt8)
     }
 
     /// The default limit for a command set: 64 KiB, far above any real command.
@@ -42,18 +42,21 @@ public struct PDataReassembler: Sendable {
     public let maximumCommandLength: Int
     /// How data sets are delivered.
     public let datasetDelivery: DatasetDelivery
-    private var state: State
+    private var phase: Phase
+    /// The fragments gathered so far; kept in a stored property so appends mutate a uniquely owned buffer.
+    private var accumulated: ByteBuffer?
 
     /// Creates a reassembler.
     public init(maximumCommandLength: Int = PDataReassembler.defaultMaximumCommandLength, datasetDelivery: DatasetDelivery) {
         self.maximumCommandLength = maximumCommandLength
         self.datasetDelivery = datasetDelivery
-        self.state = .idle(lastCommandContext: nil)
+        self.phase = .idle(lastCommandContext: nil)
+        self.accumulated = nil
     }
 
     /// Whether a message is partly received.
     public var isMidMessage: Bool {
-        if case .idle = self.state { return false }
+        if case .idle = self.phase { return false }
         return true
     }
 
@@ -63,77 +66,89 @@ public struct PDataReassembler: Sendable {
     ///   when a limit is exceeded. After an error the association should be aborted.
     public mutating func receive(_ pdv: PDV) throws -> Event? {
         let context = pdv.presentationContextID
-        let header = pdv.messageControlHeader
-        switch (self.state, header.isCommand) {
+        switch (self.phase, pdv.messageControlHeader.isCommand) {
         case (.idle, true):
-            return try self.appendCommand(context: context, accumulated: nil, pdv)
-        case (.command(let current, let accumulated), true):
+            return try self.appendCommand(context: context, pdv)
+        case (.command(let current), true):
             guard current == context else {
-                throw PDUError.unexpectedFragment("command fragment on context \(context) while a command on context \(current) is incomplete")
+                throw PDUError.unexpectedFragment(
+                    "command fragment on context \(context) while a command on context \(current) is incomplete"
+                )
             }
-            self.state = .idle(lastCommandContext: nil)  // release the buffer reference before appending
-            return try self.appendCommand(context: context, accumulated: accumulated, pdv)
-        case (.dataset(let current, _), true):
-            throw PDUError.unexpectedFragment("command fragment on context \(context) while a data set on context \(current) is incomplete")
-        case (.command(let current, _), false):
-            throw PDUError.unexpectedFragment("data set fragment on context \(context) while a command on context \(current) is incomplete")
+            return try self.appendCommand(context: context, pdv)
+        case (.dataset(let current), true):
+            throw PDUError.unexpectedFragment(
+                "command fragment on context \(context) while a data set on context \(current) is incomplete"
+            )
+        case (.command(let current), false):
+            throw PDUError.unexpectedFragment(
+                "data set fragment on context \(context) while a command on context \(current) is incomplete"
+            )
         case (.idle(let lastCommand), false):
             guard let lastCommand else {
                 throw PDUError.unexpectedFragment("data set fragment on context \(context) without a preceding command")
             }
             guard lastCommand == context else {
-                throw PDUError.unexpectedFragment("data set fragment on context \(context) after a command on context \(lastCommand)")
+                throw PDUError.unexpectedFragment(
+                    "data set fragment on context \(context) after a command on context \(lastCommand)"
+                )
             }
-            return try self.appendDataset(context: context, accumulated: nil, pdv)
-        case (.dataset(let current, let accumulated), false):
+            return try self.appendDataset(context: context, pdv)
+        case (.dataset(let current), false):
             guard current == context else {
-                throw PDUError.unexpectedFragment("data set fragment on context \(context) while a data set on context \(current) is incomplete")
+                throw PDUError.unexpectedFragment(
+                    "data set fragment on context \(context) while a data set on context \(current) is incomplete"
+                )
             }
-            self.state = .idle(lastCommandContext: nil)
-            return try self.appendDataset(context: context, accumulated: accumulated, pdv)
+            return try self.appendDataset(context: context, pdv)
         }
     }
 
-    private mutating func appendCommand(context: UInt8, accumulated: ByteBuffer?, _ pdv: PDV) throws -> Event? {
-        let size = (accumulated?.readableBytes ?? 0) + pdv.data.readableBytes
-        guard size <= self.maximumCommandLength else {
-            throw PDUError.messageTooLarge("command set", size: size, maximum: self.maximumCommandLength)
+    /// Appends a fragment to ``accumulated`` in place (the first fragment is kept as a zero-copy slice).
+    private mutating func accumulate(_ fragment: ByteBuffer, what: String, maximum: Int) throws {
+        let size = (self.accumulated?.readableBytes ?? 0) + fragment.readableBytes
+        guard size <= maximum else {
+            self.accumulated = nil
+            throw PDUError.messageTooLarge(what, size: size, maximum: maximum)
         }
-        var buffer = pdv.data
-        if var accumulated {
-            accumulated.writeImmutableBuffer(pdv.data)
-            buffer = accumulated
+        if self.accumulated == nil {
+            self.accumulated = fragment
+        } else {
+            self.accumulated?.writeImmutableBuffer(fragment)
         }
-        if pdv.messageControlHeader.isLastFragment {
-            self.state = .idle(lastCommandContext: context)
-            return .command(presentationContextID: context, buffer)
-        }
-        self.state = .command(context: context, buffer)
-        return nil
     }
 
-    private mutating func appendDataset(context: UInt8, accumulated: ByteBuffer?, _ pdv: PDV) throws -> Event? {
+    /// Hands out the accumulated message and forgets it.
+    private mutating func takeAccumulated() -> ByteBuffer {
+        let buffer = self.accumulated ?? ByteBuffer()
+        self.accumulated = nil
+        return buffer
+    }
+
+    private mutating func appendCommand(context: UInt8, _ pdv: PDV) throws -> Event? {
+        try self.accumulate(pdv.data, what: "command set", maximum: self.maximumCommandLength)
+        guard pdv.messageControlHeader.isLastFragment else {
+            self.phase = .command(context: context)
+            return nil
+        }
+        self.phase = .idle(lastCommandContext: context)
+        return .command(presentationContextID: context, self.takeAccumulated())
+    }
+
+    private mutating func appendDataset(context: UInt8, _ pdv: PDV) throws -> Event? {
         let isLast = pdv.messageControlHeader.isLastFragment
         switch self.datasetDelivery {
         case .stream:
-            self.state = isLast ? .idle(lastCommandContext: nil) : .dataset(context: context, nil)
+            self.phase = isLast ? .idle(lastCommandContext: nil) : .dataset(context: context)
             return .datasetFragment(presentationContextID: context, pdv.data, isLast: isLast)
         case .accumulate(let maximum):
-            let size = (accumulated?.readableBytes ?? 0) + pdv.data.readableBytes
-            guard size <= maximum else {
-                throw PDUError.messageTooLarge("data set", size: size, maximum: maximum)
+            try self.accumulate(pdv.data, what: "data set", maximum: maximum)
+            guard isLast else {
+                self.phase = .dataset(context: context)
+                return nil
             }
-            var buffer = pdv.data
-            if var accumulated {
-                accumulated.writeImmutableBuffer(pdv.data)
-                buffer = accumulated
-            }
-            if isLast {
-                self.state = .idle(lastCommandContext: nil)
-                return .dataset(presentationContextID: context, buffer)
-            }
-            self.state = .dataset(context: context, buffer)
-            return nil
+            self.phase = .idle(lastCommandContext: nil)
+            return .dataset(presentationContextID: context, self.takeAccumulated())
         }
     }
 }

@@ -52,6 +52,13 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // Benchmarks (`make bench`), not tests.
+        .executableTarget(
+            name: "px-bench",
+            dependencies: ["DICOMData"],
+            swiftSettings: strictSettings
+        ),
+
         .testTarget(
             name: "DICOMDataTests",
             dependencies: ["DICOMData"],

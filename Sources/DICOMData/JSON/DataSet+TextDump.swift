@@ -27,16 +27,18 @@ extension DataSet {
                 lines.append("\(pad)  (fffe,e000) pi (offset table, \(pixelData.basicOffsetTable.count) bytes)")
                 for f in pixelData.fragments { lines.append("\(pad)  (fffe,e000) pi (fragment, \(f.count) bytes)") }
             case .bytes(let bytes):
-                let values = element.pypxValue(characterSet: characterSet)
                 var text: String
-                switch values {
-                case .array(let parts): text = parts.compactMap(\.stringValue).joined(separator: "\\")
-                case .string(let s): text = s
-                default: text = ""
-                }
-                if [.OB, .OW, .OD, .OF, .OL, .OV, .UN].contains(element.vr) {
+                switch element.vr {
+                case .OB, .OW, .OD, .OF, .OL, .OV, .UN:
+                    // Only the first bytes are shown, so only those are formatted.
                     text = bytes.prefix(16).map { b in (b < 16 ? "0" : "") + String(b, radix: 16) }.joined(separator: "\\")
                     if bytes.count > 16 { text += "..." }
+                default:
+                    switch element.pypxValue(characterSet: characterSet) {
+                    case .array(let parts): text = parts.compactMap(\.stringValue).joined(separator: "\\")
+                    case .string(let s): text = s
+                    default: text = ""
+                    }
                 }
                 if text.count > maximumValueLength { text = String(text.prefix(maximumValueLength)) + "..." }
                 let shown = bytes.isEmpty ? "(no value available)" : "[\(text)]"

@@ -1,0 +1,33 @@
+# px: DICOM networking for scripts. `make demo` shows the main job, `make test` runs every test.
+SHELL := /bin/bash
+SWIFT ?= swift
+
+.PHONY: all build release setup test demo bench clean
+
+all: build
+
+build:
+	$(SWIFT) build
+
+release:
+	$(SWIFT) build -c release
+
+# Installs DCMTK, Orthanc and the Python test venv when they are missing (apt needs root).
+setup:
+	bash scripts/setup-test-env.sh
+
+# Every test: unit tests and the tests against real DCMTK / Orthanc / pynetdicom peers.
+test: setup
+	$(SWIFT) build --build-tests
+	$(SWIFT) test
+
+# Builds px, starts an embedded default peer on free loopback ports, runs the commands, stops the peer.
+demo: setup
+	bash scripts/demo.sh
+
+# Benchmarks (release builds); figures go to stdout as JSON lines.
+bench: setup
+	bash scripts/bench-data-layer.sh
+
+clean:
+	rm -rf .build bench-data demo-data

@@ -41,3 +41,38 @@ public struct DICOMTime: Hashable, Sendable {
         guard hour < 24, minute < 60, second < 61 else { return nil }
     }
 }
+
+/// A DT value, `YYYYMMDDHHMMSS.FFFFFF&ZZXX` with optional trailing parts (PS3.5 §6.2).
+public struct DICOMDateTime: Hashable, Sendable {
+    public var year: Int
+    public var month: Int
+    public var day: Int
+    public var time: DICOMTime?
+    /// The UTC offset in minutes, when the value has one (`+0100` gives 60).
+    public var utcOffsetMinutes: Int?
+
+    public init?(_ text: String) {
+        var body = Substring(text)
+        utcOffsetMinutes = nil
+        if let sign = body.lastIndex(where: { $0 == "+" || $0 == "-" }), body.distance(from: sign, to: body.endIndex) == 5 {
+            let digits = body[body.index(after: sign)...]
+            guard let v = Int(digits), digits.allSatisfy(\.isNumber) else { return nil }
+            utcOffsetMinutes = (body[sign] == "-" ? -1 : 1) * (v / 100 * 60 + v % 100)
+            body = body[..<sign]
+        }
+        let chars = Array(body)
+        guard chars.count >= 4, chars.prefix(min(chars.count, 8)).allSatisfy({ $0.isASCII && $0.isNumber }),
+            let y = Int(String(chars[0..<4]))
+        else { return nil }
+        year = y
+        month = chars.count >= 6 ? Int(String(chars[4..<6])) ?? 0 : 1
+        day = chars.count >= 8 ? Int(String(chars[6..<8])) ?? 0 : 1
+        guard (1...12).contains(month), (1...31).contains(day) else { return nil }
+        if chars.count > 8 {
+            guard let t = DICOMTime(String(chars[8...])) else { return nil }
+            time = t
+        } else {
+            time = nil
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Testing
+
+@testable import DICOMData
+
+@Suite("Typed values")
+struct ValueTests {
+    @Test func personNameGroupsAndComponents() {
+        let name = PersonName(parsing: "Yamada^Tarou=山田^太郎=やまだ^たろう")
+        #expect(name.alphabetic.familyName == "Yamada")
+        #expect(name.ideographic.givenName == "太郎")
+        #expect(name.phonetic.text == "やまだ^たろう")
+        let plain = PersonName(parsing: "O'Brien^Mary^Ann^Dr.^PhD")
+        #expect(plain.alphabetic.namePrefix == "Dr.")
+        #expect(plain.alphabetic.nameSuffix == "PhD")
+        #expect(plain.ideographic.isEmpty)
+        #expect(plain.description == "O'Brien^Mary^Ann^Dr.^PhD")
+    }
+
+    @Test func datesTimesAndDateTimes() {
+        #expect(DICOMDate("20240115")?.description == "2024-01-15")
+        #expect(DICOMDate("2024.01.15")?.day == 15)
+        #expect(DICOMDate("20241315") == nil)
+        #expect(DICOMTime("101530.25")?.second == 30)
+        #expect(DICOMTime("10")?.hour == 10)
+        #expect(DICOMTime("2560") == nil)
+        let dt = DICOMDateTime("20240115101530.5+0130")
+        #expect(dt?.time?.minute == 15)
+        #expect(dt?.utcOffsetMinutes == 90)
+        #expect(DICOMDateTime("2024")?.month == 1)
+        #expect(DICOMDateTime("20x4") == nil)
+    }
+
+    @Test func multiValuesSplitOnBackslashExceptSingleValuedVRs() {
+        var set = DataSet()
+        set.set(Tag(0x0008, 0x0008), vr: .CS, strings: ["ORIGINAL", "PRIMARY", "AXIAL"])
+        set.set(Tag(0x0010, 0x4000), vr: .LT, string: " keep\\this ")
+        #expect(set.strings(Tag(0x0008, 0x0008)) == ["ORIGINAL", "PRIMARY", "AXIAL"])
+        #expect(set.strings(Tag(0x0010, 0x4000)) == [" keep\\this"])
+        #expect(set.string(Tag(0x0099, 0x0001)) == nil)
+    }
+
+    @Test func binaryNumbersAndTags() {
+        var set = DataSet()
+        set.set(DataElement(tag: Tag(0x0028, 0x0011), vr: .US, bytes: [0x00, 0x02, 0x01, 0x00]))
+        set.set(DataElement(tag: Tag(0x0018, 0x9219), vr: .SS, bytes: [0xFB, 0xFF]))
+        set.set(DataElement(tag: Tag(0x0018, 0x9089), vr: .FD, bytes: withUnsafeBytes(of: (-2.5).bitPattern.littleEndian, Array.init)))
+        set.set(DataElement(tag: Tag(0x0020, 0x9165), vr: .AT, bytes: [0x10, 0x00, 0x10, 0x00]))
+        set.set(Tag(0x0018, 0x0050), vr: .DS, strings: ["1.5", "-2e1"])
+        #expect(set[Tag(0x0028, 0x0011)]?.integerValues == [512, 1])
+        #expect(set.integer(Tag(0x0018, 0x9219)) == -5)
+        #expect(set.doubles(Tag(0x0018, 0x9089)) == [-2.5])
+        #expect(set[Tag(0x0020, 0x9165)]?.tagValues == [.patientName])
+        #expect(set.doubles(Tag(0x0018, 0x0050)) == [1.5, -20])
+    }
+
+    @Test func itemsInheritTheirParentsCharacterSet() throws {
+        // Latin-1 bytes in an item of a data set that declares ISO_IR 100 decode as Latin-1.
+        var item = DataSet()
+        item.set(DataElement(tag: .patientName, vr: .PN, bytes: [0x4D, 0xFC, 0x6C, 0x6C, 0x65, 0x72]))
+        var set = DataSet()
+        set.set(.specificCharacterSet, vr: .CS, string: "ISO_IR 100")
+        set.set(DataElement(tag: Tag(0x0008, 0x1140), vr: .SQ, value: .sequence([Item(dataSet: item)])))
+        let bytes = try Part10File(dataSet: set, transferSyntax: .explicitVRLittleEndian).encoded()
+        let read = try Part10File(bytes: bytes).dataSet
+        let nested = try #require(read.items(Tag(0x0008, 0x1140))?.first?.dataSet)
+        #expect(nested.string(.patientName) == "Müller")
+    }
+}

@@ -25,27 +25,39 @@ extension DCMTKBackend {
 
         var matches: [DataSet] = []
         var pendingStatus: DIMSEStatus?
+        var pendingFile: String?
         var finalStatus: DIMSEStatus?
+        // findscu logs "Writing response dataset to file" before it writes the file: a file is
+        // read once the next response (or the end) shows it is complete.
+        func takePending() async throws {
+            guard let path = pendingFile else { return }
+            pendingFile = nil
+            let full = path.hasPrefix("/") ? path : directory.path + "/" + path
+            let file: Part10File
+            do {
+                file = try Part10File(contentsOf: full)
+            } catch {
+                throw PXError.invalidResponse("cannot read findscu's response file \(full): \(error)")
+            }
+            matches.append(file.dataSet)
+            try await onResponse(FindResponse(status: pendingStatus ?? .pending, identifier: file.dataSet))
+        }
         let outcome = try await runner("findscu").run(arguments, deadline: connection.timeouts.deadline, logger: logger) { line in
             switch FindLogParser.parse(line) {
             case .response(_, let status)?:
+                try await takePending()
                 pendingStatus = status
             case .wroteFile(let path)?:
-                let full = path.hasPrefix("/") ? path : directory.path + "/" + path
-                let file: Part10File
-                do {
-                    file = try Part10File(contentsOf: full)
-                } catch {
-                    throw PXError.invalidResponse("cannot read findscu's response file \(full): \(error)")
-                }
-                matches.append(file.dataSet)
-                try await onResponse(FindResponse(status: pendingStatus ?? .pending, identifier: file.dataSet))
+                try await takePending()
+                pendingFile = path
             case .final(let status)?:
+                try await takePending()
                 finalStatus = status
             case nil:
                 break
             }
         }
+        try await takePending()
         if let error = Self.failure(tool: "findscu", outcome: outcome, connection: connection) { throw error }
         guard let finalStatus else {
             throw PXError.invalidResponse("findscu ended without a final C-FIND response (exit \(outcome.exitCode ?? -1))")

@@ -98,7 +98,7 @@ public enum TOMLSubset {
 }
 
 extension StringProtocol {
-    var trimmed: Substring {
+    public var trimmed: Substring {
         var s = Substring(self)
         while let f = s.first, f == " " || f == "\t" || f == "\r" { s = s.dropFirst() }
         while let l = s.last, l == " " || l == "\t" || l == "\r" { s = s.dropLast() }

@@ -50,6 +50,7 @@ extension DCMTKBackend {
                 }
             }
         }
+        try Task.checkCancellation()
         if let line = outcome.diagnostics.first(where: { $0.text.contains("cannot create network") }) {
             throw PXError.io("cannot listen on port \(configuration.port): \(line.text)")
         }

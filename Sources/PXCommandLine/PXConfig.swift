@@ -20,6 +20,12 @@ public struct PXConfig: Hashable, Sendable {
         public var host: String
         public var port: Int
         public var aeTitle: String
+
+        public init(host: String, port: Int, aeTitle: String) {
+            self.host = host
+            self.port = port
+            self.aeTitle = aeTitle
+        }
     }
 
     public var nodes: [String: Node]

@@ -157,7 +157,9 @@ let package = Package(
         ),
         .testTarget(
             name: "PXCommandsTests",
-            dependencies: ["PXCommandLine", "PXCore", "DICOMData"],
+            // The executables are dependencies so that `swift test` builds them: the integration
+            // tests run them against real DCMTK peers.
+            dependencies: ["PXCommandLine", "PXCore", "DICOMData", "px-echo", "px-find", "px-move", "px-listen"],
             swiftSettings: strictSettings
         ),
         .testTarget(

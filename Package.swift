@@ -14,11 +14,21 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "DICOMData", targets: ["DICOMData"]),
+        .library(name: "PXCore", targets: ["PXCore"]),
+        .library(name: "DCMTKBackend", targets: ["DCMTKBackend"]),
+        .library(name: "PXCommandLine", targets: ["PXCommandLine"]),
         .executable(name: "px-dump", targets: ["px-dump"]),
+        .executable(name: "px-echo", targets: ["px-echo"]),
+        .executable(name: "px-find", targets: ["px-find"]),
+        .executable(name: "px-move", targets: ["px-move"]),
+        .executable(name: "px-listen", targets: ["px-listen"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     ],
     targets: [
         // zlib, for Deflated Explicit VR Little Endian (PS3.5 §A.5).
@@ -59,6 +69,106 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // The typed model every backend shares: nodes, requests, results, errors, statuses, the
+        // storage layout and the one JSON rendering. No DCMTK and no network code.
+        .target(
+            name: "PXCore",
+            dependencies: [
+                "DICOMData",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        // The backend that drives DCMTK's echoscu, findscu, movescu and storescp.
+        .target(
+            name: "DCMTKBackend",
+            dependencies: [
+                "PXCore",
+                "DICOMData",
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        // Option groups, the config file, backend selection and output shared by the px commands.
+        .target(
+            name: "PXCommandLine",
+            dependencies: [
+                "PXCore",
+                "DCMTKBackend",
+                "DICOMData",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        .executableTarget(
+            name: "px-echo",
+            dependencies: [
+                "PXCore",
+                "PXCommandLine",
+                "DICOMData",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "px-find",
+            dependencies: [
+                "PXCore",
+                "PXCommandLine",
+                "DICOMData",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "px-move",
+            dependencies: [
+                "PXCore",
+                "PXCommandLine",
+                "DICOMData",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "px-listen",
+            dependencies: [
+                "PXCore",
+                "PXCommandLine",
+                "DICOMData",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        .testTarget(
+            name: "PXCoreTests",
+            dependencies: ["PXCore", "DICOMData"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "DCMTKBackendTests",
+            dependencies: ["DCMTKBackend", "PXCore", "DICOMData"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "PXCommandsTests",
+            // The executables are dependencies so that `swift test` builds them: the integration
+            // tests run them against real DCMTK peers.
+            dependencies: ["PXCommandLine", "PXCore", "DICOMData", "px-echo", "px-find", "px-move", "px-listen"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "DICOMDataTests",
             dependencies: ["DICOMData"],

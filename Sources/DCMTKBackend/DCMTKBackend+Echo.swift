@@ -1,0 +1,32 @@
+import Logging
+import PXCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension DCMTKBackend {
+    /// C-ECHO with `echoscu -v` (PS3.4 Annex A).
+    public func echo(connection: Connection, logger: Logger) async throws -> EchoResult {
+        let start = monotonicSeconds()
+        var status: DIMSEStatus?
+        let arguments = ["-v"] + Self.associationArguments(connection) + Self.peerArguments(connection)
+        let outcome = try await runner("echoscu").run(arguments, deadline: connection.timeouts.deadline, logger: logger) { line in
+            if line.level == .info, line.text.hasPrefix("Received Echo Response") {
+                status = FindLogParser.status(in: line.text, service: .echo, default: .success)
+            }
+        }
+        if let error = Self.failure(tool: "echoscu", outcome: outcome, connection: connection) { throw error }
+        guard let status else { throw PXError.invalidResponse("echoscu reported no C-ECHO response") }
+        if status.isFailure { throw PXError.dimseFailure(status, operation: "C-ECHO") }
+        return EchoResult(
+            node: connection.node, callingAETitle: connection.local.aeTitle, status: status,
+            elapsed: monotonicSeconds() - start)
+    }
+}
+
+func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}

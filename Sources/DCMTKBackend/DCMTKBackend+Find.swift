@@ -1,0 +1,112 @@
+import DICOMData
+import Logging
+import PXCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension DCMTKBackend {
+    /// C-FIND with `findscu -S|-P -v -X -od <fresh temp dir>` (PS3.4 C.4.1).
+    ///
+    /// The statuses come from the log (`Received Find Response N (…)`, `Received Final Find
+    /// Response (…)`); each identifier is decoded from its `rspNNNN.dcm` file as soon as findscu
+    /// reports writing it, and handed to `onResponse`. The temporary directory is removed.
+    public func find(
+        _ request: FindRequest, connection: Connection, logger: Logger,
+        onResponse: @Sendable (FindResponse) async throws -> Void
+    ) async throws -> FindResult {
+        let directory = try TemporaryDirectory(prefix: "px-find")
+        defer { directory.remove(logger: logger) }
+        var arguments = [request.model == .studyRoot ? "-S" : "-P", "-v", "-X", "-od", directory.path]
+        arguments += Self.associationArguments(connection)
+        arguments += Self.keyArguments(request.identifierWithLevel)
+        arguments += Self.peerArguments(connection)
+
+        var matches: [DataSet] = []
+        var pendingStatus: DIMSEStatus?
+        var pendingFile: String?
+        var finalStatus: DIMSEStatus?
+        // findscu logs "Writing response dataset to file" before it writes the file: a file is
+        // read once the next response (or the end) shows it is complete.
+        func takePending() async throws {
+            guard let path = pendingFile else { return }
+            pendingFile = nil
+            let full = path.hasPrefix("/") ? path : directory.path + "/" + path
+            let file: Part10File
+            do {
+                file = try Part10File(contentsOf: full)
+            } catch {
+                throw PXError.invalidResponse("cannot read findscu's response file \(full): \(error)")
+            }
+            matches.append(file.dataSet)
+            try await onResponse(FindResponse(status: pendingStatus ?? .pending, identifier: file.dataSet))
+        }
+        let outcome = try await runner("findscu").run(arguments, deadline: connection.timeouts.deadline, logger: logger) { line in
+            switch FindLogParser.parse(line) {
+            case .response(_, let status)?:
+                try await takePending()
+                pendingStatus = status
+            case .wroteFile(let path)?:
+                try await takePending()
+                pendingFile = path
+            case .final(let status)?:
+                try await takePending()
+                finalStatus = status
+            case nil:
+                break
+            }
+        }
+        try await takePending()
+        if let error = Self.failure(tool: "findscu", outcome: outcome, connection: connection) { throw error }
+        guard let finalStatus else {
+            throw PXError.invalidResponse("findscu ended without a final C-FIND response (exit \(outcome.exitCode ?? -1))")
+        }
+        return FindResult(request: request, matches: matches, status: finalStatus)
+    }
+
+    /// `-k (gggg,eeee)=value` per element; a bare `-k (gggg,eeee)` for an empty return key.
+    /// Multiple values are joined with `\`. Sequences are not expressible this way and are left out.
+    static func keyArguments(_ identifier: DataSet) -> [String] {
+        var out: [String] = []
+        for element in identifier.elements where !element.tag.isGroupLength {
+            if element.items != nil { continue }
+            let tag = element.tag.hexString.lowercased()
+            let key = "(\(tag.prefix(4)),\(tag.suffix(4)))"
+            let values = identifier.strings(element.tag) ?? []
+            let text = values.joined(separator: "\\")
+            out += ["-k", text.isEmpty ? key : "\(key)=\(text)"]
+        }
+        return out
+    }
+}
+
+/// A fresh directory from `mkdtemp`, removed with its files.
+struct TemporaryDirectory: Sendable {
+    let path: String
+
+    init(prefix: String, in parent: String? = nil) throws(PXError) {
+        let base = parent ?? ProcessEnvironment.value("TMPDIR") ?? "/tmp"
+        var template = Array("\(base)/\(prefix).XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        guard made != nil else { throw .io("cannot create a temporary directory", path: base) }
+        path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Removes the files in the directory (it has no subdirectories) and the directory.
+    func remove(logger: Logger) {
+        guard let dir = opendir(path) else { return }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        closedir(dir)
+        for name in names where unlink("\(path)/\(name)") != 0 {
+            logger.debug("cannot remove temporary file", metadata: ["path": "\(path)/\(name)"])
+        }
+        if rmdir(path) != 0 { logger.debug("cannot remove temporary directory", metadata: ["path": "\(path)"]) }
+    }
+}

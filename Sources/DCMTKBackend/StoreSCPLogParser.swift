@@ -1,0 +1,79 @@
+/// Reads storescp's `-d` log in single-process mode: association boundaries, the peer, and each
+/// stored file.
+///
+/// ```
+/// D: Association Received: localhost
+/// D: Calling Application Name:    STORESCU
+/// D: Called Application Name:     STORESCP2
+/// I: storing DICOM file: recv/CT.1.2.826….dcm
+/// I: Association Release
+/// ```
+public struct StoreSCPLogParser: Sendable {
+    public enum Event: Hashable, Sendable {
+        /// The association is negotiated (after the A-ASSOCIATE-RQ dump).
+        case associationOpened(peerHost: String?, callingAETitle: String?, calledAETitle: String?)
+        case fileStored(path: String)
+        case associationClosed(aborted: Bool)
+        /// An `E:`/`F:` line.
+        case failure(String)
+    }
+
+    private var host: String?
+    private var calling: String?
+    private var called: String?
+    private var inRequestDump = false
+    private var open = false
+
+    public init() {}
+
+    /// Feeds one line; returns the events it completes.
+    public mutating func feed(_ line: DCMTKLogLine) -> [Event] {
+        let text = line.text
+        switch line.level {
+        case .debug:
+            if text.hasPrefix("Association Received") {
+                let rest = text.dropFirst("Association Received".count)
+                host = rest.hasPrefix(": ") ? String(rest.dropFirst(2)) : nil
+                calling = nil
+                called = nil
+            } else if text.contains("BEGIN A-ASSOCIATE-RQ") {
+                inRequestDump = true
+            } else if text.contains("END A-ASSOCIATE-RQ") {
+                inRequestDump = false
+            } else if inRequestDump, text.hasPrefix("Calling Application Name:") {
+                calling = value(after: "Calling Application Name:", in: text)
+            } else if inRequestDump, text.hasPrefix("Called Application Name:") {
+                called = value(after: "Called Application Name:", in: text)
+            }
+            return []
+        case .info:
+            if text.hasPrefix("Association Acknowledged") {
+                open = true
+                return [.associationOpened(peerHost: host, callingAETitle: calling, calledAETitle: called)]
+            }
+            if text.hasPrefix("storing DICOM file: ") {
+                return [.fileStored(path: String(text.dropFirst("storing DICOM file: ".count)))]
+            }
+            if text.hasPrefix("Association Release") || text.hasPrefix("Association Aborted")
+                || text.hasPrefix("Peer aborted Association") || text.hasPrefix("Association Terminated")
+            {
+                guard open else { return [] }
+                open = false
+                return [.associationClosed(aborted: !text.hasPrefix("Association Release"))]
+            }
+            return []
+        case .error, .fatal:
+            return [.failure(text)]
+        default:
+            return []
+        }
+    }
+
+    /// The calling AE title of the current association.
+    public var callingAETitle: String? { calling }
+
+    private func value(after label: String, in text: String) -> String? {
+        let v = text.dropFirst(label.count).trimmingCharacters(in: " ")
+        return v.isEmpty ? nil : v
+    }
+}

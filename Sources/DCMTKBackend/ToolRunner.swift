@@ -1,0 +1,98 @@
+import Logging
+import PXCore
+import Subprocess
+import Synchronization
+import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs one DCMTK tool with an argument array (never a shell), `TCP_NODELAY=1` and `LC_ALL=C` in
+/// its environment, hands each stderr line to a handler as it arrives, and kills the tool when the
+/// deadline passes or the calling task is cancelled.
+struct ToolRunner: Sendable {
+    /// The tool's name (`findscu`), used for PATH lookup and messages.
+    let tool: String
+    /// An explicit executable path (pypx's `--executable`), or `nil` to search PATH.
+    let executablePath: String?
+
+    struct Outcome: Sendable {
+        var exitCode: Int32?
+        var signal: Int32?
+        /// The `F:`, `E:` and `W:` lines (at most 200), for classification.
+        var diagnostics: [DCMTKLogLine]
+        /// Whether the deadline killed the tool.
+        var timedOut: Bool
+    }
+
+    /// The environment every DCMTK child gets: Nagle off (DCMTK leaves it on otherwise: 25× slower
+    /// receiving) and a fixed locale for stable messages.
+    static let environment = Environment.inherit.updating(["TCP_NODELAY": "1", "LC_ALL": "C"])
+
+    /// Runs the tool to completion.
+    /// - Throws: ``PXError/toolMissing(_:)`` when the tool cannot be found or started; rethrows the
+    ///   handler's errors and `CancellationError`.
+    func run(
+        _ arguments: [String], deadline: Double?, logger: Logger,
+        onLine: (DCMTKLogLine) async throws -> Void
+    ) async throws -> Outcome {
+        let executable: Executable
+        if let executablePath {
+            guard access(executablePath, X_OK) == 0 else { throw PXError.toolMissing(executablePath) }
+            executable = .path(FilePath(executablePath))
+        } else {
+            executable = .name(tool)
+        }
+        logger.debug("running DCMTK tool", metadata: ["tool": "\(tool)", "arguments": "\(arguments)"])
+        let killedByDeadline = DeadlineFlag()
+        var diagnostics: [DCMTKLogLine] = []
+        do {
+            let result = try await Subprocess.run(
+                executable, arguments: Arguments(arguments), environment: ToolRunner.environment,
+                input: .none, output: .discarded, error: .sequence
+            ) { execution in
+                let pid = execution.processIdentifier.value
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    if let deadline {
+                        group.addTask {
+                            do {
+                                try await Task.sleep(for: .milliseconds(Int(deadline * 1000)))
+                            } catch {
+                                return
+                            }
+                            killedByDeadline.value.store(true, ordering: .relaxed)
+                            kill(pid, SIGKILL)
+                        }
+                    }
+                    for try await raw in execution.standardError.strings(bufferingPolicy: .unbounded) {
+                        let line = DCMTKLogLine(raw)
+                        if line.level == .fatal || line.level == .error || line.level == .warning {
+                            if diagnostics.count < 200 { diagnostics.append(line) }
+                            logger.debug("DCMTK diagnostic", metadata: ["tool": "\(tool)", "line": "\(raw)"])
+                        } else {
+                            logger.trace("DCMTK log", metadata: ["tool": "\(tool)", "line": "\(raw)"])
+                        }
+                        try await onLine(line)
+                    }
+                    group.cancelAll()
+                }
+            }
+            var outcome = Outcome(exitCode: nil, signal: nil, diagnostics: diagnostics, timedOut: false)
+            switch result.terminationStatus {
+            case .exited(let code): outcome.exitCode = Int32(code)
+            case .signaled(let signal): outcome.signal = Int32(signal)
+            }
+            outcome.timedOut = killedByDeadline.value.load(ordering: .relaxed)
+            logger.debug("DCMTK tool ended", metadata: ["tool": "\(tool)", "status": "\(result.terminationStatus)"])
+            return outcome
+        } catch let error as SubprocessError where error.code == .executableNotFound || error.code == .spawnFailed {
+            throw PXError.toolMissing(executablePath ?? tool)
+        }
+    }
+}
+
+/// Set when the deadline killed a tool.
+final class DeadlineFlag: Sendable {
+    let value = Atomic<Bool>(false)
+}

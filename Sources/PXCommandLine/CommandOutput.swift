@@ -1,0 +1,70 @@
+import DICOMData
+import PXCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes px's JSON to stdout (and only JSON: logs go to stderr).
+public struct CommandOutput: Sendable {
+    /// Indented JSON instead of one line.
+    public var pretty: Bool
+    /// The argv that ran, for the envelope.
+    public var command: [String]
+
+    public init(pretty: Bool, command: [String] = CommandLine.arguments) {
+        self.pretty = pretty
+        self.command = command
+    }
+
+    /// Writes one JSON value and a newline.
+    public func write(_ value: JSONValue, pretty: Bool? = nil) {
+        var out: [UInt8] = []
+        value.write(into: &out, pretty: pretty ?? self.pretty, indent: 0)
+        out.append(0x0A)
+        CommandOutput.writeStandardOutput(out)
+    }
+
+    /// Writes text as it is.
+    public func writeText(_ text: String) {
+        CommandOutput.writeStandardOutput(Array(text.utf8))
+    }
+
+    /// Writes the envelope and returns the exit status for it.
+    @discardableResult
+    public func finish(backend: String, data: JSONValue?, error: PXError?) -> Int32 {
+        write(PXOutput.envelope(backend: backend, command: command, data: data, error: error))
+        return error.map(PXExit.code(for:)) ?? PXExit.success
+    }
+
+    static func writeStandardOutput(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { raw in
+            var written = 0
+            while written < raw.count {
+                let n = Glibc.write(1, raw.baseAddress! + written, raw.count - written)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                written += n
+            }
+        }
+    }
+
+    /// Whether stderr is a terminal (progress lines are shown only then).
+    public static var standardErrorIsTerminal: Bool { isatty(2) == 1 }
+
+    /// Writes a line to stderr.
+    public static func writeStandardError(_ text: String) {
+        let bytes = Array(text.utf8)
+        bytes.withUnsafeBytes { raw in _ = Glibc.write(2, raw.baseAddress!, raw.count) }
+    }
+}
+
+extension Error {
+    /// Any error as a ``PXError`` (non-px errors become `io`).
+    public var asPXError: PXError {
+        if let e = self as? PXError { return e }
+        return PXError.io("\(self)")
+    }
+}

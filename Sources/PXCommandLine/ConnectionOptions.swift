@@ -1,0 +1,85 @@
+import ArgumentParser
+import PXCore
+
+/// The peer and AE titles, in px's modern form and in pypx 0.8 / 3.x spellings.
+public struct ConnectionOptions: ParsableArguments {
+    @Argument(help: "The peer: host:port, AE@host:port, host:AE:port, or a [nodes.NAME] from the config file.")
+    public var peer: String?
+
+    @Option(name: .customLong("aec"), help: "Called AE title (default: from the peer or config, else ANY-SCP).")
+    public var calledAETitle: String?
+
+    @Option(name: .customLong("aet"), help: "Calling AE title (default: [local] ae_title from the config, else PXSCU).")
+    public var callingAETitle: String?
+
+    @Option(name: .customLong("serverIP"), help: "pypx: the peer's host.")
+    public var serverIP: String?
+
+    @Option(name: .customLong("serverPort"), help: "pypx: the peer's port.")
+    public var serverPort: Int?
+
+    @Option(name: .customLong("executable"), help: "pypx 0.8: path of the DCMTK tool to run.")
+    public var executable: String?
+
+    @Option(name: .customLong("echoscu"), help: .hidden) public var echoscuPath: String?
+    @Option(name: .customLong("findscu"), help: .hidden) public var findscuPath: String?
+    @Option(name: .customLong("movescu"), help: .hidden) public var movescuPath: String?
+
+    public init() {}
+
+    public func validate() throws {
+        if peer == nil && serverIP == nil {
+            throw ValidationError("give the peer (host:port, AE@host:port, host:AE:port or a config node), or --serverIP and --serverPort")
+        }
+        if peer != nil && (serverIP != nil || serverPort != nil) {
+            throw ValidationError("give the peer either as an argument or with --serverIP/--serverPort, not both")
+        }
+        if serverIP != nil && serverPort == nil { throw ValidationError("--serverIP needs --serverPort") }
+        if let port = serverPort, !(1...65535).contains(port) { throw ValidationError("--serverPort \(port) is out of range 1-65535") }
+        if let peer {
+            do { _ = try PeerSpec.parse(peer) } catch { throw ValidationError(error.message) }
+        }
+        for (name, title) in [("--aec", calledAETitle), ("--aet", callingAETitle)] {
+            if let title {
+                do { try AETitle.validate(title, role: name) } catch { throw ValidationError(error.message) }
+            }
+        }
+    }
+
+    /// The connection these options describe, reading the config file when needed.
+    /// - Throws: ``PXError/usage(_:)``.
+    public func connection(timeouts: Timeouts) throws(PXError) -> Connection {
+        let config = try PXConfig.load()
+        var host: String
+        var port: Int
+        var called: String?
+        if let peer {
+            switch try PeerSpec.parse(peer) {
+            case .address(let h, let p, let ae):
+                (host, port, called) = (h, p, ae)
+            case .node(let name):
+                guard let node = config.nodes[name] else {
+                    throw .usage("'\(name)' is not host:port and not a node in \(PXConfig.defaultPath ?? "the config file")")
+                }
+                (host, port, called) = (node.host, node.port, node.aeTitle)
+            }
+        } else {
+            guard let serverIP, let serverPort else { throw .usage("no peer given") }
+            (host, port) = (serverIP, serverPort)
+        }
+        let node = try DICOMNode(host: host, port: port, calledAETitle: calledAETitle ?? called ?? "ANY-SCP")
+        let local = try LocalAE(aeTitle: callingAETitle ?? config.localAETitle ?? LocalAE.defaultTitle)
+        return Connection(node: node, local: local, timeouts: timeouts)
+    }
+
+    /// Explicit tool paths for the DCMTK backend: `--executable` for `tool`, and pypx 3.x's
+    /// `--echoscu`, `--findscu`, `--movescu`.
+    public func executables(for tool: String) -> [String: String] {
+        var out: [String: String] = [:]
+        if let echoscuPath { out["echoscu"] = echoscuPath }
+        if let findscuPath { out["findscu"] = findscuPath }
+        if let movescuPath { out["movescu"] = movescuPath }
+        if let executable { out[tool] = executable }
+        return out
+    }
+}

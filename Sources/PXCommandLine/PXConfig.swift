@@ -1,0 +1,93 @@
+import PXCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// px's config file, `$PX_CONFIG` or `~/.config/px/config.toml`:
+///
+/// ```toml
+/// [local]
+/// ae_title = "PXSCU"
+///
+/// [nodes.pacs]
+/// host = "10.0.0.5"
+/// port = 104
+/// ae_title = "PACS"
+/// ```
+public struct PXConfig: Hashable, Sendable {
+    public struct Node: Hashable, Sendable {
+        public var host: String
+        public var port: Int
+        public var aeTitle: String
+
+        public init(host: String, port: Int, aeTitle: String) {
+            self.host = host
+            self.port = port
+            self.aeTitle = aeTitle
+        }
+    }
+
+    public var nodes: [String: Node]
+    /// `[local] ae_title`: the default calling AE title.
+    public var localAETitle: String?
+
+    public init(nodes: [String: Node] = [:], localAETitle: String? = nil) {
+        self.nodes = nodes
+        self.localAETitle = localAETitle
+    }
+
+    /// Parses the file's text.
+    /// - Throws: ``PXError/usage(_:)`` for syntax errors or incomplete nodes.
+    public init(parsing text: String) throws(PXError) {
+        let tables = try TOMLSubset.parse(text)
+        var nodes: [String: Node] = [:]
+        for (name, keys) in tables where name.hasPrefix("nodes.") {
+            let node = String(name.dropFirst("nodes.".count))
+            guard case .string(let host)? = keys["host"] else { throw .usage("config: [\(name)] needs host = \"...\"") }
+            guard case .integer(let port)? = keys["port"] else { throw .usage("config: [\(name)] needs port = <number>") }
+            guard case .string(let ae)? = keys["ae_title"] ?? keys["aet"] else {
+                throw .usage("config: [\(name)] needs ae_title = \"...\"")
+            }
+            nodes[node] = Node(host: host, port: port, aeTitle: ae)
+        }
+        var local: String?
+        if case .string(let ae)? = tables["local"]?["ae_title"] { local = ae }
+        self.init(nodes: nodes, localAETitle: local)
+    }
+
+    /// The config file's path: `$PX_CONFIG`, else `$HOME/.config/px/config.toml`.
+    public static var defaultPath: String? {
+        if let p = environment("PX_CONFIG"), !p.isEmpty { return p }
+        if let home = environment("HOME") { return home + "/.config/px/config.toml" }
+        return nil
+    }
+
+    /// Loads the config file; an absent default file is an empty config, an absent `$PX_CONFIG` an error.
+    public static func load() throws(PXError) -> PXConfig {
+        guard let path = defaultPath else { return PXConfig() }
+        guard let text = readFile(path) else {
+            if environment("PX_CONFIG") != nil { throw .usage("cannot read config file \(path)") }
+            return PXConfig()
+        }
+        return try PXConfig(parsing: text)
+    }
+
+    static func environment(_ name: String) -> String? {
+        guard let raw = getenv(name) else { return nil }
+        return String(cString: raw)
+    }
+
+    static func readFile(_ path: String) -> String? {
+        guard let f = fopen(path, "rb") else { return nil }
+        defer { fclose(f) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = fread(&buffer, 1, buffer.count, f)
+            if n <= 0 { break }
+            bytes += buffer[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

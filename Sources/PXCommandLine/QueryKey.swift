@@ -1,0 +1,70 @@
+import DICOMData
+import PXCore
+
+/// A query key from the command line: `Keyword=value`, `(gggg,eeee)=value`, `gggg,eeee=value`,
+/// or a bare key (a return key with no value).
+public struct QueryKey: Hashable, Sendable {
+    public var tag: Tag
+    public var vr: VR
+    /// `nil` or empty for a return key; several values separated by `\`.
+    public var value: String?
+
+    public init(tag: Tag, vr: VR, value: String?) {
+        self.tag = tag
+        self.vr = vr
+        self.value = value
+    }
+
+    /// Parses one key.
+    /// - Throws: ``PXError/usage(_:)`` for an unknown keyword or malformed tag.
+    public static func parse(_ text: String) throws(PXError) -> QueryKey {
+        let name: Substring
+        let value: String?
+        if let eq = text.firstIndex(of: "=") {
+            name = text[..<eq]
+            value = String(text[text.index(after: eq)...])
+        } else {
+            name = Substring(text)
+            value = nil
+        }
+        return try make(name: String(name), value: value)
+    }
+
+    /// A key from a keyword or tag text and a value.
+    public static func make(name: String, value: String?) throws(PXError) -> QueryKey {
+        var tag: Tag?
+        if let t = DataDictionary.tag(forKeyword: name) {
+            tag = t
+        } else {
+            var hex = name
+            if hex.hasPrefix("("), hex.hasSuffix(")") { hex = String(hex.dropFirst().dropLast()) }
+            hex = hex.replacingOccurrences(of: ",", with: "")
+            if hex.count == 8, let raw = UInt32(hex, radix: 16) { tag = Tag(rawValue: raw) }
+        }
+        guard let tag else { throw .usage("unknown query key '\(name)': use a DICOM keyword or (gggg,eeee)") }
+        let vr = DataDictionary.entry(for: tag)?.vr ?? .LO
+        return QueryKey(tag: tag, vr: vr, value: value)
+    }
+
+    /// The keyword (or hex tag) for messages.
+    public var keyword: String { DataDictionary.entry(for: tag)?.keyword ?? tag.hexString }
+}
+
+extension DataSet {
+    /// Sets a query key: values split on `\`, an empty element for a return key.
+    public mutating func set(_ key: QueryKey) {
+        let values = (key.value ?? "").isEmpty ? [] : key.value!.split(separator: "\\", omittingEmptySubsequences: false).map(String.init)
+        if values.contains(where: { $0.utf8.contains { $0 >= 0x80 } }), self[.specificCharacterSet] == nil {
+            set(.specificCharacterSet, vr: .CS, string: "ISO_IR 192")
+        }
+        set(key.tag, vr: key.vr, strings: values)
+    }
+}
+
+extension String {
+    func replacingOccurrences(of target: Character, with replacement: String) -> String {
+        var out = ""
+        for c in self { if c == target { out += replacement } else { out.append(c) } }
+        return out
+    }
+}

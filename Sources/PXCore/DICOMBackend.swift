@@ -1,0 +1,75 @@
+import DICOMData
+import Logging
+
+/// A way to speak DICOM: the DCMTK tools or the native stack.
+///
+/// Every backend returns the same typed results and throws ``PXError``s, so the JSON rendered from
+/// them (``PXOutput``) is identical whichever backend ran.
+public protocol DICOMBackend: Sendable {
+    /// `dcmtk` or `native`.
+    var name: String { get }
+
+    /// Verifies the peer with C-ECHO (PS3.4 Annex A).
+    /// - Throws: ``PXError``.
+    func echo(connection: Connection, logger: Logger) async throws -> EchoResult
+
+    /// Runs one C-FIND (PS3.4 C.4.1), calling `onResponse` for each pending response as it arrives.
+    ///
+    /// A failure final status is returned in ``FindResult/status``, not thrown.
+    /// - Throws: ``PXError`` for association and transport failures.
+    func find(
+        _ request: FindRequest, connection: Connection, logger: Logger,
+        onResponse: @Sendable (FindResponse) async throws -> Void
+    ) async throws -> FindResult
+
+    /// Runs one C-MOVE (PS3.4 C.4.2), calling `onProgress` for each response.
+    ///
+    /// A failure final status is returned in ``MoveResult/status``, not thrown.
+    /// - Throws: ``PXError`` for association and transport failures.
+    func move(
+        _ request: MoveRequest, connection: Connection, logger: Logger,
+        onProgress: @Sendable (MoveProgress) async -> Void
+    ) async throws -> MoveResult
+
+    /// Receives C-STORE requests into the ``StorageLayout`` tree until the task is cancelled,
+    /// calling `onEvent` for each ``ListenEvent``.
+    /// - Throws: ``PXError`` when the receiver cannot start or dies.
+    func listen(
+        _ configuration: ListenConfiguration, logger: Logger,
+        onEvent: @Sendable (ListenEvent) async -> Void
+    ) async throws
+}
+
+extension DICOMBackend {
+    /// pypx 3.x's two-phase query: a STUDY-level C-FIND, then a SERIES-level C-FIND under each
+    /// study (some archives do not match patient keys at series level).
+    ///
+    /// - Parameters:
+    ///   - studyKeys: the study-level identifier (matching and return keys).
+    ///   - seriesKeys: the series-level identifier; StudyInstanceUID is set per study.
+    /// - Returns: the studies with their series, and the study-level status. Studies whose
+    ///   series query found nothing are kept with an empty list.
+    public func findStudiesWithSeries(
+        studyKeys: DataSet, seriesKeys: DataSet, model: QueryModel, connection: Connection, logger: Logger
+    ) async throws -> (studies: [StudyWithSeries], status: DIMSEStatus) {
+        let studies = try await find(
+            FindRequest(level: .study, model: model, identifier: studyKeys), connection: connection,
+            logger: logger, onResponse: { _ in })
+        guard !studies.status.isFailure else { return ([], studies.status) }
+        var out: [StudyWithSeries] = []
+        out.reserveCapacity(studies.matches.count)
+        for study in studies.matches {
+            guard let uid = study.string(.studyInstanceUID), !uid.isEmpty else { continue }
+            var keys = seriesKeys
+            keys.set(.studyInstanceUID, vr: .UI, string: uid)
+            if model == .patientRoot, let pid = study.string(.patientID) {
+                keys.set(.patientID, vr: .LO, string: pid)
+            }
+            let series = try await find(
+                FindRequest(level: .series, model: model, identifier: keys), connection: connection,
+                logger: logger, onResponse: { _ in })
+            out.append(StudyWithSeries(study: study, series: series.matches, seriesStatus: series.status))
+        }
+        return (out, studies.status)
+    }
+}

@@ -1,0 +1,65 @@
+import DICOMData
+
+/// A C-FIND request (PS3.4 C.4.1): level, information model and identifier.
+///
+/// The identifier holds the matching keys (with values) and return keys (empty); the
+/// QueryRetrieveLevel element is set from ``level`` by the backends, so it need not be in it.
+public struct FindRequest: Sendable {
+    public var level: QueryLevel
+    public var model: QueryModel
+    public var identifier: DataSet
+
+    public init(level: QueryLevel, model: QueryModel = .studyRoot, identifier: DataSet) {
+        self.level = level
+        self.model = model
+        self.identifier = identifier
+    }
+
+    /// The identifier with (0008,0052) QueryRetrieveLevel set to ``level``.
+    public var identifierWithLevel: DataSet {
+        var ds = identifier
+        ds.set(.queryRetrieveLevel, vr: .CS, string: level.dicomValue)
+        return ds
+    }
+}
+
+/// One C-FIND-RSP: its status and, for a pending response, the matching identifier.
+public struct FindResponse: Sendable {
+    public var status: DIMSEStatus
+    public var identifier: DataSet?
+
+    public init(status: DIMSEStatus, identifier: DataSet?) {
+        self.status = status
+        self.identifier = identifier
+    }
+}
+
+/// A finished C-FIND: the matches in order and the final status.
+public struct FindResult: Sendable {
+    public var request: FindRequest
+    /// The identifiers of the pending responses, in arrival order.
+    public var matches: [DataSet]
+    /// The final response's status (success, cancel or a failure).
+    public var status: DIMSEStatus
+
+    public init(request: FindRequest, matches: [DataSet], status: DIMSEStatus) {
+        self.request = request
+        self.matches = matches
+        self.status = status
+    }
+}
+
+/// A study with the series found under it: the result of the two-phase query
+/// (``DICOMBackend/findStudiesWithSeries(_:connection:logger:)``).
+public struct StudyWithSeries: Sendable {
+    public var study: DataSet
+    public var series: [DataSet]
+    /// The status of the series-level query for this study.
+    public var seriesStatus: DIMSEStatus
+
+    public init(study: DataSet, series: [DataSet], seriesStatus: DIMSEStatus) {
+        self.study = study
+        self.series = series
+        self.seriesStatus = seriesStatus
+    }
+}

@@ -1,0 +1,133 @@
+/// An error from a px operation, whichever backend ran it.
+///
+/// Errors are built only through the named static factories, so every error carries a stable
+/// ``Code`` (rendered as `error.code` in the JSON envelope) and a message for people. Exit codes are
+/// chosen by the executables from the code; this library never exits.
+public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A stable, machine-readable error category.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        enum Kind: String, Hashable, Sendable {
+            case connectionRefused, unknownHost, timeout, associationRejected
+            case noAcceptablePresentationContext, dimseFailure, toolMissing, backendUnavailable
+            case invalidResponse, aborted, io, usage
+        }
+        let kind: Kind
+        private init(_ kind: Kind) { self.kind = kind }
+
+        /// The peer refused the TCP connection.
+        public static let connectionRefused = Code(.connectionRefused)
+        /// The peer's host name could not be resolved.
+        public static let unknownHost = Code(.unknownHost)
+        /// A connect, ACSE or DIMSE timeout, or the overall deadline, expired.
+        public static let timeout = Code(.timeout)
+        /// The peer answered A-ASSOCIATE-RJ (PS3.8 §9.3.4).
+        public static let associationRejected = Code(.associationRejected)
+        /// The association was accepted but no presentation context was (PS3.8 §9.3.3.2).
+        public static let noAcceptablePresentationContext = Code(.noAcceptablePresentationContext)
+        /// The peer answered with a DIMSE failure status (PS3.7 Annex C).
+        public static let dimseFailure = Code(.dimseFailure)
+        /// A DCMTK tool is not installed.
+        public static let toolMissing = Code(.toolMissing)
+        /// The requested backend is not available in this build.
+        public static let backendUnavailable = Code(.backendUnavailable)
+        /// The peer or tool answered something px cannot interpret.
+        public static let invalidResponse = Code(.invalidResponse)
+        /// The association was aborted (A-ABORT or A-P-ABORT).
+        public static let aborted = Code(.aborted)
+        /// A local file-system operation failed.
+        public static let io = Code(.io)
+        /// The request itself is invalid.
+        public static let usage = Code(.usage)
+
+        public var description: String { kind.rawValue }
+    }
+
+    /// The error category.
+    public let code: Code
+    /// A one-line explanation for people.
+    public let message: String
+    /// Extra structured facts (e.g. `result`, `source`, `reason` for a rejection, `status` for a
+    /// DIMSE failure), rendered as `error.details` in the JSON envelope.
+    public let details: [String: String]
+    /// The DIMSE status for ``Code/dimseFailure``.
+    public let status: DIMSEStatus?
+
+    private init(_ code: Code, _ message: String, details: [String: String] = [:], status: DIMSEStatus? = nil) {
+        self.code = code
+        self.message = message
+        self.details = details
+        self.status = status
+    }
+
+    public var description: String { "\(code): \(message)" }
+
+    /// The peer at `host:port` refused the connection.
+    public static func connectionRefused(host: String, port: Int, detail: String? = nil) -> PXError {
+        PXError(.connectionRefused, "connection refused by \(host):\(port)", details: detail.map { ["detail": $0] } ?? [:])
+    }
+
+    /// `host` could not be resolved.
+    public static func unknownHost(_ host: String) -> PXError {
+        PXError(.unknownHost, "unknown host: \(host)")
+    }
+
+    /// A timeout; `what` names it (`"connect"`, `"ACSE"`, `"DIMSE"`, `"deadline"`).
+    public static func timeout(_ what: String, seconds: Double? = nil, detail: String? = nil) -> PXError {
+        var text = "\(what) timeout"
+        if let seconds { text += " after \(Timeouts.format(seconds)) s" }
+        if let detail { text += " (\(detail))" }
+        return PXError(.timeout, text, details: ["timeout": what])
+    }
+
+    /// The association was rejected; texts as DCMTK prints them (PS3.8 §9.3.4 Table 9-21).
+    public static func associationRejected(result: String, source: String, reason: String) -> PXError {
+        PXError(
+            .associationRejected, "association rejected: \(reason) (\(result), \(source))",
+            details: ["result": result, "source": source, "reason": reason])
+    }
+
+    /// No proposed presentation context was accepted.
+    public static func noAcceptablePresentationContext(_ detail: String? = nil) -> PXError {
+        PXError(.noAcceptablePresentationContext, detail ?? "no acceptable presentation contexts")
+    }
+
+    /// The operation ended with a failure status.
+    public static func dimseFailure(_ status: DIMSEStatus, operation: String) -> PXError {
+        PXError(
+            .dimseFailure, "\(operation) failed: \(status.name) (\(status.hexCode))",
+            details: ["status": status.hexCode, "statusName": status.name], status: status)
+    }
+
+    /// A DCMTK tool is missing.
+    public static func toolMissing(_ tool: String) -> PXError {
+        PXError(
+            .toolMissing,
+            "\(tool) not found: install DCMTK (apt-get install dcmtk) or use --backend native",
+            details: ["tool": tool])
+    }
+
+    /// A backend is not available.
+    public static func backendUnavailable(_ name: String, reason: String) -> PXError {
+        PXError(.backendUnavailable, "backend \(name) is not available: \(reason)", details: ["backend": name])
+    }
+
+    /// Output px cannot interpret.
+    public static func invalidResponse(_ message: String) -> PXError {
+        PXError(.invalidResponse, message)
+    }
+
+    /// The association was aborted.
+    public static func aborted(_ message: String = "association aborted") -> PXError {
+        PXError(.aborted, message)
+    }
+
+    /// A file-system failure.
+    public static func io(_ message: String, path: String? = nil) -> PXError {
+        PXError(.io, path.map { "\(message): \($0)" } ?? message, details: path.map { ["path": $0] } ?? [:])
+    }
+
+    /// An invalid request.
+    public static func usage(_ message: String) -> PXError {
+        PXError(.usage, message)
+    }
+}

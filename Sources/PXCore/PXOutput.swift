@@ -1,0 +1,129 @@
+import DICOMData
+
+/// The one place px's JSON is built, from the typed results, so every backend's output is the same.
+///
+/// Every command prints one envelope (NDJSON commands print it as their last line):
+/// `{"status": "success"|"error", "backend": ..., "command": [argv...], "data": ..., "error": {...}}`
+/// with `error` only on failure.
+public enum PXOutput {
+    /// The envelope around a command's data.
+    public static func envelope(
+        backend: String, command: [String], data: JSONValue?, error: PXError? = nil
+    ) -> JSONValue {
+        var members = [
+            JSONMember("status", .string(error == nil ? "success" : "error")),
+            JSONMember("backend", .string(backend)),
+            JSONMember("command", .array(command.map(JSONValue.string))),
+            JSONMember("data", data ?? .null),
+        ]
+        if let error { members.append(JSONMember("error", json(error))) }
+        return .object(members)
+    }
+
+    /// `{"code": ..., "message": ..., "details": {...}}`, details only when there are some.
+    public static func json(_ error: PXError) -> JSONValue {
+        var members = [JSONMember("code", .string(error.code.description)), JSONMember("message", .string(error.message))]
+        if !error.details.isEmpty {
+            members.append(
+                JSONMember("details", .object(error.details.sorted { $0.key < $1.key }.map { JSONMember($0.key, .string($0.value)) })))
+        }
+        return .object(members)
+    }
+
+    /// `{"code": "0xa801", "name": "Refused: MoveDestinationUnknown", "category": "failure"}`.
+    public static func json(_ status: DIMSEStatus) -> JSONValue {
+        .object([
+            JSONMember("code", .string(status.hexCode)),
+            JSONMember("name", .string(status.name)),
+            JSONMember("category", .string(status.category.rawValue)),
+        ])
+    }
+
+    /// px-echo's data.
+    public static func json(_ result: EchoResult) -> JSONValue {
+        .object([
+            JSONMember("host", .string(result.node.host)),
+            JSONMember("port", .integer(result.node.port)),
+            JSONMember("calledAETitle", .string(result.node.calledAETitle)),
+            JSONMember("callingAETitle", .string(result.callingAETitle)),
+            JSONMember("dimseStatus", json(result.status)),
+        ])
+    }
+
+    /// A move's data.
+    public static func json(_ result: MoveResult) -> JSONValue {
+        var members = [
+            JSONMember("destination", .string(result.request.destination)),
+            JSONMember("level", .string(result.request.level.dicomValue)),
+            JSONMember("model", .string(result.request.model.rawValue)),
+            JSONMember("StudyInstanceUID", .string(result.request.studyInstanceUID)),
+        ]
+        if let series = result.request.seriesInstanceUID { members.append(JSONMember("SeriesInstanceUID", .string(series))) }
+        if !result.request.sopInstanceUIDs.isEmpty {
+            members.append(JSONMember("SOPInstanceUIDs", .array(result.request.sopInstanceUIDs.map(JSONValue.string))))
+        }
+        members += [
+            JSONMember("dimseStatus", json(result.status)),
+            JSONMember("completed", .integer(result.completed)),
+            JSONMember("failed", .integer(result.failed)),
+            JSONMember("warning", .integer(result.warning)),
+            JSONMember("responses", .integer(result.responses)),
+        ]
+        return .object(members)
+    }
+
+    /// A progress line for stderr or NDJSON.
+    public static func json(_ progress: MoveProgress) -> JSONValue {
+        .object([
+            JSONMember("remaining", progress.remaining.map { .integer($0) } ?? .null),
+            JSONMember("completed", .integer(progress.completed)),
+            JSONMember("failed", .integer(progress.failed)),
+            JSONMember("warning", .integer(progress.warning)),
+            JSONMember("dimseStatus", json(progress.status)),
+        ])
+    }
+
+    /// One px-listen event, `{"event": "instanceReceived", ...}`.
+    public static func json(_ event: ListenEvent) -> JSONValue {
+        func opt(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
+        switch event {
+        case .listening(let port, let ae):
+            return .object([
+                JSONMember("event", .string("listening")), JSONMember("port", .integer(port)),
+                JSONMember("aeTitle", .string(ae)),
+            ])
+        case .associationOpened(let host, let calling, let called):
+            return .object([
+                JSONMember("event", .string("associationOpened")), JSONMember("peerHost", opt(host)),
+                JSONMember("callingAETitle", opt(calling)), JSONMember("calledAETitle", opt(called)),
+            ])
+        case .associationClosed(let host, let calling, let aborted):
+            return .object([
+                JSONMember("event", .string("associationClosed")), JSONMember("peerHost", opt(host)),
+                JSONMember("callingAETitle", opt(calling)), JSONMember("aborted", .bool(aborted)),
+            ])
+        case .instanceReceived(let i):
+            return .object([
+                JSONMember("event", .string("instanceReceived")),
+                JSONMember("path", .string(i.path)),
+                JSONMember("SOPClassUID", .string(i.sopClassUID)),
+                JSONMember("SOPInstanceUID", .string(i.sopInstanceUID)),
+                JSONMember("StudyInstanceUID", .string(i.studyInstanceUID)),
+                JSONMember("SeriesInstanceUID", .string(i.seriesInstanceUID)),
+                JSONMember("callingAETitle", opt(i.callingAETitle)),
+                JSONMember("bytes", .integer(i.bytes)),
+                JSONMember("transferSyntaxUID", .string(i.transferSyntaxUID)),
+            ])
+        case .seriesComplete(let directory, let uid, let count):
+            return .object([
+                JSONMember("event", .string("seriesComplete")), JSONMember("directory", .string(directory)),
+                JSONMember("SeriesInstanceUID", .string(uid)), JSONMember("instances", .integer(count)),
+            ])
+        case .storeFailed(let path, let uid, let error):
+            return .object([
+                JSONMember("event", .string("storeFailed")), JSONMember("path", opt(path)),
+                JSONMember("SOPInstanceUID", opt(uid)), JSONMember("error", json(error)),
+            ])
+        }
+    }
+}

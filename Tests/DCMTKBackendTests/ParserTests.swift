@@ -1,0 +1,107 @@
+import DCMTKBackend
+import PXCore
+import Testing
+
+let testConnection = Connection(
+    node: try! DICOMNode(host: "127.0.0.1", port: 41104, calledAETitle: "QRSCP"), local: try! LocalAE(),
+    timeouts: Timeouts(connect: 3, acse: 3, dimse: 5, deadline: 30))
+
+@Suite struct FailureClassifierTests {
+    func classify(_ name: String, tool: String) throws -> PXError? {
+        let f = try Fixture(name)
+        return DCMTKFailureClassifier.classify(tool: tool, exitCode: f.exitCode, signal: nil, lines: f.lines, connection: testConnection)
+    }
+
+    @Test func success() throws { #expect(try classify("06-echoscu-success-verbose.txt", tool: "echoscu") == nil) }
+
+    @Test(arguments: [
+        ("01-echoscu-connection-refused.txt", "echoscu", PXError.Code.connectionRefused),
+        ("03-echoscu-unresolvable-host.txt", "echoscu", .unknownHost),
+        ("07-echoscu-rejected-bad-called-aet.txt", "echoscu", .associationRejected),
+        ("11-echoscu-acse-timeout.txt", "echoscu", .timeout),
+        ("39-findscu-conn-refused.txt", "findscu", .connectionRefused),
+        ("40-findscu-worklist-model-not-supported.txt", "findscu", .noAcceptablePresentationContext),
+        ("69-findscu-refused-by-storescp.txt", "findscu", .associationRejected),
+        ("69c-movescu-to-storescp-no-move-support.txt", "movescu", .noAcceptablePresentationContext),
+        ("70-movescu-conn-refused.txt", "movescu", .connectionRefused),
+    ])
+    func classifies(_ name: String, _ tool: String, _ code: PXError.Code) throws {
+        #expect(try classify(name, tool: tool)?.code == code)
+    }
+
+    @Test func rejectionTexts() throws {
+        let error = try #require(try classify("07-echoscu-rejected-bad-called-aet.txt", tool: "echoscu"))
+        #expect(error.details["result"] == "Rejected Permanent")
+        #expect(error.details["source"] == "Service User")
+        #expect(error.details["reason"] == "Called AE Title Not Recognized")
+    }
+}
+
+@Suite struct FindLogParserTests {
+    @Test func extractRun() throws {
+        let events = try Fixture("34-findscu-extract-dcm.txt").lines.compactMap(FindLogParser.parse)
+        #expect(events.count == 11)
+        #expect(events.first == .response(number: 1, status: DIMSEStatus(code: 0xFF00, service: .find)))
+        #expect(events[1] == .wroteFile(path: "x/rsp0001.dcm"))
+        guard case .final(let status) = events.last else { Issue.record("no final"); return }
+        #expect(status.isSuccess)
+    }
+
+    @Test(arguments: [
+        ("41-findscu-missing-qrlevel.txt", UInt16(0xA900)), ("41b-findscu-check-find-invalid-level.txt", 0xC000),
+    ])
+    func failureFinalStatus(_ name: String, _ code: UInt16) throws {
+        let events = try Fixture(name).lines.compactMap(FindLogParser.parse)
+        guard case .final(let status) = events.last else { Issue.record("no final"); return }
+        #expect(status.code == code)
+        #expect(status.isFailure)
+    }
+
+    @Test func ignoresOtherLines() {
+        #expect(FindLogParser.parse(DCMTKLogLine("I: Requesting Association")) == nil)
+        #expect(FindLogParser.parse(DCMTKLogLine("W: Received Find Response 1 (Pending)")) == nil)
+    }
+}
+
+@Suite struct MoveLogParserTests {
+    @Test func debugCounts() throws {
+        var parser = MoveLogParser()
+        let progress = try Fixture("52-movescu-debug-suboperation-counts.txt").lines.compactMap { parser.feed($0) }
+        #expect(progress.count == 2)
+        #expect(progress[0].status.code == 0xFF00)
+        #expect(progress[0].remaining == 0 && progress[0].completed == 1)
+        #expect(progress[1].status.isSuccess && progress[1].remaining == nil && progress[1].completed == 1)
+        #expect(parser.sawFinal)
+    }
+
+    @Test func verboseFinalStatus() throws {
+        var parser = MoveLogParser()
+        for line in try Fixture("53-movescu-unknown-destination.txt").lines { _ = parser.feed(line) }
+        #expect(parser.finalStatusFromInfo?.code == 0xA801)
+    }
+}
+
+@Suite struct StoreSCPLogParserTests {
+    @Test func forkDebugLog() throws {
+        var parser = StoreSCPLogParser()
+        let events = try Fixture("66s-storescp-fork-debug-server-log.txt").lines.flatMap { parser.feed($0) }
+        #expect(events.first == .associationOpened(peerHost: "localhost", callingAETitle: "STORESCU", calledAETitle: "STORESCP2"))
+        let files = events.compactMap { if case .fileStored(let p) = $0 { return p } else { return nil } }
+        #expect(files.count == 3)
+        #expect(files[0].hasPrefix("recv2/Mueller_Juergen_"))
+        #expect(events.last == .associationClosed(aborted: false))
+    }
+
+    @Test func abortedAssociation() {
+        var parser = StoreSCPLogParser()
+        _ = parser.feed(DCMTKLogLine("D: Association Received: 127.0.0.1"))
+        #expect(parser.feed(DCMTKLogLine("I: Association Acknowledged (Max Send PDV: 16372)")).count == 1)
+        #expect(parser.feed(DCMTKLogLine("I: Association Aborted")) == [.associationClosed(aborted: true)])
+    }
+
+    @Test func logLinePrefixes() {
+        #expect(DCMTKLogLine("F: boom").level == .fatal)
+        #expect(DCMTKLogLine("I: ").text == "")
+        #expect(DCMTKLogLine("echoscu: banner").level == nil)
+    }
+}

@@ -1,0 +1,79 @@
+import DICOMData
+import PXCommandLine
+import PXCore
+import Testing
+
+@Suite struct PeerSpecTests {
+    @Test func forms() throws {
+        #expect(try PeerSpec.parse("127.0.0.1:104") == .address(host: "127.0.0.1", port: 104, aeTitle: nil))
+        #expect(try PeerSpec.parse("QRSCP@pacs.local:11112") == .address(host: "pacs.local", port: 11112, aeTitle: "QRSCP"))
+        #expect(try PeerSpec.parse("pacs:ORTHANC:4242") == .address(host: "pacs", port: 4242, aeTitle: "ORTHANC"))
+        #expect(try PeerSpec.parse("mypacs") == .node("mypacs"))
+    }
+
+    @Test(arguments: ["", "host:", "host:notaport", "host:0", "host:70000", "@h:1", "AE@h", "a:b:c:d", ":104"])
+    func malformed(_ text: String) {
+        #expect(throws: PXError.self) { try PeerSpec.parse(text) }
+    }
+}
+
+@Suite struct TOMLSubsetTests {
+    @Test func configFile() throws {
+        let config = try PXConfig(parsing: """
+            # px config
+            [local]
+            ae_title = "MYSCU"   # trailing comment
+
+            [nodes.pacs]
+            host = "10.0.0.5"
+            port = 104
+            ae_title = 'PACS#1'
+            """)
+        #expect(config.localAETitle == "MYSCU")
+        #expect(config.nodes["pacs"] == PXConfig.Node(host: "10.0.0.5", port: 104, aeTitle: "PACS#1"))
+    }
+
+    @Test func valuesAndEscapes() throws {
+        let t = try TOMLSubset.parse("a = \"x\\\"y\"\nb = 1_000\nc = true\n[t]\nd = -3")
+        #expect(t[""]?["a"] == .string("x\"y"))
+        #expect(t[""]?["b"] == .integer(1000))
+        #expect(t[""]?["c"] == .bool(true))
+        #expect(t["t"]?["d"] == .integer(-3))
+    }
+
+    @Test(arguments: ["[nodes.x", "key", "a = \"open", "a = [1, 2]", "[[array]]"])
+    func rejects(_ text: String) {
+        #expect(throws: PXError.self) { try TOMLSubset.parse(text) }
+    }
+
+    @Test func incompleteNode() {
+        #expect(throws: PXError.self) { try PXConfig(parsing: "[nodes.a]\nhost = \"h\"") }
+    }
+}
+
+@Suite struct QueryKeyTests {
+    @Test func spellings() throws {
+        #expect(try QueryKey.parse("PatientName=Doe*") == QueryKey(tag: .patientName, vr: .PN, value: "Doe*"))
+        #expect(try QueryKey.parse("(0010,0020)=PAT1").tag == .patientID)
+        #expect(try QueryKey.parse("0020,000d").value == nil)
+        #expect(throws: PXError.self) { try QueryKey.parse("NoSuchKeyword=1") }
+    }
+
+    @Test func moveTargetsFromFindOutput() throws {
+        let text = """
+            {"status":"success","backend":"dcmtk","command":[],"data":[{"uid":{"tag":0,"value":0,"label":"uid"},
+            "StudyInstanceUID":{"tag":"0020,000d","value":"1.2","label":"StudyInstanceUID"},
+            "series":[{"SeriesInstanceUID":{"tag":"0020,000e","value":"1.2.3","label":"SeriesInstanceUID"}},
+                      {"SeriesInstanceUID":{"tag":"0020,000e","value":"1.2.4","label":"SeriesInstanceUID"}}]}]}
+            """
+        let targets = try MoveTarget.parse(pxFindOutput: text)
+        #expect(targets == [
+            MoveTarget(studyInstanceUID: "1.2", seriesInstanceUID: "1.2.3"),
+            MoveTarget(studyInstanceUID: "1.2", seriesInstanceUID: "1.2.4"),
+        ])
+        let ndjson = "{\"StudyInstanceUID\":\"9.8\",\"SeriesInstanceUID\":\"9.8.7\",\"SOPInstanceUID\":\"9.8.7.6\"}\n{\"status\":\"success\",\"data\":{\"count\":1}}\n"
+        #expect(try MoveTarget.parse(pxFindOutput: ndjson) == [
+            MoveTarget(studyInstanceUID: "9.8", seriesInstanceUID: "9.8.7", sopInstanceUID: "9.8.7.6")
+        ])
+    }
+}

@@ -14,11 +14,14 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "DICOMData", targets: ["DICOMData"]),
+        .library(name: "DICOMProtocol", targets: ["DICOMProtocol"]),
+        .library(name: "DICOMNetwork", targets: ["DICOMNetwork"]),
         .executable(name: "px-dump", targets: ["px-dump"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // zlib, for Deflated Explicit VR Little Endian (PS3.5 §A.5).
@@ -39,6 +42,19 @@ let package = Package(
             dependencies: [
                 "DICOMData",
                 .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        // The network layer: SwiftNIO transport, association client (SCU) and server (SCP).
+        .target(
+            name: "DICOMNetwork",
+            dependencies: [
+                "DICOMData",
+                "DICOMProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),
@@ -72,6 +88,19 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "DICOMNetworkTests",
+            dependencies: [
+                "DICOMNetwork",
+                "DICOMProtocol",
+                "DICOMData",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),

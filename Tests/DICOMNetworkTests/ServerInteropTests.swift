@@ -70,8 +70,10 @@ struct ServerInteropTests {
                 let path = pathsByUID[uid]![0]
                 // storescu itself re-encodes undefined-length sequences with defined lengths (storescp receives
                 // the same), so those files are compared as decoded data sets only.
-                if stored.transferSyntax == originals[0].transferSyntax && !path.contains("-undeflen-") {
-                    #expect(try TestSupport.dataSetBytes(copy) == TestSupport.dataSetBytes(path), "\(path)")
+                if stored.transferSyntax == originals[0].transferSyntax {
+                    if !path.contains("-undeflen-") {
+                        #expect(try TestSupport.dataSetBytes(copy) == TestSupport.dataSetBytes(path), "\(path)")
+                    }
                 } else {
                     // storescu converted it (big endian and deflated are proposed as Explicit VR Little Endian).
                     #expect(originals[0].transferSyntax.isBigEndian || originals[0].transferSyntax.isDeflated, "\(path)")

@@ -42,6 +42,9 @@ enum TestSupport {
     }
 
     /// Runs a tool to completion with `TCP_NODELAY=1`; output is stdout and stderr together.
+    ///
+    /// Never blocks a thread of the cooperative pool (it has as many threads as cores, and the server under
+    /// test needs them): output goes to a file and the exit is awaited through `terminationHandler`.
     static func run(_ tool: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> ProcessResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -50,13 +53,26 @@ enum TestSupport {
         env["TCP_NODELAY"] = "1"
         for (key, value) in environment { env[key] = value }
         process.environment = env
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = try await Task.detached { try pipe.fileHandleForReading.readToEnd() ?? Data() }.value
-        process.waitUntilExit()
-        return ProcessResult(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+        let logPath = NSTemporaryDirectory() + "px-run-" + UUID().uuidString + ".log"
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        defer {
+            do { try FileManager.default.removeItem(atPath: logPath) } catch { Issue.record("cannot remove \(logPath)") }
+        }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        process.standardOutput = handle
+        process.standardError = handle
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        try handle.close()
+        let output = try String(contentsOfFile: logPath, encoding: .utf8)
+        return ProcessResult(status: status, output: output)
     }
 
     /// A background process, terminated by `stop()`.
@@ -77,8 +93,9 @@ enum TestSupport {
             self.process = process
         }
         func stop() {
+            // SIGKILL: storescp ignores SIGTERM while it waits in accept().
             if self.process.isRunning {
-                self.process.terminate()
+                kill(self.process.processIdentifier, SIGKILL)
                 self.process.waitUntilExit()
             }
         }

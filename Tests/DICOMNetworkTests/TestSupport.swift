@@ -61,14 +61,23 @@ enum TestSupport {
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         process.standardOutput = handle
         process.standardError = handle
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
+        try process.run()
+        // Poll with waitpid(WNOHANG): Foundation's own child monitor did not always notice the exit of a
+        // script that leaves a daemon behind (dcmqrscp-start.sh), leaving a zombie and a hung test.
+        let pid = process.processIdentifier
+        var status: Int32 = -1
+        while true {
+            var raw: Int32 = 0
+            let reaped = waitpid(pid, &raw, WNOHANG)
+            if reaped == pid {
+                status = (raw & 0x7F) == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
+                break
             }
+            if reaped < 0 && !process.isRunning {
+                status = process.terminationStatus  // Foundation reaped it first.
+                break
+            }
+            try await Task.sleep(for: .milliseconds(10))
         }
         try handle.close()
         let output = try String(contentsOfFile: logPath, encoding: .utf8)

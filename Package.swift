@@ -68,6 +68,18 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // Network measurements (association rate, C-STORE throughput), not tests.
+        .executableTarget(
+            name: "px-net-bench",
+            dependencies: [
+                "DICOMNetwork",
+                "DICOMProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
         // Benchmarks (`make bench`), not tests.
         .executableTarget(
             name: "px-bench",

@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "PXCore", targets: ["PXCore"]),
         .library(name: "DCMTKBackend", targets: ["DCMTKBackend"]),
         .library(name: "PXCommandLine", targets: ["PXCommandLine"]),
+        .library(name: "DICOMProtocol", targets: ["DICOMProtocol"]),
+        .library(name: "DICOMNetwork", targets: ["DICOMNetwork"]),
         .executable(name: "px-dump", targets: ["px-dump"]),
         .executable(name: "px-echo", targets: ["px-echo"]),
         .executable(name: "px-find", targets: ["px-find"]),
@@ -53,11 +55,36 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // The network layer: SwiftNIO transport, association client (SCU) and server (SCP).
+        .target(
+            name: "DICOMNetwork",
+            dependencies: [
+                "DICOMData",
+                "DICOMProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
         .executableTarget(
             name: "px-dump",
             dependencies: [
                 "DICOMData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        // Network measurements (association rate, C-STORE throughput), not tests.
+        .executableTarget(
+            name: "px-net-bench",
+            dependencies: [
+                "DICOMNetwork",
+                "DICOMProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),
@@ -182,6 +209,19 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "DICOMNetworkTests",
+            dependencies: [
+                "DICOMNetwork",
+                "DICOMProtocol",
+                "DICOMData",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),

@@ -1,0 +1,115 @@
+import DICOMData
+import DICOMProtocol
+import Logging
+import NIOCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension DICOMAssociation {
+    /// C-STORE (PS3.4 §B.2) of one Part 10 file.
+    ///
+    /// The data set is sent as it is in the file when the accepted context has the file's transfer syntax
+    /// (byte-identical), and re-encoded for an accepted uncompressed context otherwise. A file that no accepted
+    /// context can carry, or that cannot be read, is reported in the result without sending anything.
+    public func store(_ file: StorableFile) async throws -> StoreResult {
+        var result = StoreResult(
+            path: file.path, sopClassUID: file.sopClassUID, sopInstanceUID: file.sopInstanceUID, status: nil, error: nil)
+        guard let negotiated = self.negotiated else {
+            throw DICOMNetworkError.protocolError("no association established")
+        }
+        let candidates = negotiated.acceptedContexts.filter { $0.abstractSyntax == file.sopClassUID && $0.requestorIsSCU }
+        guard
+            let context = candidates.first(where: { $0.transferSyntax == file.transferSyntaxUID })
+                ?? candidates.first(where: { !TransferSyntax(uid: $0.transferSyntax).isEncapsulated })
+        else {
+            result.error = "no accepted presentation context for \(file.sopClassUID) in \(file.transferSyntaxUID)"
+            return result
+        }
+        let dataSet: ByteBuffer
+        do {
+            dataSet = try Self.dataSetBytes(of: file, in: context.transferSyntax)
+        } catch {
+            result.error = "\(error)"
+            return result
+        }
+        let messageID = self.nextMessageID()
+        let request = CStoreRQ(messageID: messageID, affectedSOPClassUID: file.sopClassUID, affectedSOPInstanceUID: file.sopInstanceUID)
+        try await self.connection.send(.cStoreRQ(request), presentationContextID: context.id, dataSet: dataSet)
+        let (message, _) = try await self.response(to: messageID, waitingFor: "a C-STORE-RSP")
+        guard case .cStoreRSP(let response) = message else {
+            throw DICOMNetworkError.protocolError("expected a C-STORE-RSP, got \(message.commandField)")
+        }
+        result.status = response.status
+        result.error = response.errorComment
+        return result
+    }
+
+    /// Stores a file by path (see ``store(_:)-(StorableFile)``).
+    public func store(path: String) async throws -> StoreResult {
+        try await self.store(StorableFile(readingHeaderOf: path))
+    }
+
+    /// The file's data set in `transferSyntaxUID`: its own bytes when the syntaxes match, re-encoded otherwise.
+    static func dataSetBytes(of file: StorableFile, in transferSyntaxUID: String) throws -> ByteBuffer {
+        let bytes = try Self.readAll(file.path)
+        if transferSyntaxUID == file.transferSyntaxUID {
+            let offset = try Self.dataSetOffset(bytes, path: file.path)
+            return ByteBuffer(bytes: bytes[offset...])
+        }
+        let parsed = try Part10File(bytes: bytes)
+        return ByteBuffer(bytes: try DataSetWriter.encode(parsed.dataSet, transferSyntax: TransferSyntax(uid: transferSyntaxUID)))
+    }
+
+    /// The whole file.
+    static func readAll(_ path: String) throws -> [UInt8] {
+        #if canImport(Glibc)
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        #else
+        let fd = Darwin.open(path, O_RDONLY | O_CLOEXEC)
+        #endif
+        guard fd >= 0 else { throw DICOMNetworkError.fileError("cannot open \(path): errno \(errno)") }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw DICOMNetworkError.fileError("cannot stat \(path): errno \(errno)") }
+        let size = Int(info.st_size)
+        var bytes = [UInt8](repeating: 0, count: size)
+        var done = 0
+        while done < size {
+            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + done, size - done) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw DICOMNetworkError.fileError("cannot read \(path): errno \(errno)") }
+            done += n
+        }
+        return bytes
+    }
+
+    /// Where the data set starts: after the preamble, `DICM` and the group 0002 elements (PS3.10 §7.1).
+    static func dataSetOffset(_ bytes: [UInt8], path: String) throws -> Int {
+        var offset = 0
+        if bytes.count >= 132 && bytes[128] == 0x44 && bytes[129] == 0x49 && bytes[130] == 0x43 && bytes[131] == 0x4D {
+            offset = 132
+        }
+        while offset + 8 <= bytes.count {
+            let group = UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
+            guard group == 0x0002 else { break }
+            let vr = (bytes[offset + 4], bytes[offset + 5])
+            let longForm: Set<[UInt8]> = [[0x4F, 0x42], [0x4F, 0x57], [0x4F, 0x46], [0x53, 0x51], [0x55, 0x54], [0x55, 0x4E]]
+            if longForm.contains([vr.0, vr.1]) {
+                guard offset + 12 <= bytes.count else { break }
+                let length = Int(bytes[offset + 8]) | Int(bytes[offset + 9]) << 8 | Int(bytes[offset + 10]) << 16 | Int(bytes[offset + 11]) << 24
+                offset += 12 + length
+            } else {
+                let length = Int(bytes[offset + 6]) | Int(bytes[offset + 7]) << 8
+                offset += 8 + length
+            }
+        }
+        guard offset <= bytes.count else {
+            throw DICOMNetworkError.invalidArgument("\(path): file meta information runs past the end")
+        }
+        return offset
+    }
+}

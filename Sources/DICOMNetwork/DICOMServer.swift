@@ -1,0 +1,242 @@
+import DICOMData
+import DICOMProtocol
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// A DICOM SCP: accepts associations and serves C-ECHO (Verification) and C-STORE (all storage SOP classes),
+/// streaming every received instance to a file (PS3.4 Annexes A and B, PS3.8 §9.2).
+///
+/// ```swift
+/// let server = try await DICOMServer.bind(configuration: config, storage: DirectoryStorage(directory: dir), logger: logger)
+/// print(server.localPort)
+/// try await server.run()   // until the task is cancelled
+/// ```
+///
+/// Each association runs in its own task. Cancelling ``run()`` stops accepting and lets the associations in
+/// progress finish (each is bounded by the idle timeout).
+public struct DICOMServer: Sendable {
+    /// Server settings.
+    public struct Configuration: Sendable {
+        /// Address to listen on.
+        public var host: String
+        /// Port to listen on; 0 picks a free one (see ``DICOMServer/localPort``).
+        public var port: Int
+        /// The AE title this server answers to.
+        public var aeTitle: String
+        /// Accept any called AE title instead of only ``aeTitle``.
+        public var acceptsAnyCalledAETitle: Bool
+        /// Calling AE titles allowed; `nil` allows any.
+        public var allowedCallingAETitles: Set<String>?
+        /// Associations served at once; more are rejected (transient, local limit exceeded).
+        public var maximumAssociations: Int
+        /// The largest P-DATA-TF this server accepts (announced in sub-item 0x51, enforced by the frame decoder).
+        public var maximumPDULength: UInt32
+        /// How long to wait for the A-ASSOCIATE-RQ and for the peer to close after release or reject (ARTIM).
+        public var artimTimeout: TimeAmount
+        /// How long a peer may stay silent on an established association before it is aborted.
+        public var idleTimeout: TimeAmount
+        /// Where incoming instances are written (temporary files, handed to the ``StorageDelegate``).
+        public var temporaryDirectory: String
+        /// Abstract syntaxes and their transfer syntaxes, in preference order.
+        public var supportedAbstractSyntaxes: [String: [String]]
+        /// Implementation Class UID (sub-item 0x52).
+        public var implementationClassUID: String
+        /// Implementation Version Name (sub-item 0x55).
+        public var implementationVersionName: String?
+
+        /// The default abstract syntaxes: Verification, and every storage SOP class with
+        /// ``TransferSyntaxLists/storage``.
+        public static var defaultAbstractSyntaxes: [String: [String]] {
+            var syntaxes: [String: [String]] = [WellKnownUID.verificationSOPClass: TransferSyntaxLists.uncompressed]
+            for uid in UIDDictionary.storageSOPClasses {
+                syntaxes[uid] = TransferSyntaxLists.storage
+            }
+            return syntaxes
+        }
+
+        public init(
+            host: String = "0.0.0.0",
+            port: Int,
+            aeTitle: String,
+            temporaryDirectory: String,
+            acceptsAnyCalledAETitle: Bool = false,
+            allowedCallingAETitles: Set<String>? = nil,
+            maximumAssociations: Int = 16,
+            maximumPDULength: UInt32 = 256 * 1024,
+            artimTimeout: TimeAmount = .seconds(30),
+            idleTimeout: TimeAmount = .seconds(60),
+            supportedAbstractSyntaxes: [String: [String]] = Configuration.defaultAbstractSyntaxes,
+            implementationClassUID: String = Part10File.implementationClassUID,
+            implementationVersionName: String? = Part10File.implementationVersionName
+        ) {
+            self.host = host
+            self.port = port
+            self.aeTitle = aeTitle
+            self.temporaryDirectory = temporaryDirectory
+            self.acceptsAnyCalledAETitle = acceptsAnyCalledAETitle
+            self.allowedCallingAETitles = allowedCallingAETitles
+            self.maximumAssociations = maximumAssociations
+            self.maximumPDULength = maximumPDULength
+            self.artimTimeout = artimTimeout
+            self.idleTimeout = idleTimeout
+            self.supportedAbstractSyntaxes = supportedAbstractSyntaxes
+            self.implementationClassUID = implementationClassUID
+            self.implementationVersionName = implementationVersionName
+        }
+
+        /// The acceptor policy these settings describe.
+        var policy: AssociationAcceptorPolicy {
+            AssociationAcceptorPolicy(
+                aeTitle: self.aeTitle,
+                acceptedCalledAETitles: self.acceptsAnyCalledAETitle ? nil : [self.aeTitle],
+                acceptedCallingAETitles: self.allowedCallingAETitles,
+                supportedAbstractSyntaxes: self.supportedAbstractSyntaxes.mapValues {
+                    AssociationAcceptorPolicy.SupportedAbstractSyntax(transferSyntaxes: $0)
+                },
+                maximumPDULength: self.maximumPDULength,
+                implementationClassUID: self.implementationClassUID,
+                implementationVersionName: self.implementationVersionName
+            )
+        }
+    }
+
+    /// The settings.
+    public let configuration: Configuration
+    /// The port actually bound.
+    public let localPort: Int
+    private let serverChannel: NIOAsyncChannel<NIOAsyncChannel<PDUFrame, PDU>, Never>
+    private let storage: any StorageDelegate
+    private let logger: Logger
+    private let activeAssociations: ActiveAssociationCounter
+
+    /// Binds the listening socket.
+    ///
+    /// - Throws: NIO's error when the address cannot be bound.
+    public static func bind(
+        configuration: Configuration,
+        storage: any StorageDelegate,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger
+    ) async throws -> DICOMServer {
+        let maximumPDULength = configuration.maximumPDULength
+        let idleTimeout = configuration.idleTimeout
+        let channel = try await ServerBootstrap(group: eventLoopGroup)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.maxMessagesPerRead, value: 16)
+            .bind(
+                host: configuration.host,
+                port: configuration.port,
+                serverBackPressureStrategy: .init(lowWatermark: 4, highWatermark: 64)
+            ) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addPDUHandlers(
+                        maximumDataPDULength: maximumPDULength,
+                        idleTimeout: idleTimeout
+                    )
+                    return try NIOAsyncChannel<PDUFrame, PDU>(
+                        wrappingChannelSynchronously: channel,
+                        configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 8))
+                    )
+                }
+            }
+        guard let port = channel.channel.localAddress?.port else {
+            channel.channel.close(promise: nil)
+            throw DICOMNetworkError.connectionFailed(
+                host: configuration.host, port: configuration.port, DICOMNetworkError.invalidArgument("no local address"))
+        }
+        return DICOMServer(
+            configuration: configuration,
+            localPort: port,
+            serverChannel: channel,
+            storage: storage,
+            logger: logger,
+            activeAssociations: ActiveAssociationCounter()
+        )
+    }
+
+    /// Accepts and serves associations until the task is cancelled; then stops accepting and waits for the
+    /// associations in progress to end.
+    public func run() async throws {
+        let serverChannel = self.serverChannel
+        let logger = self.logger
+        logger.info("listening", metadata: ["server.port": "\(self.localPort)", "server.aet": "\(self.configuration.aeTitle)"])
+        try await withTaskCancellationHandler {
+            try await serverChannel.executeThenClose { inbound in
+                try await withThrowingDiscardingTaskGroup { group in
+                    for try await connection in inbound {
+                        group.addTask {
+                            // An unstructured task, awaited here: cancelling the server does not cancel the
+                            // association, which ends by itself (release, abort or idle timeout).
+                            let association = Task { await self.serve(connection) }
+                            await association.value
+                        }
+                    }
+                }
+            }
+        } onCancel: {
+            serverChannel.channel.close(promise: nil)
+        }
+        logger.info("stopped listening", metadata: ["server.port": "\(self.localPort)"])
+    }
+
+    /// Runs one association to its end; errors are logged, never thrown (one peer cannot stop the server).
+    private func serve(_ connection: NIOAsyncChannel<PDUFrame, PDU>) async {
+        var logger = self.logger
+        logger[metadataKey: "peer.address"] = "\(connection.channel.remoteAddress.map { "\($0)" } ?? "?")"
+        do {
+            try await connection.executeThenClose { inbound, outbound in
+                let association = AssociationConnection(
+                    channel: connection.channel,
+                    inbound: inbound,
+                    outbound: outbound,
+                    assembler: DIMSEMessageAssembler(streamedCommands: [.cStoreRQ]),
+                    logger: logger
+                )
+                try await ServerAssociationHandler(
+                    connection: association,
+                    configuration: self.configuration,
+                    storage: self.storage,
+                    counter: self.activeAssociations
+                ).run()
+            }
+        } catch {
+            logger.debug("association ended with an error", metadata: ["error": "\(error)"])
+        }
+    }
+}
+
+/// Counts the associations being served, for ``DICOMServer/Configuration/maximumAssociations``.
+final class ActiveAssociationCounter: Sendable {
+    private let count = Atomic<Int>(0)
+
+    /// Takes a slot if fewer than `limit` are taken.
+    func acquire(limit: Int) -> Bool {
+        let new = self.count.add(1, ordering: .relaxed).newValue
+        if new > limit {
+            self.count.subtract(1, ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
+    func release() {
+        self.count.subtract(1, ordering: .relaxed)
+    }
+}
+
+extension ChannelPipeline.SynchronousOperations {
+    /// Adds the PDU framing handlers: frame decoder with its caps (PS3.8 §9.3.1), PDU encoder, and optionally
+    /// an idle timer that ends the inbound stream with a ``TimeoutSignal``.
+    func addPDUHandlers(maximumDataPDULength: UInt32, idleTimeout: TimeAmount?) throws {
+        try self.addHandler(ByteToMessageHandler(PDUFrameDecoder(maximumDataPDULength: maximumDataPDULength)))
+        try self.addHandler(MessageToByteHandler(PDUEncoder()))
+        if let idleTimeout {
+            try self.addHandler(IdleStateHandler(readTimeout: idleTimeout))
+            try self.addHandler(IdleTimeoutHandler())
+        }
+    }
+}

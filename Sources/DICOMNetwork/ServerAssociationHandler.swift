@@ -1,0 +1,103 @@
+import DICOMProtocol
+import Logging
+import NIOCore
+
+/// The acceptor side of one association: negotiation (PS3.8 §9.3.3, §9.3.4), then C-ECHO and C-STORE
+/// requests (PS3.7 §9.1.5, §9.1.1) until release or abort.
+struct ServerAssociationHandler {
+    let connection: AssociationConnection
+    let configuration: DICOMServer.Configuration
+    let storage: any StorageDelegate
+    let counter: ActiveAssociationCounter
+
+    func run() async throws {
+        let connection = self.connection
+        try await connection.handle(.transportConnectionIndication)  // AE-5: ARTIM runs until the RQ arrives.
+
+        var indication: AssociationStateMachine.Indication?
+        while indication == nil {
+            indication = try await connection.receive(
+                timeout: self.configuration.artimTimeout, kind: .acse, waitingFor: "an A-ASSOCIATE-RQ")
+            if connection.state == .sta1 || connection.state == .sta13 {
+                // The peer sent something other than an A-ASSOCIATE-RQ (AA-1) or an unsupported protocol version.
+                try await connection.drainUntilClosed(timeout: self.configuration.artimTimeout)
+                return
+            }
+        }
+        guard case .associateRequest(let request)? = indication else {
+            connection.close()
+            return
+        }
+        connection.logger[metadataKey: "peer.aet"] = "\(request.callingAETitle)"
+
+        guard self.counter.acquire(limit: self.configuration.maximumAssociations) else {
+            connection.logger.info("association rejected: too many associations")
+            let rejection = AssociateRJ(result: .rejectedTransient, source: .serviceProviderPresentation, reason: .localLimitExceeded)
+            try await connection.handle(.associateRejectResponse(rejection))
+            try await connection.drainUntilClosed(timeout: self.configuration.artimTimeout)
+            return
+        }
+        defer { self.counter.release() }
+
+        switch self.configuration.policy.evaluate(request) {
+        case .reject(let rejection):
+            connection.logger.info("association rejected", metadata: ["dul.rejection": "\(rejection)"])
+            try await connection.handle(.associateRejectResponse(rejection))
+            try await connection.drainUntilClosed(timeout: self.configuration.artimTimeout)
+            return
+        case .accept(let accept, let negotiated):
+            connection.negotiated = negotiated
+            try await connection.handle(.associateAcceptResponse(accept))
+            connection.logger.debug(
+                "association accepted",
+                metadata: ["dul.contexts": "\(negotiated.acceptedContexts.count)", "peer.maxPDU": "\(negotiated.peerMaximumPDULength)"]
+            )
+        }
+        try await self.serveDIMSE(calledAETitle: request.calledAETitle, callingAETitle: request.callingAETitle)
+    }
+
+    /// Serves requests until the peer releases (A-RELEASE) or the association ends otherwise.
+    private func serveDIMSE(calledAETitle: String, callingAETitle: String) async throws {
+        let connection = self.connection
+        while true {
+            // The idle timer in the pipeline bounds every wait.
+            let incoming = try await connection.nextIncoming(timeout: nil, kind: .idle, waitingFor: "a DIMSE request")
+            switch incoming {
+            case .releaseRequested:
+                connection.logger.debug("association released by the peer")
+                try await connection.respondToRelease(timeout: self.configuration.artimTimeout)
+                return
+
+            case .dimse(.message(.cEchoRQ(let echo), let context, _)):
+                let response = CEchoRSP(
+                    messageIDBeingRespondedTo: echo.messageID,
+                    affectedSOPClassUID: echo.affectedSOPClassUID,
+                    status: .success
+                )
+                try await connection.send(.cEchoRSP(response), presentationContextID: context, dataSet: nil)
+
+            case .dimse(.streamStarted(.cStoreRQ(let store), let context)):
+                _ = try await connection.receiveInstance(
+                    store,
+                    presentationContextID: context,
+                    directory: self.configuration.temporaryDirectory,
+                    storage: self.storage,
+                    peerAETitle: callingAETitle,
+                    localAETitle: calledAETitle,
+                    timeout: nil,
+                    kind: .idle
+                )
+
+            case .dimse(.message(.cCancelRQ, _, _)):
+                // Nothing is in progress that could be cancelled (PS3.7 §9.3.2.3 allows ignoring it).
+                continue
+
+            case .dimse(let event):
+                connection.logger.info("unsupported DIMSE request; aborting", metadata: ["dimse.event": "\(event)"])
+                try await connection.handle(.abortRequest(.provider(.unexpectedPDUParameter)))
+                connection.close()
+                return
+            }
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import DICOMData
+import DICOMProtocol
+
+/// A Part 10 file ready for C-STORE: its SOP class and instance, transfer syntax, and where the data set
+/// starts (PS3.10 §7.1), read from the file meta information only.
+public struct StorableFile: Sendable, Hashable {
+    public var path: String
+    public var sopClassUID: String
+    public var sopInstanceUID: String
+    public var transferSyntaxUID: String
+
+    /// Reads the meta information of a file.
+    ///
+    /// - Throws: ``DICOMNetworkError/invalidArgument(_:)`` when it is not a Part 10 file with the needed
+    ///   meta elements; DICOMData's error when it cannot be read.
+    public init(readingHeaderOf path: String) throws {
+        let file = try Part10File.readHeader(contentsOf: path, stopBefore: Tag(0x0008, 0x0000))
+        guard
+            let sopClass = file.meta.string(.mediaStorageSOPClassUID),
+            let sopInstance = file.meta.string(.mediaStorageSOPInstanceUID)
+        else {
+            throw DICOMNetworkError.invalidArgument("\(path): no Media Storage SOP Class/Instance UID")
+        }
+        self.path = path
+        self.sopClassUID = sopClass
+        self.sopInstanceUID = sopInstance
+        self.transferSyntaxUID = file.transferSyntax.uid
+    }
+
+    /// The transfer syntax lists to propose for this file: its own syntax alone (so that an acceptor with
+    /// another preference still accepts it and the data set goes out byte for byte), then, for a native
+    /// file, the uncompressed syntaxes it can be re-encoded to (PS3.5 §10).
+    var proposals: [[String]] {
+        let syntax = TransferSyntax(uid: self.transferSyntaxUID)
+        if syntax.isEncapsulated || self.transferSyntaxUID == WellKnownUID.explicitVRLittleEndian {
+            return [[self.transferSyntaxUID]]
+        }
+        return [[self.transferSyntaxUID], TransferSyntaxLists.uncompressed]
+    }
+
+    /// The contexts a set of files needs: one per distinct (SOP class, transfer syntax list).
+    public static func presentationContexts(for files: [StorableFile]) -> [ProposedPresentationContext] {
+        var seen = Set<[String]>()
+        var contexts: [ProposedPresentationContext] = []
+        for file in files {
+            for syntaxes in file.proposals {
+                guard seen.insert([file.sopClassUID] + syntaxes).inserted else { continue }
+                contexts.append(ProposedPresentationContext(abstractSyntax: file.sopClassUID, transferSyntaxes: syntaxes))
+            }
+        }
+        return Array(contexts.prefix(AssociationRequestParameters.maximumPresentationContexts))
+    }
+}
+
+/// The outcome of storing one file.
+public struct StoreResult: Sendable, Hashable {
+    public var path: String
+    public var sopClassUID: String?
+    public var sopInstanceUID: String?
+    /// The C-STORE-RSP status, or `nil` when the file was not sent.
+    public var status: DIMSEStatus?
+    /// Why the file was not sent, or the peer's error comment.
+    public var error: String?
+
+    /// Whether the peer stored the instance (success or warning).
+    public var succeeded: Bool { self.status?.isSuccessOrWarning ?? false }
+
+    public init(path: String, sopClassUID: String?, sopInstanceUID: String?, status: DIMSEStatus?, error: String?) {
+        self.path = path
+        self.sopClassUID = sopClassUID
+        self.sopInstanceUID = sopInstanceUID
+        self.status = status
+        self.error = error
+    }
+}
+
+/// The outcome of a C-MOVE or C-GET (PS3.4 §C.4.2, §C.4.3).
+public struct RetrieveResult: Sendable, Hashable {
+    /// The final status.
+    public var status: DIMSEStatus
+    /// The final sub-operation counts.
+    public var subOperations: SubOperationCounts
+    /// Error Comment of the final response.
+    public var errorComment: String?
+    /// Failed SOP Instance UID List (0008,0058) of the final response, when the peer sent one.
+    public var failedSOPInstanceUIDs: [String]
+
+    public init(status: DIMSEStatus, subOperations: SubOperationCounts, errorComment: String?, failedSOPInstanceUIDs: [String]) {
+        self.status = status
+        self.subOperations = subOperations
+        self.errorComment = errorComment
+        self.failedSOPInstanceUIDs = failedSOPInstanceUIDs
+    }
+}
+
+/// One C-FIND response: a pending match with its identifier, or the final status.
+public struct FindResponse: Sendable {
+    public var status: DIMSEStatus
+    /// The matching identifier of a pending response.
+    public var identifier: DataSet?
+    public var errorComment: String?
+
+    public init(status: DIMSEStatus, identifier: DataSet?, errorComment: String?) {
+        self.status = status
+        self.identifier = identifier
+        self.errorComment = errorComment
+    }
+}

@@ -1,0 +1,61 @@
+import DICOMNetwork
+import Foundation
+import NIOCore
+import Testing
+
+/// Hostile and silent peers against ``DICOMServer``, driven by raw sockets (python3).
+@Suite("DICOMServer robustness", .serialized)
+struct ServerRobustnessTests {
+    /// Sends `payload` (hex) and prints what comes back (hex) until the server closes, and the elapsed seconds.
+    static func exchange(port: Int, payloadHex: String) async throws -> (reply: String, seconds: Double) {
+        let script = """
+            import socket, sys, time
+            s = socket.create_connection(("127.0.0.1", \(port)))
+            s.settimeout(10)
+            t = time.time()
+            s.sendall(bytes.fromhex("\(payloadHex)"))
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk: break
+                data += chunk
+            print(data.hex(), round(time.time() - t, 3))
+            """
+        let result = try await TestSupport.run("python3", ["-c", script])
+        #expect(result.status == 0, "\(result.output)")
+        let parts = result.output.trimmingCharacters(in: .newlines).split(separator: " ", omittingEmptySubsequences: false)
+        return (String(parts.first ?? ""), Double(parts.last ?? "") ?? -1)
+    }
+
+    @Test("an unknown PDU type is answered with an A-ABORT and the connection is closed")
+    func garbage() async throws {
+        try await TestSupport.withTemporaryDirectory { dir in
+            try await TestSupport.withServer(directory: dir) { server in
+                let (reply, _) = try await Self.exchange(port: server.localPort, payloadHex: "0900000000046162636465")
+                #expect(reply.hasPrefix("0700000000040000"), "\(reply)")
+            }
+        }
+    }
+
+    @Test("an announced length above the cap ends in an A-ABORT, not an allocation")
+    func oversized() async throws {
+        try await TestSupport.withTemporaryDirectory { dir in
+            try await TestSupport.withServer(directory: dir) { server in
+                let (reply, seconds) = try await Self.exchange(port: server.localPort, payloadHex: "0100fffffff0")
+                #expect(reply.hasPrefix("07000000000400"), "\(reply)")
+                #expect(seconds < 2)
+            }
+        }
+    }
+
+    @Test("a silent client is closed after the ARTIM timeout")
+    func silent() async throws {
+        try await TestSupport.withTemporaryDirectory { dir in
+            try await TestSupport.withServer(directory: dir, configure: { $0.artimTimeout = .milliseconds(500) }) { server in
+                let (reply, seconds) = try await Self.exchange(port: server.localPort, payloadHex: "")
+                #expect(reply.isEmpty)
+                #expect(seconds >= 0.4 && seconds < 3, "closed after \(seconds) s")
+            }
+        }
+    }
+}

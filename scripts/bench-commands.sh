@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Command benchmarks (issues 3 and 4): px-echo against bare echoscu (a process per echo), and
+# px-find at image level returning 300 records against bare `findscu -X`. Every DCMTK process,
+# peers included, runs with TCP_NODELAY=1. Prints medians and ratios as JSON lines.
+#
+# usage: scripts/bench-commands.sh [WORKDIR]   (default: bench-data/ in the project)
+# env:   PX_BENCH_RUNS (default 31), PX_BENCH_BACKENDS (default "dcmtk", e.g. "dcmtk native")
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=${1:-$root/bench-data}
+runs=${PX_BENCH_RUNS:-31}
+backends=${PX_BENCH_BACKENDS:-dcmtk}
+python=${PX_VENV:-$root/.venv}/bin/python
+export TCP_NODELAY=1 LC_ALL=C
+
+mkdir -p "$work"
+ct="$work/ct300"
+if [ ! -f "$ct/.complete" ]; then
+    rm -rf "$ct" && mkdir -p "$ct"
+    "$python" "$root/scripts/make-qr-corpus.py" --ct-bench 300 "$ct" >/dev/null
+    touch "$ct/.complete"
+fi
+(cd "$root" && swift build -c release --product px-echo >/dev/null && swift build -c release --product px-find >/dev/null)
+bin="$root/.build/release"
+
+free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+time_us() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N); echo $(( (t1 - t0) / 1000 )); }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+# --- peers: storescp for echo, dcmqrscp holding the 300 CT images for find
+scp_port=$(free_port)
+scp_dir=$(mktemp -d)
+setsid storescp --ignore -aet BENCHSCP "$scp_port" >>"$scp_dir/storescp.log" 2>&1 &
+echo $! >"$scp_dir/storescp.pid"
+qr="$work/qr"
+rm -rf "$qr" && mkdir -p "$qr"
+qr_port=$(bash "$root/scripts/dcmqrscp-start.sh" "$qr" | tail -1)
+trap 'bash "$root/scripts/peer-stop.sh" "$scp_dir/storescp.pid"; bash "$root/scripts/peer-stop.sh" "$qr/dcmqrscp.pid"; rm -rf "$scp_dir"' EXIT
+bash "$root/scripts/dcmqrscp-load.sh" "$qr" "$ct" >/dev/null
+for _ in $(seq 50); do echoscu -aec BENCHSCP 127.0.0.1 "$scp_port" 2>/dev/null && break; sleep 0.1; done
+
+series=$("$python" - "$ct" <<'PY'
+import sys, glob, pydicom
+print(pydicom.dcmread(sorted(glob.glob(sys.argv[1] + "/*.dcm"))[0], stop_before_pixels=True).SeriesInstanceUID)
+PY
+)
+
+echo "== echo: a process per association, median of $runs runs"
+echoscu_us=$(for _ in $(seq "$runs"); do time_us echoscu -aec BENCHSCP 127.0.0.1 "$scp_port"; done | median)
+echo "{\"tool\": \"echoscu\", \"median_ms\": $(awk -v u="$echoscu_us" 'BEGIN{printf "%.2f", u/1000}')}"
+for backend in $backends; do
+    px_us=$(for _ in $(seq "$runs"); do time_us "$bin/px-echo" --backend "$backend" --aec BENCHSCP "127.0.0.1:$scp_port"; done | median)
+    echo "{\"tool\": \"px-echo --backend $backend\", \"median_ms\": $(awk -v u="$px_us" 'BEGIN{printf "%.2f", u/1000}'), \"ratio_to_echoscu\": $(ratio "$px_us" "$echoscu_us")}"
+done
+
+echo "== find: image level, 300 records, median of $runs runs"
+out=$(mktemp -d)
+find_args=(-S -k QueryRetrieveLevel=IMAGE -k "SeriesInstanceUID=$series" -k SOPInstanceUID -k InstanceNumber -aec QRSCP 127.0.0.1 "$qr_port")
+count=$(findscu -X -od "$out" "${find_args[@]}" 2>/dev/null; ls "$out" | wc -l)
+findscu_us=$(for _ in $(seq "$runs"); do rm -rf "$out" && mkdir "$out"; time_us findscu -X -od "$out" "${find_args[@]}"; done | median)
+echo "{\"tool\": \"findscu -X\", \"records\": $count, \"median_ms\": $(awk -v u="$findscu_us" 'BEGIN{printf "%.2f", u/1000}')}"
+for backend in $backends; do
+    records=$("$bin/px-find" --backend "$backend" --aec QRSCP --level image -k "SeriesInstanceUID=$series" -k SOPInstanceUID -k InstanceNumber --format ndjson "127.0.0.1:$qr_port" | wc -l)
+    px_us=$(for _ in $(seq "$runs"); do time_us "$bin/px-find" --backend "$backend" --aec QRSCP --level image -k "SeriesInstanceUID=$series" -k SOPInstanceUID -k InstanceNumber --format ndjson "127.0.0.1:$qr_port"; done | median)
+    echo "{\"tool\": \"px-find --backend $backend\", \"records\": $records, \"median_ms\": $(awk -v u="$px_us" 'BEGIN{printf "%.2f", u/1000}'), \"ratio_to_findscu\": $(ratio "$px_us" "$findscu_us")}"
+done
+rm -rf "$out"

@@ -14,6 +14,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "DICOMData", targets: ["DICOMData"]),
+        .library(name: "PX", targets: ["PX"]),
         .library(name: "PXCore", targets: ["PXCore"]),
         .library(name: "DCMTKBackend", targets: ["DCMTKBackend"]),
         .library(name: "PXCommandLine", targets: ["PXCommandLine"]),
@@ -120,10 +121,32 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // The backend that speaks DICOM itself, on DICOMNetwork.
+        .target(
+            name: "NativeBackend",
+            dependencies: [
+                "PXCore",
+                "DICOMData",
+                "DICOMProtocol",
+                "DICOMNetwork",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        // `import PX`: the typed model, the data layer and both backends behind one choice.
+        .target(
+            name: "PX",
+            dependencies: ["PXCore", "DICOMData", "DCMTKBackend", "NativeBackend"],
+            swiftSettings: strictSettings
+        ),
+
         // Option groups, the config file, backend selection and output shared by the px commands.
         .target(
             name: "PXCommandLine",
             dependencies: [
+                "PX",
                 "PXCore",
                 "DCMTKBackend",
                 "DICOMData",

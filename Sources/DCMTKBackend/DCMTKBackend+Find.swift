@@ -19,6 +19,7 @@ extension DCMTKBackend {
         let directory = try TemporaryDirectory(prefix: "px-find")
         defer { directory.remove(logger: logger) }
         var arguments = [request.model == .studyRoot ? "-S" : "-P", "-v", "-X", "-od", directory.path]
+        if let limit = request.limit { arguments += ["--cancel", String(limit)] }
         arguments += Self.associationArguments(connection)
         arguments += Self.keyArguments(request.identifierWithLevel)
         arguments += Self.peerArguments(connection)

@@ -25,7 +25,8 @@ extension AssociationConnection {
         peerAETitle: String,
         localAETitle: String,
         timeout: TimeAmount?,
-        kind: TimeoutSignal.Kind
+        kind: TimeoutSignal.Kind,
+        associationID: UInt64 = 0
     ) async throws -> DIMSEStatus {
         guard let context = self.negotiated?.context(id: presentationContextID) else {
             try await self.handle(.abortRequest(.provider(.unexpectedPDUParameter)))
@@ -77,7 +78,8 @@ extension AssociationConnection {
                     calledAETitle: localAETitle,
                     dataSetLength: writer.dataSetLength,
                     fileLength: writer.fileLength,
-                    moveOriginatorAETitle: request.moveOriginatorAETitle
+                    moveOriginatorAETitle: request.moveOriginatorAETitle,
+                    associationID: associationID
                 )
                 status = try await storage.didReceive(instance)
             } catch {

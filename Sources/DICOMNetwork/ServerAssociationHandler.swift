@@ -1,6 +1,7 @@
 import DICOMProtocol
 import Logging
 import NIOCore
+import Synchronization
 
 /// The acceptor side of one association: negotiation (PS3.8 §9.3.3, §9.3.4), then C-ECHO and C-STORE
 /// requests (PS3.7 §9.1.5, §9.1.1) until release or abort.
@@ -53,11 +54,24 @@ struct ServerAssociationHandler {
                 metadata: ["dul.contexts": "\(negotiated.acceptedContexts.count)", "peer.maxPDU": "\(negotiated.peerMaximumPDULength)"]
             )
         }
-        try await self.serveDIMSE(calledAETitle: request.calledAETitle, callingAETitle: request.callingAETitle)
+        let served = ServedAssociation(
+            id: ServedAssociationIDs.next(),
+            peerHost: connection.channel.remoteAddress?.ipAddress,
+            callingAETitle: request.callingAETitle,
+            calledAETitle: request.calledAETitle
+        )
+        await self.storage.associationOpened(served)
+        do {
+            try await self.serveDIMSE(served)
+        } catch {
+            await self.storage.associationClosed(served, aborted: true)
+            throw error
+        }
+        await self.storage.associationClosed(served, aborted: connection.state != .sta1)
     }
 
     /// Serves requests until the peer releases (A-RELEASE) or the association ends otherwise.
-    private func serveDIMSE(calledAETitle: String, callingAETitle: String) async throws {
+    private func serveDIMSE(_ served: ServedAssociation) async throws {
         let connection = self.connection
         while true {
             // The idle timer in the pipeline bounds every wait.
@@ -82,10 +96,11 @@ struct ServerAssociationHandler {
                     presentationContextID: context,
                     directory: self.configuration.temporaryDirectory,
                     storage: self.storage,
-                    peerAETitle: callingAETitle,
-                    localAETitle: calledAETitle,
+                    peerAETitle: served.callingAETitle,
+                    localAETitle: served.calledAETitle,
                     timeout: nil,
-                    kind: .idle
+                    kind: .idle,
+                    associationID: served.id
                 )
 
             case .dimse(.message(.cCancelRQ, _, _)):
@@ -99,5 +114,14 @@ struct ServerAssociationHandler {
                 return
             }
         }
+    }
+}
+
+/// Process-wide association numbers for ``ServedAssociation/id``.
+enum ServedAssociationIDs {
+    private static let counter = Atomic<UInt64>(0)
+
+    static func next() -> UInt64 {
+        counter.add(1, ordering: .relaxed).newValue
     }
 }

@@ -21,6 +21,8 @@ public struct ReceivedInstance: Sendable, Hashable {
     public var fileLength: Int
     /// Move Originator AE Title and Message ID, for C-STOREs that are sub-operations of a C-MOVE.
     public var moveOriginatorAETitle: String?
+    /// The ``ServedAssociation/id`` of the association that brought it (0 for C-GET sub-operations).
+    public var associationID: UInt64
 
     public init(
         path: String,
@@ -31,7 +33,8 @@ public struct ReceivedInstance: Sendable, Hashable {
         calledAETitle: String,
         dataSetLength: Int,
         fileLength: Int,
-        moveOriginatorAETitle: String? = nil
+        moveOriginatorAETitle: String? = nil,
+        associationID: UInt64 = 0
     ) {
         self.path = path
         self.sopClassUID = sopClassUID
@@ -42,6 +45,7 @@ public struct ReceivedInstance: Sendable, Hashable {
         self.dataSetLength = dataSetLength
         self.fileLength = fileLength
         self.moveOriginatorAETitle = moveOriginatorAETitle
+        self.associationID = associationID
     }
 }
 
@@ -54,4 +58,33 @@ public struct ReceivedInstance: Sendable, Hashable {
 public protocol StorageDelegate: Sendable {
     /// Places the file of a received instance.
     func didReceive(_ instance: ReceivedInstance) async throws -> DIMSEStatus
+
+    /// An association was accepted (after A-ASSOCIATE-AC was sent). Called by ``DICOMServer`` only.
+    func associationOpened(_ association: ServedAssociation) async
+
+    /// An accepted association ended: released (`aborted` false), or aborted, timed out or lost. Called once
+    /// per ``associationOpened(_:)``, after the last ``didReceive(_:)`` of that association has returned.
+    func associationClosed(_ association: ServedAssociation, aborted: Bool) async
+}
+
+extension StorageDelegate {
+    public func associationOpened(_ association: ServedAssociation) async {}
+    public func associationClosed(_ association: ServedAssociation, aborted: Bool) async {}
+}
+
+/// An association a ``DICOMServer`` accepted: who is on the other side.
+public struct ServedAssociation: Sendable, Hashable {
+    /// Unique within the process; ``ReceivedInstance/associationID`` refers to it.
+    public var id: UInt64
+    /// The peer's IP address, when known.
+    public var peerHost: String?
+    public var callingAETitle: String
+    public var calledAETitle: String
+
+    public init(id: UInt64, peerHost: String?, callingAETitle: String, calledAETitle: String) {
+        self.id = id
+        self.peerHost = peerHost
+        self.callingAETitle = callingAETitle
+        self.calledAETitle = calledAETitle
+    }
 }

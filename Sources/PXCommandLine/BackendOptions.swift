@@ -1,29 +1,24 @@
 import ArgumentParser
-import DCMTKBackend
+import PX
 import PXCore
 
 /// `--backend dcmtk|native|auto`.
 public struct BackendOptions: ParsableArguments {
-    public enum Choice: String, ExpressibleByArgument, CaseIterable, Sendable {
-        case dcmtk, native, auto
-    }
-
-    @Option(name: .customLong("backend"), help: "dcmtk, native or auto (auto: dcmtk when its tools are on PATH).")
-    public var backend: Choice = .auto
+    @Option(
+        name: .customLong("backend"),
+        help: "dcmtk, native or auto (auto: dcmtk when its tools are on PATH, otherwise native).")
+    public var backend: BackendChoice = .auto
 
     public init() {}
 
     /// The name the envelope reports before a backend exists (for usage errors).
     public var reportedName: String { backend == .native ? "native" : "dcmtk" }
 
-    /// The backend to use.
-    /// - Throws: ``PXError/backendUnavailable(_:reason:)`` for `native`, which this build lacks.
-    public func make(executables: [String: String]) throws(PXError) -> any DICOMBackend {
-        switch backend {
-        case .dcmtk, .auto:
-            return DCMTKBackend(executables: executables)
-        case .native:
-            throw .backendUnavailable("native", reason: "not built yet; use --backend dcmtk")
-        }
+    /// The backend to use; `tool` is the DCMTK tool the command needs.
+    /// - Throws: ``PXError/toolMissing(_:)`` for `dcmtk` without the tool.
+    public func make(executables: [String: String], tool: String = "echoscu") throws(PXError) -> any DICOMBackend {
+        try PX.backend(backend, executables: executables, tool: tool)
     }
 }
+
+extension BackendChoice: ExpressibleByArgument {}

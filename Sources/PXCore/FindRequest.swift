@@ -8,11 +8,14 @@ public struct FindRequest: Sendable {
     public var level: QueryLevel
     public var model: QueryModel
     public var identifier: DataSet
+    /// After this many matches the query is cancelled with C-CANCEL (PS3.7 §9.3.2.3); `nil` for all.
+    public var limit: Int?
 
-    public init(level: QueryLevel, model: QueryModel = .studyRoot, identifier: DataSet) {
+    public init(level: QueryLevel, model: QueryModel = .studyRoot, identifier: DataSet, limit: Int? = nil) {
         self.level = level
         self.model = model
         self.identifier = identifier
+        self.limit = limit
     }
 
     /// The identifier with (0008,0052) QueryRetrieveLevel set to ``level``.

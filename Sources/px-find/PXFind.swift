@@ -122,7 +122,7 @@ struct PXFind: AsyncParsableCommand {
         var data: JSONValue?
         var failure: PXError?
         do {
-            let dicomBackend = try backend.make(executables: connection.executables(for: "findscu"))
+            let dicomBackend = try backend.make(executables: connection.executables(for: "findscu"), tool: "findscu")
             backendName = dicomBackend.name
             let conn = try connection.connection(timeouts: timeouts.timeouts)
             let queryModel = QueryModel(rawValue: model)!

@@ -49,7 +49,7 @@ struct PXListen: AsyncParsableCommand {
         var backendName = backend.reportedName
         var failure: PXError?
         do {
-            let dicomBackend = try backend.make(executables: executable.map { ["storescp": $0] } ?? [:])
+            let dicomBackend = try backend.make(executables: executable.map { ["storescp": $0] } ?? [:], tool: "storescp")
             backendName = dicomBackend.name
             let absoluteRoot = root.hasPrefix("/") ? root : (currentDirectory() + "/" + root)
             let config = try ListenConfiguration(

@@ -89,7 +89,7 @@ struct PXMove: AsyncParsableCommand {
         var results: [MoveResult] = []
         var failure: PXError?
         do {
-            let dicomBackend = try backend.make(executables: connection.executables(for: "movescu"))
+            let dicomBackend = try backend.make(executables: connection.executables(for: "movescu"), tool: "movescu")
             backendName = dicomBackend.name
             let conn = try connection.connection(timeouts: timeouts.timeouts)
             let showProgress = CommandOutput.standardErrorIsTerminal

@@ -1,0 +1,56 @@
+import DICOMData
+import DICOMNetwork
+import DICOMProtocol
+import Logging
+import PXCore
+
+extension NativeBackend {
+    /// C-FIND (PS3.4 C.4.1): the identifiers are decoded off the wire and handed to `onResponse` as
+    /// they arrive; ``FindRequest/limit`` sends a C-CANCEL after that many matches.
+    public func find(
+        _ request: FindRequest, connection: Connection, logger: Logger,
+        onResponse: @Sendable (PXCore.FindResponse) async throws -> Void
+    ) async throws -> FindResult {
+        let client = self.client(connection, logger: logger)
+        let peer = self.peer(connection)
+        // The deadline runs the association in a child task, which needs an escaping closure:
+        // responses go through a stream and `onResponse` is called here, in order.
+        let (stream, continuation) = AsyncThrowingStream<PXCore.FindResponse, any Error>.makeStream()
+        async let final: UInt16 = run("C-FIND", connection) {
+            do {
+                let status = try await client.withAssociation(to: peer, proposing: [.find(request.model.network)]) { association in
+                    var last: UInt16 = 0
+                    let responses = try await association.find(
+                        request.identifierWithLevel, model: request.model.network, limit: request.limit)
+                    for try await response in responses {
+                        let status = PXCore.DIMSEStatus(code: response.status.rawValue, service: .find)
+                        if status.isPending, let identifier = response.identifier {
+                            continuation.yield(PXCore.FindResponse(status: status, identifier: identifier))
+                        } else if !status.isPending {
+                            last = response.status.rawValue
+                        }
+                    }
+                    return last
+                }
+                continuation.finish()
+                return status
+            } catch {
+                continuation.finish(throwing: error)
+                throw error
+            }
+        }
+        var matches: [DataSet] = []
+        do {
+            for try await response in stream {
+                if let identifier = response.identifier { matches.append(identifier) }
+                try await onResponse(response)
+            }
+        } catch {
+            // The association task ends with the same failure, already mapped to a PXError.
+            _ = try await final
+            throw error
+        }
+        let status = PXCore.DIMSEStatus(code: try await final, service: .find)
+        return FindResult(request: request, matches: matches, status: status)
+    }
+}

@@ -1,0 +1,49 @@
+import DICOMData
+import DICOMNetwork
+import DICOMProtocol
+import Logging
+import PXCore
+
+extension NativeBackend {
+    /// C-MOVE (PS3.4 C.4.2): every pending response's sub-operation counts go to `onProgress`.
+    public func move(
+        _ request: MoveRequest, connection: Connection, logger: Logger,
+        onProgress: @Sendable (MoveProgress) async -> Void
+    ) async throws -> MoveResult {
+        let client = self.client(connection, logger: logger)
+        let peer = self.peer(connection)
+        var identifier = DataSet()
+        for key in request.keys {
+            guard let tag = DataDictionary.tag(forKeyword: key.keyword), let entry = DataDictionary.entry(for: tag) else { continue }
+            identifier.set(tag, vr: entry.vr, string: key.value)
+        }
+        let keys = identifier
+        let (stream, continuation) = AsyncStream<MoveProgress>.makeStream()
+        async let result: RetrieveResult = run("C-MOVE", connection) {
+            defer { continuation.finish() }
+            return try await client.withAssociation(to: peer, proposing: [.move(request.model.network)]) { association in
+                try await association.move(keys, model: request.model.network, destination: request.destination) { counts in
+                    continuation.yield(Self.progress(counts, status: 0xFF00))
+                }
+            }
+        }
+        var responses = 0
+        for await progress in stream {
+            responses += 1
+            await onProgress(progress)
+        }
+        let final = try await result
+        let last = Self.progress(final.subOperations, status: final.status.rawValue)
+        await onProgress(last)
+        return MoveResult(
+            request: request, status: last.status, completed: last.completed, failed: last.failed,
+            warning: last.warning, responses: responses + 1)
+    }
+
+    static func progress(_ counts: SubOperationCounts, status: UInt16) -> MoveProgress {
+        MoveProgress(
+            remaining: counts.remaining.map(Int.init), completed: Int(counts.completed ?? 0),
+            failed: Int(counts.failed ?? 0), warning: Int(counts.warning ?? 0),
+            status: PXCore.DIMSEStatus(code: status, service: .move))
+    }
+}

@@ -33,6 +33,9 @@ extension DCMTKBackend {
         func takePending() async throws {
             guard let path = pendingFile else { return }
             pendingFile = nil
+            // Past the limit: findscu has sent its C-CANCEL, but the peer may have sent more
+            // matches before it arrived; like the native backend, they are dropped.
+            if let limit = request.limit, matches.count >= limit { return }
             let full = path.hasPrefix("/") ? path : directory.path + "/" + path
             let file: Part10File
             do {

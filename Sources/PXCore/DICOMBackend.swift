@@ -47,13 +47,15 @@ extension DICOMBackend {
     /// - Parameters:
     ///   - studyKeys: the study-level identifier (matching and return keys).
     ///   - seriesKeys: the series-level identifier; StudyInstanceUID is set per study.
+    ///   - studyLimit: C-CANCEL the study query after this many studies.
     /// - Returns: the studies with their series, and the study-level status. Studies whose
     ///   series query found nothing are kept with an empty list.
     public func findStudiesWithSeries(
-        studyKeys: DataSet, seriesKeys: DataSet, model: QueryModel, connection: Connection, logger: Logger
+        studyKeys: DataSet, seriesKeys: DataSet, model: QueryModel, studyLimit: Int? = nil, connection: Connection,
+        logger: Logger
     ) async throws -> (studies: [StudyWithSeries], status: DIMSEStatus) {
         let studies = try await find(
-            FindRequest(level: .study, model: model, identifier: studyKeys), connection: connection,
+            FindRequest(level: .study, model: model, identifier: studyKeys, limit: studyLimit), connection: connection,
             logger: logger, onResponse: { _ in })
         guard !studies.status.isFailure else { return ([], studies.status) }
         var out: [StudyWithSeries] = []

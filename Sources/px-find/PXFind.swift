@@ -41,6 +41,8 @@ struct PXFind: AsyncParsableCommand {
     var format: String = "pypx"
     @Option(name: [.customShort("k"), .customLong("key")], help: "A query key: Keyword=value, (gggg,eeee)=value or Keyword.")
     var keys: [String] = []
+    @Option(name: .long, help: "Stop after N matches: px sends C-CANCEL (with --level; else limits the studies).")
+    var limit: Int?
     @Flag(name: .long, help: "Indent the JSON.") var pretty = false
 
     // pypx 0.8 spellings.
@@ -81,6 +83,7 @@ struct PXFind: AsyncParsableCommand {
         for key in keys {
             do { _ = try QueryKey.parse(key) } catch { throw ValidationError(error.message) }
         }
+        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
         if level == "patient" && model == "study" { throw ValidationError("--level patient needs --model patient") }
     }
 
@@ -129,7 +132,7 @@ struct PXFind: AsyncParsableCommand {
             let keys = try matchingKeys()
             let singleLevel = level.flatMap(QueryLevel.init(rawValue:)) ?? (studyOnly ? .study : nil)
             if let singleLevel {
-                let request = FindRequest(level: singleLevel, model: queryModel, identifier: try identifier(level: singleLevel, keys: keys))
+                let request = FindRequest(level: singleLevel, model: queryModel, identifier: try identifier(level: singleLevel, keys: keys), limit: limit)
                 let result = try await dicomBackend.find(request, connection: conn, logger: logger) { response in
                     if fmt == .ndjson, let ds = response.identifier { output.write(PXOutput.ndjsonLine(ds), pretty: false) }
                 }
@@ -141,7 +144,7 @@ struct PXFind: AsyncParsableCommand {
                 let studyKeys = keys.filter { !QueryDefaults.seriesKeywords.contains($0.keyword) }
                 var (studies, status) = try await dicomBackend.findStudiesWithSeries(
                     studyKeys: try identifier(level: .study, keys: studyKeys),
-                    seriesKeys: try identifier(level: .series, keys: seriesKeys), model: queryModel, connection: conn,
+                    seriesKeys: try identifier(level: .series, keys: seriesKeys), model: queryModel, studyLimit: limit, connection: conn,
                     logger: logger)
                 if !seriesKeys.isEmpty { studies.removeAll { $0.series.isEmpty } }
                 switch fmt {

@@ -6,31 +6,59 @@ import Testing
 /// dcmqrscp (started with scripts/dcmqrscp-start.sh, fork mode, loaded with scripts/make-qr-corpus.py's
 /// corpus) and px-listen as the C-MOVE destination.
 @Suite(.serialized) struct IntegrationTests {
-    @Test func echoFailureModes() throws {
+    static let backends = ["dcmtk", "native"]
+
+    /// The envelope without `backend` and `command`: what must not differ between backends.
+    static func comparable(_ run: PeerHarness.Run) -> [JSONValue] {
+        run.stdout.split(separator: "\n").compactMap { line -> JSONValue? in
+            guard let value = try? JSONParser.parse(String(line)), case .object(let members) = value else { return nil }
+            return .object(members.filter { $0.key != "backend" && $0.key != "command" })
+        }
+    }
+
+    @Test(arguments: backends) func echoFailureModes(backend: String) throws {
         guard PeerHarness.requireTools(["echoscu"]) else { return }
-        let refused = try PeerHarness.run("px-echo", ["127.0.0.1:\(PeerHarness.freePort())"])
+        let b = ["--backend", backend]
+        let refused = try PeerHarness.run("px-echo", ["127.0.0.1:\(PeerHarness.freePort())"] + b)
         #expect(refused.exitCode == 1)
         #expect(refused.json?["error"]?["code"]?.stringValue == "connectionRefused")
+        #expect(refused.json?["backend"]?.stringValue == backend)
 
-        let unknown = try PeerHarness.run("px-echo", ["no-such-host.invalid:104"])
+        let unknown = try PeerHarness.run("px-echo", ["no-such-host.invalid:104"] + b)
         #expect(unknown.exitCode == 1)
         #expect(unknown.json?["error"]?["code"]?.stringValue == "unknownHost")
 
         let silent = PeerHarness.silentListener()
         defer { close(silent.fd) }
-        let timeout = try PeerHarness.run("px-echo", ["127.0.0.1:\(silent.port)", "--acse-timeout", "1"])
+        let timeout = try PeerHarness.run("px-echo", ["127.0.0.1:\(silent.port)", "--acse-timeout", "1"] + b)
         #expect(timeout.exitCode == 75)
         #expect(timeout.json?["error"]?["code"]?.stringValue == "timeout")
+        #expect(timeout.json?["error"]?["details"]?["timeout"]?.stringValue == "ACSE")
 
-        let usage = try PeerHarness.run("px-echo", ["127.0.0.1:notaport"])
+        let usage = try PeerHarness.run("px-echo", ["127.0.0.1:notaport"] + b)
         #expect(usage.exitCode == 64)
-        let native = try PeerHarness.run("px-echo", ["--backend", "native", "127.0.0.1:104"])
-        #expect(native.exitCode == 69)
-        let missing = try PeerHarness.run("px-echo", ["127.0.0.1:104", "--executable", "/nonexistent/echoscu"])
-        #expect(missing.exitCode == 69)
-        #expect(missing.json?["error"]?["message"]?.stringValue?.contains("apt-get install dcmtk") == true)
     }
 
+    @Test func backendSelection() throws {
+        guard PeerHarness.requireTools(["echoscu"]) else { return }
+        let port = String(PeerHarness.freePort())
+        let missing = try PeerHarness.run("px-echo", ["127.0.0.1:" + port, "--executable", "/nonexistent/echoscu"])
+        #expect(missing.exitCode == 69)
+        #expect(missing.json?["error"]?["message"]?.stringValue?.contains("apt-get install dcmtk") == true)
+        // Without DCMTK on PATH: `dcmtk` is a missing tool (69), `auto` falls back to native.
+        let noPath = ["PATH": "/nonexistent"]
+        let dcmtk = try PeerHarness.run("px-echo", ["127.0.0.1:" + port, "--backend", "dcmtk"], environment: noPath)
+        #expect(dcmtk.exitCode == 69)
+        #expect(dcmtk.json?["error"]?["code"]?.stringValue == "toolMissing")
+        let auto = try PeerHarness.run("px-echo", ["127.0.0.1:" + port], environment: noPath)
+        #expect(auto.json?["backend"]?.stringValue == "native")
+        #expect(auto.json?["error"]?["code"]?.stringValue == "connectionRefused")
+        let onPath = try PeerHarness.run("px-echo", ["127.0.0.1:" + port])
+        #expect(onPath.json?["backend"]?.stringValue == "dcmtk")
+    }
+
+    /// Every query and move below runs on both backends; each must pass its own checks, and the
+    /// JSON of the two runs must be equal apart from `backend` and `command`.
     @Test func echoFindMoveListenAgainstDcmqrscp() throws {
         guard PeerHarness.requireTools(["dcmqrscp", "storescp", "storescu", "echoscu", "findscu", "movescu"]) else { return }
         let work = PeerHarness.temporaryDirectory()
@@ -51,79 +79,106 @@ import Testing
         try #require(load.exitCode == 0, "dcmqrscp-load.sh failed: \(load.stderr)")
         let peer = "QRSCP@127.0.0.1:\(qrPort)"
 
-        // Echo: success and rejection.
-        let echo = try PeerHarness.run("px-echo", [peer])
-        #expect(echo.exitCode == 0)
-        #expect(echo.json?["data"]?["dimseStatus"]?["code"]?.stringValue == "0x0000")
-        let rejected = try PeerHarness.run("px-echo", ["WRONG@127.0.0.1:\(qrPort)"])
-        #expect(rejected.exitCode == 1)
-        #expect(rejected.json?["error"]?["code"]?.stringValue == "associationRejected")
-        #expect(rejected.json?["error"]?["details"]?["reason"]?.stringValue == "Called AE Title Not Recognized")
-
-        // Find: two-phase pypx shape, names in three character sets, no matches, NDJSON.
-        let find = try PeerHarness.run("px-find", [peer])
-        #expect(find.exitCode == 0)
-        let studies = find.json?["data"]?.arrayValue ?? []
-        #expect(studies.count == 5)
-        let names = Set(studies.compactMap { $0["PatientName"]?["value"]?.stringValue })
-        #expect(names.contains("Müller^Jürgen"))
-        #expect(names.contains("山田^太郎=やまだ^たろう"))
-        #expect(studies.allSatisfy { ($0["series"]?.arrayValue?.count ?? 0) >= 1 })
-        let none = try PeerHarness.run("px-find", [peer, "--level", "study", "--PatientID", "NOBODY"])
-        #expect(none.exitCode == 0)
-        #expect(none.json?["data"]?.arrayValue?.isEmpty == true)
-        let ndjson = try PeerHarness.run("px-find", [peer, "--level", "image", "--format", "ndjson"])
-        #expect(ndjson.stdout.split(separator: "\n").count == 7)
-        let wildcard = try PeerHarness.run("px-find", [peer, "--level", "patient", "--model", "patient", "-k", "PatientName=Doe*"])
-        #expect(wildcard.json?["data"]?.arrayValue?.count == 1)
-
-        // Move to an unknown destination.
-        let uid = studies.first?["StudyInstanceUID"]?["value"]?.stringValue ?? ""
-        let unknown = try PeerHarness.run("px-move", [peer, "--destination", "NOSUCHAE", "--StudyInstanceUID", uid])
-        #expect(unknown.exitCode == 1)
-        #expect(unknown.json?["error"]?["details"]?["status"]?.stringValue == "0xa801")
-
-        // px-find | px-move into px-listen; every received dataset equals the one loaded.
-        let received = work + "/received"
-        let listener = Process()
-        listener.executableURL = URL(fileURLWithPath: PeerHarness.binDirectory + "/px-listen")
-        listener.arguments = ["--port", String(listenPort), "--aet", "PXLISTEN", "-d", received]
-        FileManager.default.createFile(atPath: work + "/events.ndjson", contents: nil)
-        listener.standardOutput = FileHandle(forWritingAtPath: work + "/events.ndjson")
-        listener.standardError = FileHandle.nullDevice
-        try listener.run()
-        defer {
-            if listener.isRunning { listener.interrupt() }
-            listener.waitUntilExit()
-        }
-        var ready = false
-        for _ in 0..<50 where !ready {
-            ready = (try PeerHarness.run("/usr/bin/echoscu", ["-aec", "PXLISTEN", "127.0.0.1", String(listenPort)])).exitCode == 0
-            if !ready { usleep(100_000) }
-        }
-        try #require(ready, "px-listen did not answer C-ECHO")
-        let move = try PeerHarness.run("px-move", [peer, "--destination", "PXLISTEN"], stdin: find.stdout)
-        #expect(move.exitCode == 0)
-        #expect(move.json?["data"]?["completed"] == .number("6"))
-        usleep(300_000)
-        listener.interrupt()
-        listener.waitUntilExit()
-        let lines = String(decoding: FileManager.default.contents(atPath: work + "/events.ndjson") ?? Data(), as: UTF8.self).split(separator: "\n")
-        let parsed = lines.compactMap { try? JSONParser.parse(String($0)) }
-        let instances = parsed.filter { $0["event"]?.stringValue == "instanceReceived" }
-        #expect(instances.count == 6)
-        #expect(parsed.filter { $0["event"]?.stringValue == "seriesComplete" }.count == 5)
-
         var loaded: [String: JSONValue] = [:]
         for file in try FileManager.default.subpathsOfDirectory(atPath: work + "/corpus") where file.hasSuffix(".dcm") {
             let ds = try Part10File(contentsOf: work + "/corpus/" + file).dataSet
             loaded[ds.string(.sopInstanceUID) ?? ""] = ds.dicomJSON()
         }
-        for event in instances {
-            let path = try #require(event["path"]?.stringValue)
-            #expect(path.hasPrefix(received + "/"))
-            let ds = try Part10File(contentsOf: path).dataSet
-            #expect(loaded[ds.string(.sopInstanceUID) ?? "?"] == ds.dicomJSON(), "dataset differs: \(path)")
+
+        // Outputs per backend, by step name, for the differential check at the end.
+        var outputs: [String: [String: [JSONValue]]] = [:]
+        for backend in Self.backends {
+            let b = ["--backend", backend]
+            var mine: [String: [JSONValue]] = [:]
+            func step(_ name: String, _ command: String, _ arguments: [String], stdin: String? = nil) throws -> PeerHarness.Run {
+                let run = try PeerHarness.run(command, arguments + b, stdin: stdin)
+                #expect(run.json?["backend"]?.stringValue == backend, "\(name): \(run.stdout) \(run.stderr)")
+                mine[name] = Self.comparable(run)
+                return run
+            }
+
+            // Echo: success and rejection.
+            let echo = try step("echo", "px-echo", [peer])
+            #expect(echo.exitCode == 0)
+            #expect(echo.json?["data"]?["dimseStatus"]?["code"]?.stringValue == "0x0000")
+            let rejected = try step("rejected", "px-echo", ["WRONG@127.0.0.1:\(qrPort)"])
+            #expect(rejected.exitCode == 1)
+            #expect(rejected.json?["error"]?["code"]?.stringValue == "associationRejected")
+            #expect(rejected.json?["error"]?["details"]?["reason"]?.stringValue == "Called AE Title Not Recognized")
+
+            // Find: two-phase pypx shape, names in three character sets, no matches, NDJSON, DICOM JSON.
+            let find = try step("find", "px-find", [peer])
+            #expect(find.exitCode == 0)
+            let studies = find.json?["data"]?.arrayValue ?? []
+            #expect(studies.count == 5)
+            let names = Set(studies.compactMap { $0["PatientName"]?["value"]?.stringValue })
+            #expect(names.contains("Müller^Jürgen"))
+            #expect(names.contains("山田^太郎=やまだ^たろう"))
+            #expect(studies.allSatisfy { ($0["series"]?.arrayValue?.count ?? 0) >= 1 })
+            let none = try step("none", "px-find", [peer, "--level", "study", "--PatientID", "NOBODY"])
+            #expect(none.exitCode == 0)
+            #expect(none.json?["data"]?.arrayValue?.isEmpty == true)
+            let ndjson = try step("ndjson", "px-find", [peer, "--level", "image", "--format", "ndjson"])
+            #expect(ndjson.stdout.split(separator: "\n").count == 7)
+            let wildcard = try step("wildcard", "px-find", [peer, "--level", "patient", "--model", "patient", "-k", "PatientName=Doe*"])
+            #expect(wildcard.json?["data"]?.arrayValue?.count == 1)
+            let series = try step("series", "px-find", [peer, "--level", "series", "--format", "dicom-json", "-k", "Modality=MR"])
+            #expect(series.json?["data"]?.arrayValue?.count == 2)
+            let limited = try step("limit", "px-find", [peer, "--level", "image", "--format", "ndjson", "--limit", "2"])
+            #expect(limited.stdout.split(separator: "\n").count == 3, "\(limited.stdout)")
+
+            // Move to an unknown destination.
+            let uid = studies.first?["StudyInstanceUID"]?["value"]?.stringValue ?? ""
+            let unknown = try step("unknownDestination", "px-move", [peer, "--destination", "NOSUCHAE", "--StudyInstanceUID", uid])
+            #expect(unknown.exitCode == 1)
+            #expect(unknown.json?["error"]?["details"]?["status"]?.stringValue == "0xa801")
+
+            // px-find | px-move into px-listen (same backend); every received dataset equals the one loaded.
+            let received = work + "/received-" + backend
+            let events = work + "/events-\(backend).ndjson"
+            let listener = Process()
+            listener.executableURL = URL(fileURLWithPath: PeerHarness.binDirectory + "/px-listen")
+            listener.arguments = ["--port", String(listenPort), "--aet", "PXLISTEN", "-d", received] + b
+            FileManager.default.createFile(atPath: events, contents: nil)
+            listener.standardOutput = FileHandle(forWritingAtPath: events)
+            listener.standardError = FileHandle.nullDevice
+            try listener.run()
+            defer {
+                if listener.isRunning { listener.interrupt() }
+                listener.waitUntilExit()
+            }
+            var ready = false
+            for _ in 0..<50 where !ready {
+                ready = (try PeerHarness.run("/usr/bin/echoscu", ["-aec", "PXLISTEN", "127.0.0.1", String(listenPort)])).exitCode == 0
+                if !ready { usleep(100_000) }
+            }
+            try #require(ready, "px-listen (\(backend)) did not answer C-ECHO")
+            let move = try step("move", "px-move", [peer, "--destination", "PXLISTEN"], stdin: find.stdout)
+            #expect(move.exitCode == 0)
+            #expect(move.json?["data"]?["completed"] == .number("6"))
+            usleep(300_000)
+            listener.interrupt()
+            listener.waitUntilExit()
+            let lines = String(decoding: FileManager.default.contents(atPath: events) ?? Data(), as: UTF8.self).split(separator: "\n")
+            let parsed = lines.compactMap { try? JSONParser.parse(String($0)) }
+            let instances = parsed.filter { $0["event"]?.stringValue == "instanceReceived" }
+            #expect(instances.count == 6)
+            #expect(parsed.filter { $0["event"]?.stringValue == "seriesComplete" }.count == 5)
+            for event in instances {
+                let path = try #require(event["path"]?.stringValue)
+                #expect(path.hasPrefix(received + "/"))
+                let ds = try Part10File(contentsOf: path).dataSet
+                #expect(loaded[ds.string(.sopInstanceUID) ?? "?"] == ds.dicomJSON(), "dataset differs: \(path)")
+            }
+            outputs[backend] = mine
+        }
+
+        // The differential check: same JSON from both backends, step by step.
+        let dcmtk = outputs["dcmtk"] ?? [:]
+        let native = outputs["native"] ?? [:]
+        #expect(Set(dcmtk.keys) == Set(native.keys))
+        for (name, expected) in dcmtk.sorted(by: { $0.key < $1.key }) {
+            #expect(native[name] == expected, "\(name): native JSON differs from dcmtk JSON")
         }
     }
 }

@@ -1,21 +1,99 @@
 #!/usr/bin/env bash
-# make demo: build px, make sample data with DCMTK's own tools, and show px reading it.
+# make demo: the main job end to end against an embedded default peer, on free loopback ports.
+#
+#   1. builds px and generates a small sample archive (4 patients, Latin-1/UTF-8/Japanese names);
+#   2. starts DCMTK's dcmqrscp as the PACS and px-listen as the C-MOVE destination;
+#   3. runs px-echo, px-find and `px-find | px-move`, on the DCMTK backend and on the native one;
+#   4. shows the JSON, the listener's NDJSON events and the received pypx tree, then stops the peers.
+#
+# Needs DCMTK and the Python venv (`make setup` installs both; as root it uses apt-get).
+# The data stays in demo-data/ for a look afterwards.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 work="$root/demo-data"
-rm -rf "$work" && mkdir -p "$work"
+python="${PX_VENV:-$root/.venv}/bin/python"
 
-echo "== building px" >&2
-swift build --product px-dump >&2
+for tool in dcmqrscp storescu echoscu findscu movescu; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "demo: $tool not found. Install DCMTK: sudo apt-get install -y dcmtk (or run: make setup)" >&2
+        exit 1
+    fi
+done
+if [ ! -x "$python" ]; then
+    echo "demo: no Python venv at $python. Run: make setup" >&2
+    exit 1
+fi
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
+free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+say "building px"
+swift build >&2
 bin=$(swift build --show-bin-path)
+export PATH="$bin:$PATH"
 
-echo "== sample files made by DCMTK (scripts/make-corpus.sh)" >&2
-bash scripts/make-corpus.sh "$work/corpus" >&2
+rm -rf "$work" && mkdir -p "$work"
+say "sample archive: scripts/make-qr-corpus.py"
+"$python" scripts/make-qr-corpus.py "$work/corpus" >&2
 
-echo "== px-dump: a Latin-1 file as DICOM JSON (text decoded to UTF-8)" >&2
-"$bin/px-dump" "$work/corpus/latin1-explicit-le.dcm"
-echo "== px-dump --format pypx: ISO 2022 Japanese, as pypx's entries" >&2
-"$bin/px-dump" --format pypx --compact "$work/corpus/iso2022-jp-explicit-le.dcm"
-echo "== px-dump on a file that is not DICOM: JSON error, exit 1" >&2
-"$bin/px-dump" --compact /etc/hostname || echo "(exit $?)" >&2
+listen_port=$(free_port)
+listener_pid=""
+cleanup() {
+    [ -n "$listener_pid" ] && kill "$listener_pid" 2>/dev/null && wait "$listener_pid" 2>/dev/null
+    bash scripts/peer-stop.sh "$work/qr/dcmqrscp.pid" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+say "starting dcmqrscp (AE QRSCP) and loading the archive"
+qr_port=$(PX_QR_DESTS="PXLISTEN=127.0.0.1:$listen_port" bash scripts/dcmqrscp-start.sh "$work/qr")
+bash scripts/dcmqrscp-load.sh "$work/qr" "$work/corpus" >&2
+peer="QRSCP@127.0.0.1:$qr_port"
+
+say "starting px-listen (AE PXLISTEN, port $listen_port) into demo-data/received"
+px-listen --port "$listen_port" --aet PXLISTEN -d "$work/received" >"$work/events.ndjson" 2>"$work/listen.log" &
+listener_pid=$!
+for _ in $(seq 50); do
+    px-echo "PXLISTEN@127.0.0.1:$listen_port" >/dev/null 2>&1 && break
+    sleep 0.1
+done
+
+say "px-echo $peer  (DCMTK backend, then native)"
+px-echo "$peer" --backend dcmtk --pretty
+px-echo "$peer" --backend native --pretty
+
+say "px-echo to a port nobody listens on: a JSON error and exit 1"
+px-echo "127.0.0.1:$(free_port)" --pretty || echo "(exit $?)" >&2
+
+say "px-find $peer --PatientName 'M*'  (pypx 3.x shape: studies with their series)"
+px-find "$peer" --PatientName 'M*' --pretty
+
+say "px-find --level image --format ndjson  (one line per match, native backend)"
+px-find "$peer" --level image --format ndjson --backend native
+
+say "px-find --format table"
+px-find "$peer" --level study --format table
+
+say "the same query on both backends gives the same JSON"
+a=$(px-find "$peer" --backend dcmtk | sed 's/"backend":"[a-z]*","command":\[[^]]*\]//')
+b=$(px-find "$peer" --backend native | sed 's/"backend":"[a-z]*","command":\[[^]]*\]//')
+if [ "$a" = "$b" ]; then echo "identical (${#a} bytes)" >&2; else echo "DIFFERENT" >&2; exit 1; fi
+
+say "px-find --PatientID PAT001 | px-move --destination PXLISTEN"
+px-find "$peer" --PatientID PAT001 | px-move "$peer" --destination PXLISTEN --pretty
+
+say "patients PAT002..PAT004, moved on the native backend"
+for pid in PAT002 PAT003 PAT004; do
+    px-find "$peer" --PatientID "$pid" | px-move "$peer" --destination PXLISTEN --backend native
+done
+sleep 0.5
+
+say "px-listen's events (NDJSON, one per line)"
+cat "$work/events.ndjson"
+
+say "the received tree (pypx layout)"
+(cd "$work/received" && find . -type f | sort)
+
+say "px-dump --format text --header-only on a received file"
+first=$(find "$work/received" -name '*.dcm' | sort | head -1)
+px-dump --format text --header-only "$first"

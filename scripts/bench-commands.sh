@@ -40,9 +40,10 @@ trap 'bash "$root/scripts/peer-stop.sh" "$scp_dir/storescp.pid"; bash "$root/scr
 bash "$root/scripts/dcmqrscp-load.sh" "$qr" "$ct" >/dev/null
 for _ in $(seq 50); do echoscu -aec BENCHSCP 127.0.0.1 "$scp_port" 2>/dev/null && break; sleep 0.1; done
 
-series=$("$python" - "$ct" <<'PY'
+read -r study series < <("$python" - "$ct" <<'PY'
 import sys, glob, pydicom
-print(pydicom.dcmread(sorted(glob.glob(sys.argv[1] + "/*.dcm"))[0], stop_before_pixels=True).SeriesInstanceUID)
+ds = pydicom.dcmread(sorted(glob.glob(sys.argv[1] + "/*.dcm"))[0], stop_before_pixels=True)
+print(ds.StudyInstanceUID, ds.SeriesInstanceUID)
 PY
 )
 
@@ -56,13 +57,15 @@ done
 
 echo "== find: image level, 300 records, median of $runs runs"
 out=$(mktemp -d)
-find_args=(-S -k QueryRetrieveLevel=IMAGE -k "SeriesInstanceUID=$series" -k SOPInstanceUID -k InstanceNumber -aec QRSCP 127.0.0.1 "$qr_port")
+# The same identifier for both: dcmqrscp needs the StudyInstanceUID above an IMAGE-level query.
+find_args=(-S -k QueryRetrieveLevel=IMAGE -k "StudyInstanceUID=$study" -k "SeriesInstanceUID=$series" -k SOPInstanceUID -k InstanceNumber -aec QRSCP 127.0.0.1 "$qr_port")
+px_find_args=(--aec QRSCP --level image -k "StudyInstanceUID=$study" -k "SeriesInstanceUID=$series" --QueryReturnTags SOPInstanceUID,InstanceNumber --format ndjson "127.0.0.1:$qr_port")
 count=$(findscu -X -od "$out" "${find_args[@]}" 2>/dev/null; ls "$out" | wc -l)
 findscu_us=$(for _ in $(seq "$runs"); do rm -rf "$out" && mkdir "$out"; time_us findscu -X -od "$out" "${find_args[@]}"; done | median)
 echo "{\"tool\": \"findscu -X\", \"records\": $count, \"median_ms\": $(awk -v u="$findscu_us" 'BEGIN{printf "%.2f", u/1000}')}"
 for backend in $backends; do
-    records=$("$bin/px-find" --backend "$backend" --aec QRSCP --level image -k "SeriesInstanceUID=$series" -k SOPInstanceUID -k InstanceNumber --format ndjson "127.0.0.1:$qr_port" | wc -l)
-    px_us=$(for _ in $(seq "$runs"); do time_us "$bin/px-find" --backend "$backend" --aec QRSCP --level image -k "SeriesInstanceUID=$series" -k SOPInstanceUID -k InstanceNumber --format ndjson "127.0.0.1:$qr_port"; done | median)
+    records=$(( $("$bin/px-find" --backend "$backend" "${px_find_args[@]}" | wc -l) - 1 ))
+    px_us=$(for _ in $(seq "$runs"); do time_us "$bin/px-find" --backend "$backend" "${px_find_args[@]}"; done | median)
     echo "{\"tool\": \"px-find --backend $backend\", \"records\": $records, \"median_ms\": $(awk -v u="$px_us" 'BEGIN{printf "%.2f", u/1000}'), \"ratio_to_findscu\": $(ratio "$px_us" "$findscu_us")}"
 done
 rm -rf "$out"

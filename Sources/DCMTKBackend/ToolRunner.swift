@@ -41,8 +41,12 @@ struct ToolRunner: Sendable {
         if let executablePath {
             guard access(executablePath, X_OK) == 0 else { throw PXError.toolMissing(executablePath) }
             executable = .path(FilePath(executablePath))
+        } else if let found = Self.locate(tool) {
+            // Resolved here with access(2): given a bare name, swift-subprocess tries execve in each
+            // PATH directory from a fresh child, about 3 ms per directory before the right one.
+            executable = .path(FilePath(found))
         } else {
-            executable = .name(tool)
+            throw PXError.toolMissing(tool)
         }
         logger.debug("running DCMTK tool", metadata: ["tool": "\(tool)", "arguments": "\(arguments)"])
         let killedByDeadline = DeadlineFlag()
@@ -89,6 +93,18 @@ struct ToolRunner: Sendable {
         } catch let error as SubprocessError where error.code == .executableNotFound || error.code == .spawnFailed {
             throw PXError.toolMissing(executablePath ?? tool)
         }
+    }
+}
+
+extension ToolRunner {
+    /// The first executable `tool` in the directories of PATH, or `nil`.
+    static func locate(_ tool: String) -> String? {
+        let path = ProcessEnvironment.value("PATH") ?? "/usr/local/bin:/usr/bin:/bin"
+        for directory in path.split(separator: ":") where !directory.isEmpty {
+            let candidate = "\(directory)/\(tool)"
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
     }
 }
 

@@ -90,8 +90,11 @@ import Testing
         for backend in Self.backends {
             let b = ["--backend", backend]
             var mine: [String: [JSONValue]] = [:]
-            func step(_ name: String, _ command: String, _ arguments: [String], stdin: String? = nil) throws -> PeerHarness.Run {
-                let run = try PeerHarness.run(command, arguments + b, stdin: stdin)
+            func step(
+                _ name: String, _ command: String, _ arguments: [String], stdin: String? = nil,
+                environment: [String: String] = [:]
+            ) throws -> PeerHarness.Run {
+                let run = try PeerHarness.run(command, arguments + b, stdin: stdin, environment: environment)
                 #expect(run.json?["backend"]?.stringValue == backend, "\(name): \(run.stdout) \(run.stderr)")
                 mine[name] = Self.comparable(run)
                 return run
@@ -105,6 +108,20 @@ import Testing
             #expect(rejected.exitCode == 1)
             #expect(rejected.json?["error"]?["code"]?.stringValue == "associationRejected")
             #expect(rejected.json?["error"]?["details"]?["reason"]?.stringValue == "Called AE Title Not Recognized")
+
+            // A node from the config file, and pypx 0.8's flags.
+            let config = work + "/config.toml"
+            FileManager.default.createFile(
+                atPath: config,
+                contents: Data("[local]\nae_title = \"CFGSCU\"\n\n[nodes.archive]\nhost = \"127.0.0.1\"\nport = \(qrPort)\nae_title = \"QRSCP\"\n".utf8))
+            let configured = try step("config", "px-echo", ["archive"], environment: ["PX_CONFIG": config])
+            #expect(configured.exitCode == 0, "\(configured.stdout) \(configured.stderr)")
+            #expect(configured.json?["data"]?["callingAETitle"]?.stringValue == "CFGSCU")
+            let pypx08 = try step(
+                "pypx08", "px-find",
+                ["--aec", "QRSCP", "--aet", "CHIPS", "--serverIP", "127.0.0.1", "--serverPort", String(qrPort), "--patientID", "PAT002"])
+            #expect(pypx08.exitCode == 0)
+            #expect(pypx08.json?["data"]?.arrayValue?.first?["PatientName"]?["value"]?.stringValue == "Müller^Jürgen")
 
             // Find: two-phase pypx shape, names in three character sets, no matches, NDJSON, DICOM JSON.
             let find = try step("find", "px-find", [peer])

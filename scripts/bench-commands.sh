@@ -20,7 +20,7 @@ if [ ! -f "$ct/.complete" ]; then
     "$python" "$root/scripts/make-qr-corpus.py" --ct-bench 300 "$ct" >/dev/null
     touch "$ct/.complete"
 fi
-(cd "$root" && swift build -c release --product px-echo >/dev/null && swift build -c release --product px-find >/dev/null)
+(cd "$root" && swift build -c release --static-swift-stdlib --product px-echo >/dev/null && swift build -c release --static-swift-stdlib --product px-find >/dev/null)
 bin="$root/.build/release"
 
 free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }

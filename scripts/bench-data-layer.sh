@@ -16,7 +16,7 @@ if [ ! -f "$ct/.complete" ]; then
     "$python" "$root/scripts/make-qr-corpus.py" --ct-bench 300 "$ct" >/dev/null
     touch "$ct/.complete"
 fi
-(cd "$root" && swift build -c release --product px-bench >/dev/null && swift build -c release --product px-dump >/dev/null)
+(cd "$root" && swift build -c release --static-swift-stdlib --product px-bench >/dev/null && swift build -c release --static-swift-stdlib --product px-dump >/dev/null)
 bench="$root/.build/release/px-bench"
 
 echo "== px (one process, median of $runs runs)"

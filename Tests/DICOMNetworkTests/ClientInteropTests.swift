@@ -6,7 +6,11 @@ import NIOCore
 import Testing
 
 /// ``DICOMClient`` against DCMTK's storescp and dcmqrscp on 127.0.0.1.
-@Suite("DICOMClient with DCMTK servers", .serialized, .enabled(if: TestSupport.hasDCMTK))
+@Suite(
+    "DICOMClient with DCMTK servers", .serialized,
+    // make-corpus.sh needs the DCMTK tools after the peer itself, and python3 (also the silent peer below).
+    .requires("echoscu", "storescp", "dump2dcm", "dcmodify", "dcmcjpeg", "dcmcrle", "dcmftest", "dcmdump", "python3")
+)
 struct ClientInteropTests {
     static func client(_ aet: String = "PXSCU", dimseTimeout: TimeAmount = .seconds(20)) -> DICOMClient {
         DICOMClient(

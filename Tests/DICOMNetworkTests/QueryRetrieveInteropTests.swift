@@ -7,7 +7,10 @@ import Testing
 
 /// C-FIND, C-MOVE and C-GET of ``DICOMAssociation`` against DCMTK's dcmqrscp (fork mode) on 127.0.0.1,
 /// with our own ``DICOMServer`` as the C-MOVE destination.
-@Suite("Query/retrieve against dcmqrscp", .serialized, .enabled(if: TestSupport.hasDCMTK && TestSupport.hasTool("dcmqrscp")))
+@Suite(
+    "Query/retrieve against dcmqrscp", .serialized,
+    .requires("dcmqrscp", "echoscu", "storescu", "dcmftest", "python3", pythonModules: ["pydicom"])
+)
 struct QueryRetrieveInteropTests {
     static func script(_ name: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> String {
         let result = try await TestSupport.run("bash", [TestSupport.repositoryRoot + "/scripts/" + name] + arguments, environment: environment)

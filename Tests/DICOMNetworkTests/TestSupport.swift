@@ -17,6 +17,7 @@ enum TestSupport {
     }
 
     /// A new empty directory, removed by `body`'s end.
+    @discardableResult
     static func withTemporaryDirectory<R>(_ body: (String) async throws -> R) async throws -> R {
         let path = NSTemporaryDirectory() + "px-net-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
@@ -26,26 +27,23 @@ enum TestSupport {
         return try await body(path)
     }
 
-    /// Whether a DCMTK tool is on PATH.
-    static func hasTool(_ name: String) -> Bool {
-        (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").contains {
-            FileManager.default.isExecutableFile(atPath: "\($0)/\(name)")
-        }
-    }
-
-    static var hasDCMTK: Bool { hasTool("echoscu") && hasTool("storescp") }
-
     /// The result of a finished process.
     struct ProcessResult: Sendable {
         var status: Int32
+        /// Stdout and stderr together, or stdout alone when stderr was kept apart.
         var output: String
+        /// Stderr, when it was kept apart from stdout.
+        var errorOutput: String = ""
     }
 
-    /// Runs a tool to completion with `TCP_NODELAY=1`; output is stdout and stderr together.
+    /// Runs a tool to completion with `TCP_NODELAY=1`; output is stdout and stderr together, unless
+    /// `separateErrorOutput` keeps stderr apart (for tools that print JSON on stdout).
     ///
     /// Never blocks a thread of the cooperative pool (it has as many threads as cores, and the server under
-    /// test needs them): output goes to a file and the exit is awaited through `terminationHandler`.
-    static func run(_ tool: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> ProcessResult {
+    /// test needs them): output goes to a file and the exit is awaited by polling `waitpid`.
+    static func run(
+        _ tool: String, _ arguments: [String], environment: [String: String] = [:], separateErrorOutput: Bool = false
+    ) async throws -> ProcessResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [tool] + arguments
@@ -58,9 +56,18 @@ enum TestSupport {
         defer {
             do { try FileManager.default.removeItem(atPath: logPath) } catch { Issue.record("cannot remove \(logPath)") }
         }
+        let errorPath = logPath + ".err"
+        if separateErrorOutput { _ = FileManager.default.createFile(atPath: errorPath, contents: nil) }
+        defer {
+            if separateErrorOutput {
+                do { try FileManager.default.removeItem(atPath: errorPath) } catch { Issue.record("cannot remove \(errorPath)") }
+            }
+        }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        let errorHandle = separateErrorOutput ? try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath)) : handle
         process.standardOutput = handle
-        process.standardError = handle
+        process.standardError = errorHandle
+        process.standardInput = FileHandle.nullDevice
         try process.run()
         // Poll with waitpid(WNOHANG): Foundation's own child monitor did not always notice the exit of a
         // script that leaves a daemon behind (dcmqrscp-start.sh), leaving a zombie and a hung test.
@@ -81,7 +88,9 @@ enum TestSupport {
         }
         try handle.close()
         let output = try String(contentsOfFile: logPath, encoding: .utf8)
-        return ProcessResult(status: status, output: output)
+        guard separateErrorOutput else { return ProcessResult(status: status, output: output) }
+        try errorHandle.close()
+        return ProcessResult(status: status, output: output, errorOutput: try String(contentsOfFile: errorPath, encoding: .utf8))
     }
 
     /// A background process, terminated by `stop()`.
@@ -176,15 +185,17 @@ enum TestSupport {
         return url.path
     }
 
-    /// Python with pydicom, for the corpus scripts.
-    static var python: String {
-        let venv = ProcessInfo.processInfo.environment["PX_VENV"] ?? "/work/main/.venv"
-        return venv + "/bin/python"
+    /// The test venv made by scripts/setup-test-env.sh: `$PX_VENV`, else `.venv` in this checkout.
+    static var venv: String {
+        ProcessInfo.processInfo.environment["PX_VENV"] ?? repositoryRoot + "/.venv"
     }
+
+    /// Python with pydicom and pynetdicom, for the corpus scripts and the pynetdicom peers.
+    static var python: String { venv + "/bin/python" }
 
     /// Generates the small test corpus (scripts/make-corpus.sh) into `directory`; returns the .dcm paths.
     static func makeCorpus(in directory: String) async throws -> [String] {
-        let result = try await run("bash", [repositoryRoot + "/scripts/make-corpus.sh", directory], environment: ["PX_VENV": ProcessInfo.processInfo.environment["PX_VENV"] ?? "/work/main/.venv"])
+        let result = try await run("bash", [repositoryRoot + "/scripts/make-corpus.sh", directory], environment: ["PX_VENV": venv])
         #expect(result.status == 0, "make-corpus.sh: \(result.output)")
         return dicomFiles(in: directory)
     }

@@ -23,10 +23,39 @@ enum PeerHarness {
     /// peer left running in the background would hold a pipe open), so no descriptor of ours leaks
     /// into the peers the command starts.
     static func run(_ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Run {
-        let path = executable.hasPrefix("/") ? executable : binDirectory + "/" + executable
         let base = NSTemporaryDirectory() + "px-run-" + UUID().uuidString
-        FileManager.default.createFile(atPath: base + ".in", contents: Data((stdin ?? "").utf8))
         defer { for ext in [".out", ".err", ".in"] { try? FileManager.default.removeItem(atPath: base + ext) } }
+        let pid = try spawn(executable, arguments, stdin: stdin, environment: environment, files: base)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return collect(status: status, files: base)
+    }
+
+    /// ``run(_:_:stdin:environment:)`` for async tests: the exit is awaited by polling `waitpid` with `WNOHANG`, so
+    /// no thread of the cooperative pool (two on CI) is blocked while a peer command runs.
+    static func runAsync(
+        _ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]
+    ) async throws -> Run {
+        let base = NSTemporaryDirectory() + "px-run-" + UUID().uuidString
+        defer { for ext in [".out", ".err", ".in"] { try? FileManager.default.removeItem(atPath: base + ext) } }
+        let pid = try spawn(executable, arguments, stdin: stdin, environment: environment, files: base)
+        var status: Int32 = 0
+        while true {
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid { break }
+            if reaped < 0 && errno != EINTR { throw SpawnFailed(path: executable, code: errno) }
+            // Not cancellable on purpose: the child must be reaped.
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return collect(status: status, files: base)
+    }
+
+    /// Starts a command with stdio in `files`.in/.out/.err; returns its PID.
+    private static func spawn(
+        _ executable: String, _ arguments: [String], stdin: String?, environment: [String: String], files base: String
+    ) throws -> pid_t {
+        let path = executable.hasPrefix("/") ? executable : binDirectory + "/" + executable
+        _ = FileManager.default.createFile(atPath: base + ".in", contents: Data((stdin ?? "").utf8))
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -42,8 +71,11 @@ enum PeerHarness {
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, path, &actions, nil, argv, envp)
         guard rc == 0 else { throw SpawnFailed(path: path, code: rc) }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return pid
+    }
+
+    /// The exit code and output of a reaped command.
+    private static func collect(status: Int32, files base: String) -> Run {
         let exitCode = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
         let o = FileManager.default.contents(atPath: base + ".out") ?? Data()
         let e = FileManager.default.contents(atPath: base + ".err") ?? Data()

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""pynetdicom-scp.py - a pynetdicom Verification + Storage SCP on loopback, for interop tests.
+
+Usage:
+  .venv/bin/python scripts/pynetdicom-scp.py OUTDIR [--host 127.0.0.1] [--port 0] [--aet PYSCP]
+
+Accepts C-ECHO and C-STORE of every storage SOP class pynetdicom knows, in every transfer
+syntax it knows (uncompressed, deflated and encapsulated), only when the called AE title is
+--aet. Each received instance is written without decoding (pynetdicom's encoded_dataset(): the
+data set bytes exactly as they arrived, behind a file meta header built by pynetdicom) to
+
+  OUTDIR/<calling AE title>/<SOP Instance UID>_<transfer syntax UID>.dcm
+
+and then answered with status 0x0000 (0xA700 when the file cannot be written). --port 0 picks a
+free port.
+
+Stdout carries one JSON object per line, flushed at once:
+  {"event": "listening", "host": ..., "port": N, "aeTitle": ...}          when ready
+  {"event": "echo", "callingAETitle": ...}                                 per C-ECHO
+  {"event": "stored", "callingAETitle": ..., "calledAETitle": ...,
+   "sopClassUID": ..., "sopInstanceUID": ..., "transferSyntaxUID": ..., "path": ...}
+  {"event": "stopped"}                                                      on exit
+Diagnostics go to stderr. Runs until SIGTERM or SIGINT, and also ends by itself when the
+process that started it goes away (so a crashed test run leaves no SCP behind).
+Needs pynetdicom 3 (scripts/setup-test-env.sh installs it into .venv).
+"""
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+
+try:
+    from pynetdicom import AE, ALL_TRANSFER_SYNTAXES, AllStoragePresentationContexts, evt
+    from pynetdicom.sop_class import Verification
+except ImportError:  # pragma: no cover - environment problem
+    sys.stderr.write("pynetdicom-scp.py: pynetdicom not found; run scripts/setup-test-env.sh and "
+                     "use .venv/bin/python\n")
+    sys.exit(1)
+
+_print_lock = threading.Lock()
+
+
+def emit(**fields):
+    """One JSON event line on stdout (handlers run on pynetdicom's threads)."""
+    line = json.dumps(fields, ensure_ascii=False)
+    with _print_lock:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+def safe_name(text):
+    """A path component from an AE title or UID: keeps letters, digits, '.', '-' and '_'."""
+    cleaned = "".join(c if c.isalnum() or c in ".-_" else "_" for c in text.strip())
+    return cleaned or "_"
+
+
+def handle_echo(event):
+    emit(event="echo", callingAETitle=event.assoc.requestor.ae_title)
+    return 0x0000
+
+
+def handle_store(event, outdir):
+    request = event.request
+    calling = event.assoc.requestor.ae_title
+    syntax = str(event.context.transfer_syntax)
+    sop_instance = str(request.AffectedSOPInstanceUID)
+    directory = os.path.join(outdir, safe_name(calling))
+    path = os.path.join(directory, f"{safe_name(sop_instance)}_{safe_name(syntax)}.dcm")
+    try:
+        os.makedirs(directory, exist_ok=True)
+        partial = path + ".part"
+        with open(partial, "wb") as f:
+            f.write(event.encoded_dataset())
+        os.replace(partial, path)  # complete before the response goes out
+    except OSError as error:
+        sys.stderr.write(f"pynetdicom-scp.py: cannot write {path}: {error}\n")
+        return 0xA700
+    emit(event="stored", callingAETitle=calling, calledAETitle=event.assoc.acceptor.ae_title,
+         sopClassUID=str(request.AffectedSOPClassUID), sopInstanceUID=sop_instance,
+         transferSyntaxUID=syntax, path=path)
+    return 0x0000
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("outdir")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--aet", default="PYSCP")
+    args = ap.parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        ap.error("--port must be 0..65535")
+    os.makedirs(args.outdir, exist_ok=True)
+    outdir = os.path.abspath(args.outdir)
+
+    ae = AE(ae_title=args.aet)
+    ae.require_called_aet = True
+    ae.add_supported_context(Verification, ALL_TRANSFER_SYNTAXES)
+    for context in AllStoragePresentationContexts:
+        ae.add_supported_context(context.abstract_syntax, ALL_TRANSFER_SYNTAXES)
+
+    handlers = [(evt.EVT_C_ECHO, handle_echo), (evt.EVT_C_STORE, handle_store, [outdir])]
+    server = ae.start_server((args.host, args.port), block=False, evt_handlers=handlers)
+    host, port = server.server_address[:2]
+
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    parent = os.getppid()
+    emit(event="listening", host=host, port=port, aeTitle=args.aet)
+    while not stop.wait(0.5):
+        if os.getppid() != parent:
+            sys.stderr.write("pynetdicom-scp.py: parent process gone, stopping\n")
+            break
+    server.shutdown()
+    emit(event="stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -150,11 +150,9 @@ final class AssociationConnection {
         guard let timeout else {
             return try await self.inbound.next()
         }
-        let channel = self.channel
-        let timer = channel.eventLoop.scheduleTask(in: timeout) {
-            channel.pipeline.fireErrorCaught(TimeoutSignal(kind: kind))
-        }
-        defer { timer.cancel() }
+        // The deadline lives on the event loop (ReadDeadlineHandler): a PDU that arrives disarms it there.
+        self.channel.triggerUserOutboundEvent(ReadDeadlineHandler.Command.arm(timeout, kind), promise: nil)
+        defer { self.channel.triggerUserOutboundEvent(ReadDeadlineHandler.Command.disarm, promise: nil) }
         return try await self.inbound.next()
     }
 

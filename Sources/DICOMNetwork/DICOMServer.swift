@@ -233,6 +233,7 @@ extension ChannelPipeline.SynchronousOperations {
     /// an idle timer that ends the inbound stream with a ``TimeoutSignal``.
     func addPDUHandlers(maximumDataPDULength: UInt32, idleTimeout: TimeAmount?) throws {
         try self.addHandler(ByteToMessageHandler(PDUFrameDecoder(maximumDataPDULength: maximumDataPDULength)))
+        try self.addHandler(ReadDeadlineHandler())
         try self.addHandler(MessageToByteHandler(PDUEncoder()))
         if let idleTimeout {
             try self.addHandler(IdleStateHandler(readTimeout: idleTimeout))

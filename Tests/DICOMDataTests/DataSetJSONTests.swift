@@ -89,8 +89,8 @@ struct Part10FileTests {
         }
     }
 
-    @Test func headerOnlyReadStopsBeforePixelData() throws {
-        let url = try #require(try Corpus.synthetic.get().first { $0.lastPathComponent == "image-mono16-explicit-le.dcm" })
+    @Test func headerOnlyReadStopsBeforePixelData() async throws {
+        let url = try #require(try await Corpus.synthetic().first { $0.lastPathComponent == "image-mono16-explicit-le.dcm" })
         let header = try Part10File.readHeader(contentsOf: url.path)
         #expect(header.dataSet[.pixelData] == nil)
         #expect(header.dataSet.string(.sopInstanceUID)?.isEmpty == false)
@@ -99,8 +99,8 @@ struct Part10FileTests {
         #expect(full.dataSet.count == header.dataSet.count + 1)
     }
 
-    @Test func pixelDataIsASliceOfTheFileBuffer() throws {
-        let url = try #require(try Corpus.synthetic.get().first { $0.lastPathComponent == "image-mono16-explicit-le.dcm" })
+    @Test func pixelDataIsASliceOfTheFileBuffer() async throws {
+        let url = try #require(try await Corpus.synthetic().first { $0.lastPathComponent == "image-mono16-explicit-le.dcm" })
         let bytes = [UInt8](try Data(contentsOf: url))
         let file = try Part10File(bytes: bytes)
         let pixels = try #require(file.dataSet[.pixelData]?.bytes)

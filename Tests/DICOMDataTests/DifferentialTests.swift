@@ -21,14 +21,14 @@ struct DifferentialTests {
         var note: String
     }
 
-    static func compare(_ file: URL) throws -> Outcome {
+    static func compare(_ file: URL) async throws -> Outcome {
         let ours: JSONValue?
         do {
             ours = try Part10File(contentsOf: file.path).dataSet.dicomJSON()
         } catch {
             ours = nil
         }
-        let dcmtk = try ExternalTool.run("dcm2json", [file.path])
+        let dcmtk = try await ExternalTool.run("dcm2json", [file.path])
         let dcmtkText = dcmtk.text
         if dcmtk.status == 0, !dcmtkText.contains("\u{1B}"), !dcmtkText.contains("\\u001b") {
             guard let ours else {
@@ -42,7 +42,7 @@ struct DifferentialTests {
         // dcm2json exits 20 when it cannot parse the file at all (truncated, lengths past the end).
         let dcmtkCannotParse = dcmtk.status == 20
         let script = ExternalTool.projectRoot.appendingPathComponent("Tests/DICOMDataTests/Support/pydicom_json.py").path
-        let py = try ExternalTool.run(ExternalTool.python, [script, file.path])
+        let py = try await ExternalTool.run(ExternalTool.python, [script, file.path])
         if py.status == 3 {
             if dcmtkCannotParse {
                 // Neither reference reads the file: px must refuse it too.
@@ -69,10 +69,10 @@ struct DifferentialTests {
         return Outcome(reference: .pydicom, differences: diffs, note: note)
     }
 
-    static func check(_ files: [URL], minimumDcm2json: Int) throws {
+    static func check(_ files: [URL], minimumDcm2json: Int) async throws {
         var byReference: [Reference: Int] = [:]
         for file in files {
-            let outcome = try compare(file)
+            let outcome = try await compare(file)
             byReference[outcome.reference, default: 0] += 1
             for difference in outcome.differences.prefix(5) {
                 Issue.record("\(file.lastPathComponent) vs \(outcome.reference): \(difference) \(outcome.note)")
@@ -84,22 +84,22 @@ struct DifferentialTests {
     }
 
     @Test("synthetic corpus made by DCMTK's dump2dcm and friends")
-    func syntheticCorpus() throws {
-        let files = try Corpus.synthetic.get()
+    func syntheticCorpus() async throws {
+        let files = try await Corpus.synthetic()
         #expect(files.count >= 50)
-        try Self.check(files, minimumDcm2json: 40)
+        try await Self.check(files, minimumDcm2json: 40)
     }
 
     @Test("pydicom's bundled test and character-set files")
-    func pydicomFiles() throws {
-        let files = try Corpus.pydicom.get()
+    func pydicomFiles() async throws {
+        let files = try await Corpus.pydicom()
         #expect(files.count >= 90)
-        try Self.check(files, minimumDcm2json: 45)
+        try await Self.check(files, minimumDcm2json: 45)
     }
 
     @Test("files neither reference can read are refused by px with an error naming the offset")
-    func truncatedFilesAreRefused() throws {
-        let files = try Corpus.pydicom.get().filter { $0.lastPathComponent.contains("truncated") }
+    func truncatedFilesAreRefused() async throws {
+        let files = try await Corpus.pydicom().filter { $0.lastPathComponent.contains("truncated") }
         #expect(files.count >= 2)
         for file in files {
             #expect(throws: DICOMDataError.self) { try Part10File(contentsOf: file.path) }

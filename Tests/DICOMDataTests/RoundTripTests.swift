@@ -10,32 +10,32 @@ import Testing
 struct RoundTripTests {
     /// The data-set part of `dcmdump +L` output: everything after `# Dicom-Data-Set` except the
     /// transfer-syntax line.
-    static func dataSetDump(_ path: String) throws -> [String]? {
-        let dump = try ExternalTool.run("dcmdump", ["+L", "-q", path])
+    static func dataSetDump(_ path: String) async throws -> [String]? {
+        let dump = try await ExternalTool.run("dcmdump", ["+L", "-q", path])
         guard dump.status == 0 else { return nil }
         let lines = dump.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         guard let start = lines.firstIndex(of: "# Dicom-Data-Set") else { return nil }
         return lines[(start + 1)...].filter { !$0.hasPrefix("# Used TransferSyntax") }
     }
 
-    static func roundTrip(_ files: [URL]) throws -> Int {
+    static func roundTrip(_ files: [URL]) async throws -> Int {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("px-roundtrip-\(getpid())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         var checked = 0
         for file in files {
             guard var parsed = try? Part10File(contentsOf: file.path), !parsed.hadNoPreamble,
-                let original = try dataSetDump(file.path)
+                let original = try await dataSetDump(file.path)
             else { continue }
             if !parsed.transferSyntax.isWritable { parsed.transferSyntax = .explicitVRLittleEndian }
             let copy = dir.appendingPathComponent(file.lastPathComponent).path
             try parsed.write(to: copy)
-            let test = try ExternalTool.run("dcmftest", [copy])
+            let test = try await ExternalTool.run("dcmftest", [copy])
             #expect(test.status == 0, "dcmftest rejects px's copy of \(file.lastPathComponent): \(test.text)")
-            let written = try dataSetDump(copy)
+            let written = try await dataSetDump(copy)
             #expect(written != nil, "dcmdump cannot read px's copy of \(file.lastPathComponent)")
             if let written {
-                try compare(original: original, copy: written, file: file, dir: dir)
+                try await compare(original: original, copy: written, file: file, dir: dir)
             }
             checked += 1
         }
@@ -44,7 +44,7 @@ struct RoundTripTests {
 
     /// Compares dumps; group lengths are compared with DCMTK's own recalculation (`dcmconv +g`), since px
     /// recalculates them and some originals carry wrong ones.
-    static func compare(original: [String], copy: [String], file: URL, dir: URL) throws {
+    static func compare(original: [String], copy: [String], file: URL, dir: URL) async throws {
         let isGroupLength = { (line: String) in line.contains("GroupLength") }
         let originalValues = original.filter { !isGroupLength($0) }
         let copyValues = copy.filter { !isGroupLength($0) }
@@ -56,24 +56,24 @@ struct RoundTripTests {
         let copyLengths = copy.filter(isGroupLength)
         if copyLengths != original.filter(isGroupLength) {
             let recalculated = dir.appendingPathComponent("dcmtk-" + file.lastPathComponent).path
-            let conv = try ExternalTool.run("dcmconv", ["+g", file.path, recalculated])
+            let conv = try await ExternalTool.run("dcmconv", ["+g", file.path, recalculated])
             #expect(conv.status == 0, "dcmconv +g failed on \(file.lastPathComponent)")
             // dcmconv +g adds group lengths where the original had none; each one px wrote must be among them.
-            let expected = Set(try dataSetDump(recalculated)?.filter(isGroupLength) ?? [])
+            let expected = Set(try await dataSetDump(recalculated)?.filter(isGroupLength) ?? [])
             let wrong = copyLengths.filter { !expected.contains($0) }
             #expect(wrong.isEmpty, "\(file.lastPathComponent): group lengths differ from DCMTK's recalculation: \(wrong)")
         }
     }
 
     @Test("synthetic corpus")
-    func syntheticCorpus() throws {
-        let checked = try Self.roundTrip(try Corpus.synthetic.get())
+    func syntheticCorpus() async throws {
+        let checked = try await Self.roundTrip(try await Corpus.synthetic())
         #expect(checked >= 55)
     }
 
     @Test("pydicom's files")
-    func pydicomFiles() throws {
-        let checked = try Self.roundTrip(try Corpus.pydicom.get())
+    func pydicomFiles() async throws {
+        let checked = try await Self.roundTrip(try await Corpus.pydicom())
         #expect(checked >= 60)
     }
 }

@@ -220,9 +220,10 @@ final class PeerProcess: Sendable {
     /// process exits first.
     func waitForEvent(timeout seconds: Double = 20, _ predicate: (JSONValue) -> Bool) async throws -> JSONValue {
         let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
+        while true {
+            // Looked at once more after the deadline: a late wake-up must not miss a line already written.
             if let event = self.events.first(where: predicate) { return event }
-            guard self.process.isRunning else { break }
+            guard self.process.isRunning, ContinuousClock.now < deadline else { break }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw PeerFailed(description: "\(self.process.executableURL?.lastPathComponent ?? "peer") did not report ready: \(self.log)")

@@ -44,9 +44,22 @@ enum ExternalTool {
     }
 
     /// Runs a program to completion and collects its output.
-    static func run(_ tool: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Output {
+    ///
+    /// The blocking reads and the wait happen on a thread of their own: the test process shares a
+    /// cooperative pool as wide as the machine (two threads in CI) with the network tests, whose peers
+    /// time out when it is blocked.
+    static func run(_ tool: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> Output {
+        let path = try locate(tool)
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result { try runBlocking(path, arguments, environment: environment) })
+            }.start()
+        }
+    }
+
+    private static func runBlocking(_ path: String, _ arguments: [String], environment: [String: String]) throws -> Output {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try locate(tool))
+        process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env["LC_ALL"] = "C"

@@ -129,7 +129,11 @@ EOF
 # ---- start -----------------------------------------------------------------------------------
 # setsid: own session/process group, so the server outlives the calling job and peer-stop.sh
 # can signal it together with its forked association children.
-TCP_NODELAY=1 setsid dcmqrscp -c "$cfg" -v "$port" >>"$log" 2>&1 </dev/null &
+# The signal mask is emptied first: a caller may run us with SIGTERM blocked (threads of a test
+# process), and a blocked mask survives exec, so peer-stop.sh's SIGTERM would wait for SIGKILL.
+TCP_NODELAY=1 setsid python3 -c 'import os, signal, sys
+signal.pthread_sigmask(signal.SIG_SETMASK, [])
+os.execvp(sys.argv[1], sys.argv[1:])' dcmqrscp -c "$cfg" -v "$port" >>"$log" 2>&1 </dev/null &
 pid=$!
 echo "$pid" >"$pidfile"
 echo "$port" >"$portfile"

@@ -1,5 +1,6 @@
 import Logging
 import PXCore
+import Subprocess
 
 #if canImport(Glibc)
 import Glibc
@@ -7,13 +8,21 @@ import Glibc
 
 extension DCMTKBackend {
     /// C-ECHO with `echoscu -v` (PS3.4 Annex A).
+    ///
+    /// echoscu gets a dictionary of the command elements only (``CommandDictionary``): loading
+    /// Debian's full `dicom.dic` and `private.dic` is most of its start-up time, and C-ECHO carries no
+    /// data set.
     public func echo(connection: Connection, logger: Logger) async throws -> EchoResult {
         let start = monotonicSeconds()
         var status: DIMSEStatus?
         let arguments = ["-v"] + Self.associationArguments(connection) + Self.peerArguments(connection)
-        let outcome = try await runner("echoscu").run(arguments, deadline: connection.timeouts.deadline, logger: logger) { line in
-            if line.level == .info, line.text.hasPrefix("Received Echo Response") {
-                status = FindLogParser.status(in: line.text, service: .echo, default: .success)
+        let outcome = try await CommandDictionary.withFile { dictionary in
+            var echoscu = runner("echoscu")
+            echoscu.childEnvironment = ToolRunner.environment.updating(["DCMDICTPATH": dictionary])
+            return try await echoscu.run(arguments, deadline: connection.timeouts.deadline, logger: logger) { line in
+                if line.level == .info, line.text.hasPrefix("Received Echo Response") {
+                    status = FindLogParser.status(in: line.text, service: .echo, default: .success)
+                }
             }
         }
         if let error = Self.failure(tool: "echoscu", outcome: outcome, connection: connection) { throw error }

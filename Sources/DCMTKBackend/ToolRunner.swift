@@ -16,6 +16,8 @@ struct ToolRunner: Sendable {
     let tool: String
     /// An explicit executable path (pypx's `--executable`), or `nil` to search PATH.
     let executablePath: String?
+    /// The child's environment: ``environment`` unless a tool needs more (echoscu's `DCMDICTPATH`).
+    var childEnvironment: Environment = ToolRunner.environment
 
     struct Outcome: Sendable {
         var exitCode: Int32?
@@ -53,7 +55,7 @@ struct ToolRunner: Sendable {
         var diagnostics: [DCMTKLogLine] = []
         do {
             let result = try await Subprocess.run(
-                executable, arguments: Arguments(arguments), environment: ToolRunner.environment,
+                executable, arguments: Arguments(arguments), environment: childEnvironment,
                 input: .none, output: .discarded, error: .sequence
             ) { execution in
                 let pid = execution.processIdentifier.value

@@ -1,0 +1,92 @@
+import DICOMData
+import DICOMProtocol
+import NIOCore
+
+/// How ``DICOMServer`` serves Query/Retrieve (PS3.4 Annex C): the provider, the information models offered, and
+/// the timeouts of the C-STORE sub-operations. Set ``DICOMServer/Configuration/queryRetrieve`` to enable it.
+public struct QueryRetrieveSCPConfiguration: Sendable {
+    /// Answers the queries and names the instances to send.
+    public var provider: any QueryRetrieveProvider
+    /// The information models whose FIND, MOVE and GET SOP classes are accepted.
+    public var models: Set<QueryRetrieveModel>
+    /// Connecting to a C-MOVE destination.
+    public var connectTimeout: TimeAmount
+    /// A-ASSOCIATE-AC and A-RELEASE-RP of a C-MOVE sub-association.
+    public var acseTimeout: TimeAmount
+    /// Each C-STORE-RSP of a sub-operation (C-MOVE sub-association, or on the association itself for C-GET).
+    public var dimseTimeout: TimeAmount
+
+    public init(
+        provider: any QueryRetrieveProvider,
+        models: Set<QueryRetrieveModel> = Set(QueryRetrieveModel.allCases),
+        connectTimeout: TimeAmount = .seconds(10),
+        acseTimeout: TimeAmount = .seconds(30),
+        dimseTimeout: TimeAmount = .seconds(60)
+    ) {
+        self.provider = provider
+        self.models = models
+        self.connectTimeout = connectTimeout
+        self.acseTimeout = acseTimeout
+        self.dimseTimeout = dimseTimeout
+    }
+
+    /// Adds the FIND, MOVE and GET SOP classes of ``models`` (uncompressed identifiers), and lets the requestor
+    /// take the SCP role for every supported storage SOP class so that C-GET can send its sub-operations on the
+    /// association (role selection, PS3.7 §D.3.3.4).
+    func extend(_ supported: inout [String: AssociationAcceptorPolicy.SupportedAbstractSyntax]) {
+        for model in self.models {
+            for uid in [model.findSOPClass, model.moveSOPClass, model.getSOPClass] {
+                supported[uid] = AssociationAcceptorPolicy.SupportedAbstractSyntax(transferSyntaxes: TransferSyntaxLists.uncompressed)
+            }
+        }
+        guard self.models.contains(where: { supported[$0.getSOPClass] != nil }) else { return }
+        for uid in UIDDictionary.storageSOPClasses {
+            if var entry = supported[uid] {
+                entry.allowsRequestorSCP = true
+                supported[uid] = entry
+            }
+        }
+    }
+}
+
+extension QueryRetrieveModel {
+    /// The model of a FIND, MOVE or GET SOP class UID.
+    init?(sopClassUID: String) {
+        for model in QueryRetrieveModel.allCases
+        where [model.findSOPClass, model.moveSOPClass, model.getSOPClass].contains(sopClassUID) {
+            self = model
+            return
+        }
+        return nil
+    }
+
+    /// The levels of the model, top down (PS3.4 §C.6.1.1, §C.6.2.1): Study Root has no PATIENT level.
+    public var levels: [QueryRetrieveLevel] {
+        self == .patientRoot ? [.patient, .study, .series, .image] : [.study, .series, .image]
+    }
+}
+
+extension QueryRetrieveLevel {
+    /// The unique key of the level (PS3.4 §C.6.1.1.2 to §C.6.1.1.5): Patient ID, Study/Series/SOP Instance UID.
+    public var uniqueKey: Tag {
+        switch self {
+        case .patient: return .patientID
+        case .study: return .studyInstanceUID
+        case .series: return .seriesInstanceUID
+        case .image: return .sopInstanceUID
+        }
+    }
+
+    /// The VR of ``uniqueKey``.
+    public var uniqueKeyVR: VR { self == .patient ? .LO : .UI }
+}
+
+extension [String: AssociationAcceptorPolicy.SupportedAbstractSyntax] {
+    /// These syntaxes plus what `queryRetrieve` needs (see ``QueryRetrieveSCPConfiguration/extend(_:)``).
+    func extended(by queryRetrieve: QueryRetrieveSCPConfiguration?) -> Self {
+        guard let queryRetrieve else { return self }
+        var result = self
+        queryRetrieve.extend(&result)
+        return result
+    }
+}

@@ -334,6 +334,52 @@ struct QueryRetrieveSCPTests {
     }
 }
 
+extension QueryRetrieveSCPTests {
+    @Test("C-GET honours role selection and transfer syntaxes: no SCP role fails every sub-operation; Implicit VR only is re-encoded")
+    func getNegotiation() async throws {
+        try await Self.withQRServer { server, dir, corpus in
+            let client = DICOMClient(configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
+            let peer = DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXQR")
+            let ct = try #require(corpus.first { $0.patientID == "PAT001" && $0.modality == "CT" })
+            var keys = DataSet()
+            keys.set(.studyInstanceUID, vr: .UI, string: ct.studyUID)
+            let ctImage = "1.2.840.10008.5.1.4.1.1.2"
+
+            // CT Image Storage proposed without the SCP role: the server may not send on it (PS3.7 §D.3.3.4).
+            let noRole = [ProposedPresentationContext.get(.studyRoot)[0], ProposedPresentationContext(abstractSyntax: ctImage, transferSyntaxes: TransferSyntaxLists.uncompressed)]
+            let refused = dir + "/refused"
+            try FileManager.default.createDirectory(atPath: refused, withIntermediateDirectories: true)
+            let failed = try await client.withAssociation(to: peer, proposing: noRole) { association in
+                try await association.get(keys, model: .studyRoot, level: .study, storage: DirectoryStorage(directory: refused), directory: refused)
+            }
+            #expect(failed.status == .outOfResourcesSubOperations)
+            #expect(failed.subOperations.failed == 2)
+            #expect(failed.subOperations.completed == 0)
+            #expect(Set(failed.failedSOPInstanceUIDs) == Set(corpus.filter { $0.studyUID == ct.studyUID }.map(\.sopUID)))
+            #expect(TestSupport.dicomFiles(in: refused).isEmpty)
+
+            // With the SCP role but Implicit VR Little Endian only: the Explicit VR files are re-encoded.
+            let implicitOnly = ProposedPresentationContext.get(.studyRoot, storageSOPClasses: [ctImage], transferSyntaxes: [WellKnownUID.implicitVRLittleEndian])
+            let got = dir + "/implicit"
+            try FileManager.default.createDirectory(atPath: got, withIntermediateDirectories: true)
+            var pending: [SubOperationCounts] = []
+            let result = try await client.withAssociation(to: peer, proposing: implicitOnly) { association in
+                try await association.get(keys, model: .studyRoot, level: .study, storage: DirectoryStorage(directory: got), directory: got) {
+                    pending.append($0)
+                }
+            }
+            #expect(result.status == .success)
+            #expect(result.subOperations.completed == 2)
+            #expect(pending.map(\.remaining) == [1, 0])
+            for instance in corpus where instance.studyUID == ct.studyUID {
+                let copy = got + "/" + instance.sopUID + ".dcm"
+                #expect(try Part10File(contentsOf: copy).transferSyntax.uid == WellKnownUID.implicitVRLittleEndian)
+                #expect(try DataSetComparison.differences(expectedFile: instance.path, actualFile: copy) == [])
+            }
+        }
+    }
+}
+
 /// A provider that hands out each C-FIND match after a delay: a slow archive, so that a C-CANCEL-RQ can arrive
 /// between matches.
 struct SlowProvider: QueryRetrieveProvider {

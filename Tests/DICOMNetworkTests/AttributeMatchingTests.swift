@@ -70,3 +70,27 @@ struct AttributeMatchingTests {
         #expect(!AttributeMatching.matches(keys, Self.record))
     }
 }
+
+extension AttributeMatchingTests {
+    @Test("sequence matching, minimal: an empty sequence or item is universal; item keys match some item of the record")
+    func sequences() {
+        func code(_ value: String) -> Item {
+            var item = DataSet()
+            item.set(Tag(0x0008, 0x0100), vr: .SH, string: value)  // CodeValue
+            return Item(dataSet: item)
+        }
+        let sequenceTag = Tag(0x0008, 0x1032)  // ProcedureCodeSequence
+        var record = Self.record
+        record.set(DataElement(tag: sequenceTag, vr: .SQ, value: .sequence([code("A1"), code("B2")])))
+        var keys = DataSet()
+        keys.set(DataElement(tag: sequenceTag, vr: .SQ, value: .sequence([])))
+        #expect(AttributeMatching.matches(keys, record))
+        keys.set(DataElement(tag: sequenceTag, vr: .SQ, value: .sequence([code("")])))
+        #expect(AttributeMatching.matches(keys, record))
+        keys.set(DataElement(tag: sequenceTag, vr: .SQ, value: .sequence([code("B2")])))
+        #expect(AttributeMatching.matches(keys, record))
+        keys.set(DataElement(tag: sequenceTag, vr: .SQ, value: .sequence([code("C3")])))
+        #expect(!AttributeMatching.matches(keys, record))
+        #expect(!AttributeMatching.matches(keys, Self.record))
+    }
+}

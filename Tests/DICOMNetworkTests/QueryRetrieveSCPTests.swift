@@ -147,6 +147,11 @@ struct QueryRetrieveSCPTests {
                 server, dir, model: "-S", ["QueryRetrieveLevel=IMAGE", "SOPInstanceUID=" + threeInstances.joined(separator: "\\"), "PatientID"])
             #expect(Self.rows(responses, [.sopInstanceUID]) == threeInstances.map { [$0] })
 
+            // UTF-8 key (Specific Character Set ISO_IR 192) with a wild card, against the UTF-8 record of PAT003.
+            (result, responses) = try await Self.find(
+                server, dir, model: "-P", ["QueryRetrieveLevel=PATIENT", "SpecificCharacterSet=ISO_IR 192", "PatientName=山田*", "PatientID"])
+            #expect(Self.rows(responses, [.patientID, .patientName]) == [["PAT003", "山田^太郎=やまだ^たろう"]], "\(result.output)")
+
             // No match: success without pending responses.
             (result, responses) = try await Self.find(server, dir, model: "-S", ["QueryRetrieveLevel=STUDY", "PatientID=NOBODY"])
             #expect(result.status == 0)
@@ -244,10 +249,12 @@ struct QueryRetrieveSCPTests {
             do { try FileManager.default.removeItem(atPath: scratch) } catch { Issue.record("cannot remove \(scratch)") }
         }
         let deadPort = try TestSupport.freePort()
+        let selfPort = try TestSupport.freePort()
         try await Self.withStorescp(scratch + "/study") { storePort in
             let destinations = [
                 "STORESCP": DICOMPeer(host: "127.0.0.1", port: storePort, aeTitle: "STORESCP"),
                 "DEADSCP": DICOMPeer(host: "127.0.0.1", port: deadPort, aeTitle: "DEADSCP"),
+                "MOVESCU": DICOMPeer(host: "127.0.0.1", port: selfPort, aeTitle: "MOVESCU"),
             ]
             try await Self.withQRServer(destinations: destinations) { server, _, corpus in
                 // By study (Patient Root): PAT001's CT study, two instances.
@@ -278,6 +285,17 @@ struct QueryRetrieveSCPTests {
                 got = try Self.received(scratch + "/study")
                 let copy = try #require(got[mr.sopUID])
                 #expect(try DataSetComparison.differences(expectedFile: mr.path, actualFile: copy) == [])
+
+                // To the requestor itself (movescu's own storage SCP on --port), as a PACS client does.
+                let selfDir = scratch + "/self"
+                try FileManager.default.createDirectory(atPath: selfDir, withIntermediateDirectories: true)
+                result = try await TestSupport.run(
+                    "movescu",
+                    ["-d", "-S", "-aet", "MOVESCU", "-aec", "PXQR", "-aem", "MOVESCU", "--port", "\(selfPort)", "-od", selfDir,
+                     "-k", "QueryRetrieveLevel=STUDY", "-k", "StudyInstanceUID=\(mr.studyUID)", "127.0.0.1", "\(server.localPort)"])
+                #expect(result.status == 0, "\(result.output)")
+                #expect(Self.lastCount(result.output, "Completed Suboperations") == 1, "\(result.output)")
+                #expect(try Self.received(selfDir).keys.sorted() == [mr.sopUID])
 
                 // Unknown destination: 0xA801.
                 result = try await TestSupport.run(

@@ -1,0 +1,105 @@
+import DICOMData
+@testable import DICOMNetwork
+import DICOMProtocol
+import Foundation
+import NIOCore
+import Testing
+
+/// C-CANCEL-RQ during C-MOVE and C-GET (PS3.4 §C.4.2.3.1, §C.4.3.3.1), sent by our own client: DCMTK's movescu
+/// and getscu cannot cancel.
+@Suite("Query/Retrieve SCP: cancelling C-MOVE and C-GET", .serialized, .requires(pythonModules: ["pydicom"]))
+struct QueryRetrieveSCPCancelTests {
+    /// Keys for every study of the corpus (list of UID matching): all six instances.
+    static func allStudies(_ corpus: [QueryRetrieveSCPTests.CorpusInstance]) -> DataSet {
+        var keys = DataSet()
+        keys.set(.queryRetrieveLevel, vr: .CS, string: "STUDY")
+        keys.set(.studyInstanceUID, vr: .UI, strings: Array(Set(corpus.map(\.studyUID))).sorted())
+        return keys
+    }
+
+    /// Sends the request, a C-CANCEL-RQ after the first pending response, and returns the pending counts and
+    /// the final response's status and counts.
+    static func cancelAfterFirst(
+        _ association: DICOMAssociation, _ message: DIMSEMessage, sopClass: String, keys: DataSet, storage: DICOMAssociation.IncomingStorage?
+    ) async throws -> (pending: Int, status: DIMSEStatus, counts: SubOperationCounts) {
+        let context = try association.context(for: sopClass, "test")
+        try await association.connection.send(message, presentationContextID: context.id, dataSet: try association.encode(keys, in: context))
+        var pending = 0
+        while true {
+            let (response, _) = try await association.response(to: 1, waitingFor: "a retrieve response", storage: storage)
+            let status: DIMSEStatus
+            let counts: SubOperationCounts
+            switch response {
+            case .cMoveRSP(let r): (status, counts) = (r.status, r.subOperations)
+            case .cGetRSP(let r): (status, counts) = (r.status, r.subOperations)
+            default:
+                Issue.record("unexpected \(response)")
+                return (pending, .processingFailure, SubOperationCounts())
+            }
+            guard status.isPending else { return (pending, status, counts) }
+            pending += 1
+            if pending == 1 {
+                try await association.cancel(1, on: context)
+            }
+        }
+    }
+
+    @Test("C-CANCEL during C-MOVE to a slow destination stops the sub-operations with 0xFE00")
+    func cancelMove() async throws {
+        try await TestSupport.withTemporaryDirectory { dir in
+            let received = dir + "/received"
+            try FileManager.default.createDirectory(atPath: received, withIntermediateDirectories: true)
+            // The destination: our own SCP, taking 200 ms per instance.
+            try await TestSupport.withServer(aeTitle: "SLOWSCP", storage: SlowStorage(directory: received, delay: .milliseconds(200)), directory: received) { destination in
+                let table = ["SLOWSCP": DICOMPeer(host: "127.0.0.1", port: destination.localPort, aeTitle: "SLOWSCP")]
+                try await QueryRetrieveSCPTests.withQRServer(destinations: table) { server, _, corpus in
+                    let client = DICOMClient(configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
+                    let peer = DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXQR")
+                    let sopClass = QueryRetrieveModel.studyRoot.moveSOPClass
+                    let outcome = try await client.withAssociation(to: peer, proposing: [.move(.studyRoot)]) { association in
+                        try await Self.cancelAfterFirst(
+                            association, .cMoveRQ(CMoveRQ(messageID: 1, affectedSOPClassUID: sopClass, moveDestination: "SLOWSCP")),
+                            sopClass: sopClass, keys: Self.allStudies(corpus), storage: nil)
+                    }
+                    #expect(outcome.status == .cancel)
+                    let completed = Int(outcome.counts.completed ?? 0)
+                    #expect(completed >= 1 && completed < 6, "\(outcome)")
+                    #expect(Int(outcome.counts.remaining ?? 0) == 6 - completed, "\(outcome)")
+                    #expect(TestSupport.dicomFiles(in: received).count == completed)
+                }
+            }
+        }
+    }
+
+    @Test("C-CANCEL during C-GET stops after the sub-operation in progress with 0xFE00")
+    func cancelGet() async throws {
+        try await QueryRetrieveSCPTests.withQRServer { server, dir, corpus in
+            let got = dir + "/got"
+            try FileManager.default.createDirectory(atPath: got, withIntermediateDirectories: true)
+            let client = DICOMClient(configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
+            let peer = DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXQR")
+            let sopClass = QueryRetrieveModel.studyRoot.getSOPClass
+            let outcome = try await client.withAssociation(to: peer, proposing: ProposedPresentationContext.get(.studyRoot)) { association in
+                try await Self.cancelAfterFirst(
+                    association, .cGetRQ(CGetRQ(messageID: 1, affectedSOPClassUID: sopClass)), sopClass: sopClass,
+                    keys: Self.allStudies(corpus), storage: .init(directory: got, storage: DirectoryStorage(directory: got)))
+            }
+            #expect(outcome.status == .cancel)
+            let completed = Int(outcome.counts.completed ?? 0)
+            #expect(completed >= 1 && completed < 6, "\(outcome)")
+            #expect(Int(outcome.counts.remaining ?? 0) == 6 - completed, "\(outcome)")
+            #expect(TestSupport.dicomFiles(in: got).count == completed)
+        }
+    }
+}
+
+/// A ``DirectoryStorage`` that takes its time: a slow C-MOVE destination.
+struct SlowStorage: StorageDelegate {
+    var directory: String
+    var delay: Duration
+
+    func didReceive(_ instance: ReceivedInstance) async throws -> DIMSEStatus {
+        try await Task.sleep(for: self.delay)
+        return try await DirectoryStorage(directory: self.directory).didReceive(instance)
+    }
+}

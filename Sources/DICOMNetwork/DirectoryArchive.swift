@@ -54,6 +54,7 @@ public struct DirectoryArchive: QueryRetrieveProvider {
                 }
                 var record = header.dataSet
                 record.remove(.pixelData)
+                record = try Self.compacted(record)
                 let file = StorableFile(path: path, sopClassUID: sopClass, sopInstanceUID: sopInstance, transferSyntaxUID: header.transferSyntax.uid)
                 instances.append(Instance(file: file, record: record))
             } catch {
@@ -189,6 +190,13 @@ public struct DirectoryArchive: QueryRetrieveProvider {
             setIfMissing(Tag(0x0020, 0x1209), .IS, ["\(seriesInstances[series] ?? 0)"])
             return Instance(file: instance.file, record: record)
         }
+    }
+
+    /// The record re-read from its own encoding: its values then share one buffer of the header's size instead
+    /// of keeping the whole prefix read from the file (up to 16 KiB or more, pixel data included) alive.
+    static func compacted(_ record: DataSet) throws -> DataSet {
+        let bytes = try DataSetWriter.encode(record, transferSyntax: .explicitVRLittleEndian)
+        return try DataSetReader.read(bytes, transferSyntax: .explicitVRLittleEndian).dataSet
     }
 
     /// Every regular file below `directory` (symbolic links are not followed into directories).

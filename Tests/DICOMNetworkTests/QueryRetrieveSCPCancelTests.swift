@@ -3,11 +3,12 @@ import DICOMData
 import DICOMProtocol
 import Foundation
 import NIOCore
+import Synchronization
 import Testing
 
-/// C-CANCEL-RQ during C-MOVE and C-GET (PS3.4 §C.4.2.3.1, §C.4.3.3.1), sent by our own client: DCMTK's movescu
-/// and getscu cannot cancel.
-@Suite("Query/Retrieve SCP: cancelling C-MOVE and C-GET", .serialized, .requires(pythonModules: ["pydicom"]))
+/// C-CANCEL-RQ during C-MOVE and C-GET (PS3.4 §C.4.2.3.1, §C.4.3.3.1), sent by our own client (DCMTK's movescu
+/// and getscu cannot cancel), and a C-MOVE whose destination refuses one instance.
+@Suite("Query/Retrieve SCP: cancel and failed sub-operations", .serialized, .requires(pythonModules: ["pydicom"]))
 struct QueryRetrieveSCPCancelTests {
     /// Keys for every study of the corpus (list of UID matching): all six instances.
     static func allStudies(_ corpus: [QueryRetrieveSCPTests.CorpusInstance]) -> DataSet {
@@ -90,6 +91,63 @@ struct QueryRetrieveSCPCancelTests {
             #expect(Int(outcome.counts.remaining ?? 0) == 6 - completed, "\(outcome)")
             #expect(TestSupport.dicomFiles(in: got).count == completed)
         }
+    }
+}
+
+extension QueryRetrieveSCPCancelTests {
+    @Test("C-MOVE with one refused sub-operation ends with 0xB000 and the Failed SOP Instance UID List")
+    func partialFailure() async throws {
+        try await TestSupport.withTemporaryDirectory { dir in
+            let received = dir + "/received"
+            try FileManager.default.createDirectory(atPath: received, withIntermediateDirectories: true)
+            let refusing = RefusingStorage(directory: received)
+            try await TestSupport.withServer(aeTitle: "PICKY", storage: refusing, directory: received) { destination in
+                let table = ["PICKY": DICOMPeer(host: "127.0.0.1", port: destination.localPort, aeTitle: "PICKY")]
+                try await QueryRetrieveSCPTests.withQRServer(destinations: table) { server, _, corpus in
+                    let ctStudy = corpus.first { $0.patientID == "PAT001" && $0.modality == "CT" }?.studyUID ?? "none"
+                    let study = corpus.filter { $0.studyUID == ctStudy }.map(\.sopUID).sorted()
+                    #expect(study.count == 2)
+                    refusing.refuse(study.first ?? "")
+                    let keys = Self.studyKeys(ctStudy)
+                    let client = DICOMClient(configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
+                    let peer = DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXQR")
+                    let result = try await client.withAssociation(to: peer, proposing: [.move(.studyRoot)]) { association in
+                        try await association.move(keys, model: .studyRoot, level: .study, destination: "PICKY")
+                    }
+                    #expect(result.status == .coercionOfDataElements)  // 0xB000
+                    #expect(result.subOperations.completed == 1)
+                    #expect(result.subOperations.failed == 1)
+                    #expect(result.failedSOPInstanceUIDs == Array(study.prefix(1)))
+                }
+            }
+        }
+    }
+}
+
+extension QueryRetrieveSCPCancelTests {
+    static func studyKeys(_ uid: String) -> DataSet {
+        var keys = DataSet()
+        keys.set(.studyInstanceUID, vr: .UI, string: uid)
+        return keys
+    }
+}
+
+/// A storage SCP that refuses (0xA700) the instances it is told to.
+final class RefusingStorage: StorageDelegate {
+    let directory: String
+    private let refused = Mutex<Set<String>>([])
+
+    init(directory: String) {
+        self.directory = directory
+    }
+
+    func refuse(_ uid: String) {
+        self.refused.withLock { _ = $0.insert(uid) }
+    }
+
+    func didReceive(_ instance: ReceivedInstance) async throws -> DIMSEStatus {
+        if self.refused.withLock({ $0.contains(instance.sopInstanceUID) }) { return .outOfResources }
+        return try await DirectoryStorage(directory: self.directory).didReceive(instance)
     }
 }
 

@@ -16,14 +16,6 @@ import DICOMData
 /// A multi-valued attribute of the record matches when any of its values does. A record that lacks the
 /// attribute, or has it empty, matches only universal keys.
 public enum AttributeMatching {
-    /// Why an identifier cannot be used.
-    public struct InvalidKey: Error, Sendable, CustomStringConvertible {
-        /// The offending element.
-        public var tag: Tag
-        public var reason: String
-        public var description: String { "\(self.tag): \(self.reason)" }
-    }
-
     /// Whether every matching key of `identifier` matches `record` (keys that are not matched, such as
     /// Query/Retrieve Level, Specific Character Set and command group elements, are skipped).
     public static func matches(_ identifier: DataSet, _ record: DataSet) -> Bool {
@@ -44,22 +36,29 @@ public enum AttributeMatching {
         if key.vr == .SQ {
             return self.matchesSequence(key, record: record)
         }
+        guard key.vr.isString else {
+            // Binary numbers (US, UL, FD, ...): universal when empty, else any value equal to any of the record's.
+            let wanted = key.numericValues
+            if wanted.isEmpty { return true }
+            guard let values = record[key.tag]?.numericValues else { return false }
+            return values.contains { wanted.contains($0) }
+        }
         let keyValues = key.stringValues(characterSet: identifier.characterSet)
         // Universal matching: zero length, or a single "*" for string VRs where wild cards apply.
         if keyValues.isEmpty || keyValues.allSatisfy({ $0.isEmpty }) { return true }
         if keyValues.count == 1 && keyValues[0] == "*" && self.allowsWildcards(key.vr) { return true }
         guard let element = record[key.tag], !element.isEmpty else { return false }
-        let recordValues: [String]
-        if key.vr.isString {
-            recordValues = element.stringValues(characterSet: record.characterSet)
-        } else {
-            // Binary values (US, UL, ...): compare as numbers written as text.
-            recordValues = element.numericValues.map { self.numberText($0) }
-        }
+        let recordValues = element.stringValues(characterSet: record.characterSet)
         switch key.vr {
         case .UI:
             let wanted = Set(keyValues)
             return recordValues.contains { wanted.contains($0) }
+        case .IS, .DS:
+            // Numbers as text: "5" matches "5.0" and "+5".
+            let wanted = keyValues.compactMap { Double($0.hasPrefix("+") ? String($0.dropFirst()) : $0) }
+            return recordValues.contains { value in
+                Double(value.hasPrefix("+") ? String(value.dropFirst()) : value).map(wanted.contains) ?? keyValues.contains(value)
+            }
         case .DA, .TM, .DT:
             return keyValues.contains { pattern in
                 recordValues.contains { self.matchesRange(pattern, $0, vr: key.vr) }
@@ -153,10 +152,6 @@ public enum AttributeMatching {
             if prefix > upper { return false }
         }
         return true
-    }
-
-    static func numberText(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 }
 

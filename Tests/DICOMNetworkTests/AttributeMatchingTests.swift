@@ -94,3 +94,21 @@ extension AttributeMatchingTests {
         #expect(!AttributeMatching.matches(keys, Self.record))
     }
 }
+
+extension AttributeMatchingTests {
+    @Test("numbers: IS compared as numbers, binary US by value")
+    func numbers() {
+        var record = Self.record
+        record.set(.instanceNumber, vr: .IS, string: "5")
+        record.set(DataElement(tag: Tag(0x0028, 0x0010), vr: .US, bytes: [0x00, 0x02]))  // Rows 512
+        #expect(AttributeMatching.matches(Self.key(.instanceNumber, .IS, "+5"), record))
+        #expect(!AttributeMatching.matches(Self.key(.instanceNumber, .IS, "6"), record))
+        var rows = DataSet()
+        rows.set(DataElement(tag: Tag(0x0028, 0x0010), vr: .US, bytes: [0x00, 0x02]))
+        #expect(AttributeMatching.matches(rows, record))
+        rows.set(DataElement(tag: Tag(0x0028, 0x0010), vr: .US, bytes: [0x00, 0x01]))
+        #expect(!AttributeMatching.matches(rows, record))
+        rows.set(DataElement(tag: Tag(0x0028, 0x0010), vr: .US, bytes: []))
+        #expect(AttributeMatching.matches(rows, record))
+    }
+}

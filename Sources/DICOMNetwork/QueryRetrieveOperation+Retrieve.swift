@@ -8,11 +8,15 @@ extension QueryRetrieveOperation {
 
     /// The files to send, or `nil` after a failure response has been sent.
     mutating func filesToRetrieve(_ request: QueryRetrieveRequest) async throws -> [StorableFile]? {
-        guard let provider = self.configuration.queryRetrieve?.provider else { return nil }
+        guard let qr = self.configuration.queryRetrieve else { return nil }
+        let provider = qr.provider
         do {
-            return try await provider.retrieve(request)
+            return try await ProviderDeadline.run("retrieve", timeout: qr.providerTimeout) { try await provider.retrieve(request) }
         } catch let failure as QueryRetrieveFailure {
             try await self.sendFinal(failure.status, comment: failure.comment, offendingElement: failure.offendingElement)
+        } catch let expired as ProviderDeadline.Expired {
+            self.logger.info("retrieve: provider timed out", metadata: ["error": "\(expired)"])
+            try await self.sendFinal(.outOfResourcesNumberOfMatches, comment: "\(expired)")
         } catch {
             self.logger.info("retrieve failed", metadata: ["error": "\(error)"])
             try await self.sendFinal(.cannotUnderstand, comment: "unable to process: \(error)")
@@ -25,7 +29,15 @@ extension QueryRetrieveOperation {
     /// response after each sub-operation, and ends with success, 0xB000, 0xA702, 0xA801 or 0xFE00.
     mutating func move(_ request: QueryRetrieveRequest, destination: String) async throws {
         guard let qr = self.configuration.queryRetrieve else { return }
-        guard let peer = await qr.provider.moveDestination(destination) else {
+        let provider = qr.provider
+        let resolved: DICOMPeer?
+        do {
+            resolved = try await ProviderDeadline.run("move destination", timeout: qr.providerTimeout) { await provider.moveDestination(destination) }
+        } catch {
+            self.logger.info("C-MOVE destination lookup failed", metadata: ["error": "\(error)"])
+            resolved = nil
+        }
+        guard let peer = resolved else {
             self.logger.info("C-MOVE destination unknown", metadata: ["qr.destination": "\(destination)"])
             try await self.sendFinal(.moveDestinationUnknown, comment: "move destination \(destination) unknown")
             return
@@ -162,9 +174,4 @@ extension QueryRetrieveOperation {
             }
         }
     }
-}
-
-/// The C-MOVE requestor's association failed while a sub-association was open: not a sub-operation failure.
-private struct RequestorLost: Error {
-    var error: any Error
 }

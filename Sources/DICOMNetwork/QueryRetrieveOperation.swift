@@ -190,22 +190,33 @@ struct QueryRetrieveOperation {
     /// C-FIND SCP (PS3.4 §C.4.1.2, §C.4.1.3): one pending response (0xFF00) per match, then success; a
     /// C-CANCEL-RQ ends the sequence with 0xFE00.
     mutating func find(_ request: QueryRetrieveRequest) async throws {
-        guard let provider = self.configuration.queryRetrieve?.provider else { return }
+        guard let qr = self.configuration.queryRetrieve else { return }
+        let provider = qr.provider
         var matches = 0
         do {
-            for try await match in try await provider.find(request) {
+            for try await match in ProviderDeadline.relay("C-FIND", timeout: qr.providerTimeout, { try await provider.find(request) }) {
                 if self.isCancelled { break }
                 let response = CFindRSP(
                     messageIDBeingRespondedTo: self.messageID, affectedSOPClassUID: self.affectedSOPClassUID, status: .pending,
                     hasDataSet: true)
-                try await self.connection.send(.cFindRSP(response), presentationContextID: self.presentationContextID, dataSet: try self.encode(match))
+                let identifier: ByteBuffer
+                do {
+                    identifier = try self.encode(match)
+                } catch {
+                    throw QueryRetrieveFailure(status: .cannotUnderstand, comment: "cannot encode a match: \(error)")
+                }
+                do {
+                    try await self.connection.send(.cFindRSP(response), presentationContextID: self.presentationContextID, dataSet: identifier)
+                } catch {
+                    throw RequestorLost(error: error)
+                }
                 matches += 1
             }
         } catch let failure as QueryRetrieveFailure {
             try await self.sendFinal(failure.status, comment: failure.comment, offendingElement: failure.offendingElement)
             return
-        } catch let error as DICOMNetworkError {
-            throw error
+        } catch let lost as RequestorLost {
+            throw lost.error
         } catch {
             self.logger.info("C-FIND failed", metadata: ["error": "\(error)"])
             try await self.sendFinal(.cannotUnderstand, comment: "unable to process: \(error)")
@@ -218,4 +229,10 @@ struct QueryRetrieveOperation {
             try await self.sendFinal(.success)
         }
     }
+}
+
+/// Sending to the requestor failed (its association is gone): thrown through the provider's and the
+/// sub-association's error handling, which would otherwise answer it with a status.
+struct RequestorLost: Error {
+    var error: any Error
 }

@@ -15,19 +15,24 @@ public struct QueryRetrieveSCPConfiguration: Sendable {
     public var acseTimeout: TimeAmount
     /// Each C-STORE-RSP of a sub-operation (C-MOVE sub-association, or on the association itself for C-GET).
     public var dimseTimeout: TimeAmount
+    /// How long the provider may take: for all the matches of a C-FIND (then 0xC000), the instances of a
+    /// retrieve (then 0xA701), or a move destination (then 0xA801).
+    public var providerTimeout: TimeAmount
 
     public init(
         provider: any QueryRetrieveProvider,
         models: Set<QueryRetrieveModel> = Set(QueryRetrieveModel.allCases),
         connectTimeout: TimeAmount = .seconds(10),
         acseTimeout: TimeAmount = .seconds(30),
-        dimseTimeout: TimeAmount = .seconds(60)
+        dimseTimeout: TimeAmount = .seconds(60),
+        providerTimeout: TimeAmount = .seconds(60)
     ) {
         self.provider = provider
         self.models = models
         self.connectTimeout = connectTimeout
         self.acseTimeout = acseTimeout
         self.dimseTimeout = dimseTimeout
+        self.providerTimeout = providerTimeout
     }
 
     /// Adds the FIND, MOVE and GET SOP classes of ``models`` (uncompressed identifiers), and lets the requestor

@@ -8,7 +8,7 @@ import Testing
 
 /// C-CANCEL-RQ during C-MOVE and C-GET (PS3.4 §C.4.2.3.1, §C.4.3.3.1), sent by our own client (DCMTK's movescu
 /// and getscu cannot cancel), and a C-MOVE whose destination refuses one instance.
-@Suite("Query/Retrieve SCP: cancel and failed sub-operations", .serialized, .requires(pythonModules: ["pydicom"]))
+@Suite("Query/Retrieve SCP: cancel, failed sub-operations, provider timeout", .serialized, .requires(pythonModules: ["pydicom"]))
 struct QueryRetrieveSCPCancelTests {
     /// Keys for every study of the corpus (list of UID matching): all six instances.
     static func allStudies(_ corpus: [QueryRetrieveSCPTests.CorpusInstance]) -> DataSet {
@@ -159,5 +159,57 @@ struct SlowStorage: StorageDelegate {
     func didReceive(_ instance: ReceivedInstance) async throws -> DIMSEStatus {
         try await Task.sleep(for: self.delay)
         return try await DirectoryStorage(directory: self.directory).didReceive(instance)
+    }
+}
+
+extension QueryRetrieveSCPCancelTests {
+    @Test("a provider that never answers gives failure statuses after the provider timeout, not a hang")
+    func stuckProvider() async throws {
+        try await TestSupport.withTemporaryDirectory { dir in
+            var configuration = DICOMServer.Configuration(host: "127.0.0.1", port: 0, aeTitle: "PXQR", temporaryDirectory: dir)
+            configuration.queryRetrieve = QueryRetrieveSCPConfiguration(provider: StuckProvider(), providerTimeout: .milliseconds(300))
+            let server = try await DICOMServer.bind(configuration: configuration, storage: DirectoryStorage(directory: dir), logger: TestSupport.logger("px.test.server"))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await server.run() }
+                defer { group.cancelAll() }
+                let client = DICOMClient(configuration: .init(callingAETitle: "PXSCU", dimseTimeout: .seconds(5)), logger: TestSupport.logger("px.test.client"))
+                let peer = DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXQR")
+                let started = ContinuousClock.now
+                let (find, get, move) = try await client.withAssociation(
+                    to: peer, proposing: [.find(.studyRoot), .move(.studyRoot)] + ProposedPresentationContext.get(.studyRoot, storageSOPClasses: [])
+                ) { association in
+                    let keys = Self.studyKeys("1.2.3")
+                    var findStatus: DIMSEStatus?
+                    for try await response in try await association.find(keys, model: .studyRoot, level: .study) where !response.status.isPending {
+                        findStatus = response.status
+                    }
+                    let get = try await association.get(keys, model: .studyRoot, level: .study, storage: DirectoryStorage(directory: dir), directory: dir)
+                    let move = try await association.move(keys, model: .studyRoot, level: .study, destination: "ANY")
+                    return (findStatus, get.status, move.status)
+                }
+                #expect(find == .cannotUnderstand)
+                #expect(get == .outOfResourcesNumberOfMatches)
+                #expect(move == .moveDestinationUnknown)
+                #expect(ContinuousClock.now - started < .seconds(4))
+            }
+        }
+    }
+}
+
+/// A provider that never answers (until cancelled).
+struct StuckProvider: QueryRetrieveProvider {
+    func find(_ request: QueryRetrieveRequest) async throws -> AsyncThrowingStream<DataSet, any Error> {
+        try await Task.sleep(for: .seconds(3600))
+        return AsyncThrowingStream { $0.finish() }
+    }
+
+    func retrieve(_ request: QueryRetrieveRequest) async throws -> [StorableFile] {
+        try await Task.sleep(for: .seconds(3600))
+        return []
+    }
+
+    func moveDestination(_ aeTitle: String) async -> DICOMPeer? {
+        do { try await Task.sleep(for: .seconds(3600)) } catch { return nil }
+        return nil
     }
 }

@@ -54,7 +54,7 @@ final class CancelRequestWatcher: ChannelInboundHandler, RemovableChannelHandler
         var buffer = body
         while let length = buffer.readInteger(as: UInt32.self) {
             guard length >= 2, Int(length) <= buffer.readableBytes,
-                let _ = buffer.readInteger(as: UInt8.self),
+                buffer.readInteger(as: UInt8.self) != nil,
                 let header = buffer.readInteger(as: UInt8.self),
                 let fragment = buffer.readSlice(length: Int(length) - 2)
             else { return nil }

@@ -5,8 +5,10 @@ import NIOCore
 extension DICOMAssociation {
     /// One C-STORE sub-operation of a C-MOVE (PS3.4 §C.4.2.2): like ``store(_:)-(StorableFile)``, with Move
     /// Originator Application Entity Title (0000,1030) and Move Originator Message ID (0000,1031).
-    func storeSubOperation(_ file: StorableFile, moveOriginatorAETitle: String, moveOriginatorMessageID: UInt16) async throws -> StoreResult {
-        var result = StoreResult(path: file.path, sopClassUID: file.sopClassUID, sopInstanceUID: file.sopInstanceUID, status: nil, error: nil)
+    func storeSubOperation(_ file: StorableFile, moveOriginatorAETitle: String, moveOriginatorMessageID: UInt16) async throws -> StoreResult
+    {
+        var result = StoreResult(
+            path: file.path, sopClassUID: file.sopClassUID, sopInstanceUID: file.sopInstanceUID, status: nil, error: nil)
         guard let negotiated = self.negotiated else {
             throw DICOMNetworkError.protocolError("no association established")
         }

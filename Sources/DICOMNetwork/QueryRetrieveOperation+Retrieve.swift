@@ -32,7 +32,9 @@ extension QueryRetrieveOperation {
         let provider = qr.provider
         let resolved: DICOMPeer?
         do {
-            resolved = try await ProviderDeadline.run("move destination", timeout: qr.providerTimeout) { await provider.moveDestination(destination) }
+            resolved = try await ProviderDeadline.run("move destination", timeout: qr.providerTimeout) {
+                await provider.moveDestination(destination)
+            }
         } catch {
             self.logger.info("C-MOVE destination lookup failed", metadata: ["error": "\(error)"])
             resolved = nil
@@ -72,7 +74,8 @@ extension QueryRetrieveOperation {
                     let result = try await association.storeSubOperation(
                         file, moveOriginatorAETitle: this.served.callingAETitle, moveOriginatorMessageID: this.messageID)
                     if let error = result.error, result.status == nil {
-                        this.logger.info("C-STORE sub-operation not sent", metadata: ["sop.instance": "\(file.sopInstanceUID)", "error": "\(error)"])
+                        this.logger.info(
+                            "C-STORE sub-operation not sent", metadata: ["sop.instance": "\(file.sopInstanceUID)", "error": "\(error)"])
                     }
                     this.count(result.status, file.sopInstanceUID)
                     done += 1
@@ -133,7 +136,8 @@ extension QueryRetrieveOperation {
                 continue
             }
             storeMessageID = storeMessageID == UInt16.max ? 1 : storeMessageID + 1
-            let store = CStoreRQ(messageID: storeMessageID, affectedSOPClassUID: file.sopClassUID, affectedSOPInstanceUID: file.sopInstanceUID)
+            let store = CStoreRQ(
+                messageID: storeMessageID, affectedSOPClassUID: file.sopClassUID, affectedSOPInstanceUID: file.sopInstanceUID)
             try await self.connection.send(.cStoreRQ(store), presentationContextID: context.id, dataSet: bytes)
             let (status, cancelSeen) = try await self.waitForStoreResponse(storeMessageID, timeout: qr.dimseTimeout)
             cancelled = cancelled || cancelSeen

@@ -63,11 +63,13 @@ struct QueryRetrieveOperation {
                 Array(dataSet.readableBytesView), transferSyntax: TransferSyntax(uid: context.transferSyntax)
             ).dataSet
         } catch {
-            return .failure(QueryRetrieveFailure(status: .dataSetDoesNotMatchSOPClass, comment: Self.comment("identifier does not decode: \(error)")))
+            return .failure(
+                QueryRetrieveFailure(status: .dataSetDoesNotMatchSOPClass, comment: Self.comment("identifier does not decode: \(error)")))
         }
         guard let levelText = identifier.string(.queryRetrieveLevel) else {
             return .failure(
-                QueryRetrieveFailure(status: .dataSetDoesNotMatchSOPClass, comment: "no Query/Retrieve Level", offendingElement: .queryRetrieveLevel))
+                QueryRetrieveFailure(
+                    status: .dataSetDoesNotMatchSOPClass, comment: "no Query/Retrieve Level", offendingElement: .queryRetrieveLevel))
         }
         guard let level = QueryRetrieveLevel(rawValue: levelText), model.levels.contains(level) else {
             return .failure(
@@ -206,7 +208,8 @@ struct QueryRetrieveOperation {
                     throw QueryRetrieveFailure(status: .cannotUnderstand, comment: "cannot encode a match: \(error)")
                 }
                 do {
-                    try await self.connection.send(.cFindRSP(response), presentationContextID: self.presentationContextID, dataSet: identifier)
+                    try await self.connection.send(
+                        .cFindRSP(response), presentationContextID: self.presentationContextID, dataSet: identifier)
                 } catch {
                     throw RequestorLost(error: error)
                 }

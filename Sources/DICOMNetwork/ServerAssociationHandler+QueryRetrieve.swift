@@ -39,7 +39,8 @@ extension ServerAssociationHandler {
         case .success(let decoded):
             request = decoded
         case .failure(let failure):
-            connection.logger.info("query/retrieve request refused", metadata: ["dimse.status": "\(failure.status)", "reason": "\(failure.comment)"])
+            connection.logger.info(
+                "query/retrieve request refused", metadata: ["dimse.status": "\(failure.status)", "reason": "\(failure.comment)"])
             try await operation.sendFinal(failure.status, comment: failure.comment, offendingElement: failure.offendingElement)
             return
         }

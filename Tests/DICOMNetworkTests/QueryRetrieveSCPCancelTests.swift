@@ -1,10 +1,11 @@
 import DICOMData
-@testable import DICOMNetwork
 import DICOMProtocol
 import Foundation
 import NIOCore
 import Synchronization
 import Testing
+
+@testable import DICOMNetwork
 
 /// C-CANCEL-RQ during C-MOVE and C-GET (PS3.4 §C.4.2.3.1, §C.4.3.3.1), sent by our own client (DCMTK's movescu
 /// and getscu cannot cancel), and a C-MOVE whose destination refuses one instance.
@@ -21,10 +22,12 @@ struct QueryRetrieveSCPCancelTests {
     /// Sends the request, a C-CANCEL-RQ after the first pending response, and returns the pending counts and
     /// the final response's status and counts.
     static func cancelAfterFirst(
-        _ association: DICOMAssociation, _ message: DIMSEMessage, sopClass: String, keys: DataSet, storage: DICOMAssociation.IncomingStorage?
+        _ association: DICOMAssociation, _ message: DIMSEMessage, sopClass: String, keys: DataSet,
+        storage: DICOMAssociation.IncomingStorage?
     ) async throws -> (pending: Int, status: DIMSEStatus, counts: SubOperationCounts) {
         let context = try association.context(for: sopClass, "test")
-        try await association.connection.send(message, presentationContextID: context.id, dataSet: try association.encode(keys, in: context))
+        try await association.connection.send(
+            message, presentationContextID: context.id, dataSet: try association.encode(keys, in: context))
         var pending = 0
         while true {
             let (response, _) = try await association.response(to: 1, waitingFor: "a retrieve response", storage: storage)
@@ -51,7 +54,9 @@ struct QueryRetrieveSCPCancelTests {
             let received = dir + "/received"
             try FileManager.default.createDirectory(atPath: received, withIntermediateDirectories: true)
             // The destination: our own SCP, taking 200 ms per instance.
-            try await TestSupport.withServer(aeTitle: "SLOWSCP", storage: SlowStorage(directory: received, delay: .milliseconds(200)), directory: received) { destination in
+            try await TestSupport.withServer(
+                aeTitle: "SLOWSCP", storage: SlowStorage(directory: received, delay: .milliseconds(200)), directory: received
+            ) { destination in
                 let table = ["SLOWSCP": DICOMPeer(host: "127.0.0.1", port: destination.localPort, aeTitle: "SLOWSCP")]
                 try await QueryRetrieveSCPTests.withQRServer(destinations: table) { server, _, corpus in
                     let client = DICOMClient(configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
@@ -80,7 +85,8 @@ struct QueryRetrieveSCPCancelTests {
             let client = DICOMClient(configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
             let peer = DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXQR")
             let sopClass = QueryRetrieveModel.studyRoot.getSOPClass
-            let outcome = try await client.withAssociation(to: peer, proposing: ProposedPresentationContext.get(.studyRoot)) { association in
+            let outcome = try await client.withAssociation(to: peer, proposing: ProposedPresentationContext.get(.studyRoot)) {
+                association in
                 try await Self.cancelAfterFirst(
                     association, .cGetRQ(CGetRQ(messageID: 1, affectedSOPClassUID: sopClass)), sopClass: sopClass,
                     keys: Self.allStudies(corpus), storage: .init(directory: got, storage: DirectoryStorage(directory: got)))
@@ -168,22 +174,27 @@ extension QueryRetrieveSCPCancelTests {
         try await TestSupport.withTemporaryDirectory { dir in
             var configuration = DICOMServer.Configuration(host: "127.0.0.1", port: 0, aeTitle: "PXQR", temporaryDirectory: dir)
             configuration.queryRetrieve = QueryRetrieveSCPConfiguration(provider: StuckProvider(), providerTimeout: .milliseconds(300))
-            let server = try await DICOMServer.bind(configuration: configuration, storage: DirectoryStorage(directory: dir), logger: TestSupport.logger("px.test.server"))
+            let server = try await DICOMServer.bind(
+                configuration: configuration, storage: DirectoryStorage(directory: dir), logger: TestSupport.logger("px.test.server"))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await server.run() }
                 defer { group.cancelAll() }
-                let client = DICOMClient(configuration: .init(callingAETitle: "PXSCU", dimseTimeout: .seconds(5)), logger: TestSupport.logger("px.test.client"))
+                let client = DICOMClient(
+                    configuration: .init(callingAETitle: "PXSCU", dimseTimeout: .seconds(5)), logger: TestSupport.logger("px.test.client"))
                 let peer = DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXQR")
                 let started = ContinuousClock.now
                 let (find, get, move) = try await client.withAssociation(
-                    to: peer, proposing: [.find(.studyRoot), .move(.studyRoot)] + ProposedPresentationContext.get(.studyRoot, storageSOPClasses: [])
+                    to: peer,
+                    proposing: [.find(.studyRoot), .move(.studyRoot)] + ProposedPresentationContext.get(.studyRoot, storageSOPClasses: [])
                 ) { association in
                     let keys = Self.studyKeys("1.2.3")
                     var findStatus: DIMSEStatus?
-                    for try await response in try await association.find(keys, model: .studyRoot, level: .study) where !response.status.isPending {
+                    for try await response in try await association.find(keys, model: .studyRoot, level: .study)
+                    where !response.status.isPending {
                         findStatus = response.status
                     }
-                    let get = try await association.get(keys, model: .studyRoot, level: .study, storage: DirectoryStorage(directory: dir), directory: dir)
+                    let get = try await association.get(
+                        keys, model: .studyRoot, level: .study, storage: DirectoryStorage(directory: dir), directory: dir)
                     let move = try await association.move(keys, model: .studyRoot, level: .study, destination: "ANY")
                     return (findStatus, get.status, move.status)
                 }

@@ -1,9 +1,10 @@
 import DICOMData
-@testable import DICOMNetwork
 import DICOMProtocol
 import Foundation
 import NIOCore
 import Testing
+
+@testable import DICOMNetwork
 
 /// DCMTK's findscu, movescu and getscu as clients of ``DICOMServer`` serving Query/Retrieve from a
 /// ``DirectoryArchive`` of the QR corpus (scripts/make-qr-corpus.py), on 127.0.0.1 (PS3.4 Annex C).
@@ -28,7 +29,8 @@ struct QueryRetrieveSCPTests {
 
     /// Generates the QR corpus into `directory` and reads it back with the data layer.
     static func makeCorpus(_ directory: String) async throws -> [CorpusInstance] {
-        let generated = try await TestSupport.run(TestSupport.python, [TestSupport.repositoryRoot + "/scripts/make-qr-corpus.py", directory])
+        let generated = try await TestSupport.run(
+            TestSupport.python, [TestSupport.repositoryRoot + "/scripts/make-qr-corpus.py", directory])
         try #require(generated.status == 0, "\(generated.output)")
         var instances: [CorpusInstance] = []
         for path in TestSupport.dicomFiles(in: directory) {
@@ -53,7 +55,8 @@ struct QueryRetrieveSCPTests {
     ) async throws -> R {
         try await TestSupport.withTemporaryDirectory { dir in
             let corpus = try await Self.makeCorpus(dir + "/corpus")
-            let archive = try DirectoryArchive(directory: dir + "/corpus", moveDestinations: destinations, logger: TestSupport.logger("px.test.archive"))
+            let archive = try DirectoryArchive(
+                directory: dir + "/corpus", moveDestinations: destinations, logger: TestSupport.logger("px.test.archive"))
             #expect(archive.instances.count == 6)
             let scratch = dir + "/scratch"
             try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
@@ -72,7 +75,8 @@ struct QueryRetrieveSCPTests {
     {
         let out = directory + "/find-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        let arguments = ["-v", model, "-X", "-od", out, "-aec", "PXQR"] + extra + keys.flatMap { ["-k", $0] } + ["127.0.0.1", "\(server.localPort)"]
+        let arguments =
+            ["-v", model, "-X", "-od", out, "-aec", "PXQR"] + extra + keys.flatMap { ["-k", $0] } + ["127.0.0.1", "\(server.localPort)"]
         let result = try await TestSupport.run("findscu", arguments)
         var responses: [DataSet] = []
         for path in TestSupport.dicomFiles(in: out) {
@@ -83,11 +87,15 @@ struct QueryRetrieveSCPTests {
 
     /// The responses as sorted rows of the given keys' values (multi-valued joined with backslashes).
     static func rows(_ responses: [DataSet], _ tags: [DICOMData.Tag]) -> [[String]] {
-        responses.map { ds in tags.map { (ds.strings($0) ?? ["<absent>"]).joined(separator: "\\") } }.sorted { $0.lexicographicallyPrecedes($1) }
+        responses.map { ds in tags.map { (ds.strings($0) ?? ["<absent>"]).joined(separator: "\\") } }.sorted {
+            $0.lexicographicallyPrecedes($1)
+        }
     }
 
     static func sortedRows(_ rows: [[String]]) -> [[String]] {
-        Array(Set(rows.map { $0.joined(separator: "|") })).sorted().map { $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init) }
+        Array(Set(rows.map { $0.joined(separator: "|") })).sorted().map {
+            $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+        }
     }
 
     // MARK: - C-FIND
@@ -97,35 +105,46 @@ struct QueryRetrieveSCPTests {
         try await Self.withQRServer { server, dir, corpus in
             // Patient Root, PATIENT level, wildcard on Patient ID; names decoded through each response's charset.
             var (result, responses) = try await Self.find(
-                server, dir, model: "-P", ["QueryRetrieveLevel=PATIENT", "PatientID=PAT00*", "PatientName", "NumberOfPatientRelatedStudies"])
+                server, dir, model: "-P",
+                ["QueryRetrieveLevel=PATIENT", "PatientID=PAT00*", "PatientName", "NumberOfPatientRelatedStudies"])
             #expect(result.status == 0, "\(result.output)")
             let patientRows = Self.sortedRows(corpus.map { [$0.patientID, $0.patientName] })
             #expect(Self.rows(responses, [.patientID, .patientName]) == patientRows)
-            #expect(Self.rows(responses, [.patientID, Tag(0x0020, 0x1200)]) == [["PAT001", "2"], ["PAT002", "1"], ["PAT003", "1"], ["PAT004", "1"]])
+            #expect(
+                Self.rows(responses, [.patientID, Tag(0x0020, 0x1200)]) == [
+                    ["PAT001", "2"], ["PAT002", "1"], ["PAT003", "1"], ["PAT004", "1"],
+                ])
             #expect(responses.allSatisfy { $0.string(.queryRetrieveLevel) == "PATIENT" })
             let latin1 = try #require(responses.first { $0.string(.patientID) == "PAT002" })
             #expect(latin1.string(.specificCharacterSet) == "ISO_IR 100")
 
             // Patient Root, PATIENT level, wildcard on the name with `?`: one patient.
-            (result, responses) = try await Self.find(server, dir, model: "-P", ["QueryRetrieveLevel=PATIENT", "PatientName=D?e^*", "PatientID"])
+            (result, responses) = try await Self.find(
+                server, dir, model: "-P", ["QueryRetrieveLevel=PATIENT", "PatientName=D?e^*", "PatientID"])
             #expect(Self.rows(responses, [.patientID]) == [["PAT001"]], "\(result.output)")
 
             // Study Root, STUDY level, exact Patient ID: the two studies of PAT001 with their modalities.
             (result, responses) = try await Self.find(
-                server, dir, model: "-S", ["QueryRetrieveLevel=STUDY", "PatientID=PAT001", "StudyInstanceUID", "StudyDate", "ModalitiesInStudy"])
-            let pat001Studies = Self.sortedRows(corpus.filter { $0.patientID == "PAT001" }.map { [$0.studyUID, $0.studyDate, $0.modality] })
+                server, dir, model: "-S",
+                ["QueryRetrieveLevel=STUDY", "PatientID=PAT001", "StudyInstanceUID", "StudyDate", "ModalitiesInStudy"])
+            let pat001Studies = Self.sortedRows(
+                corpus.filter { $0.patientID == "PAT001" }.map { [$0.studyUID, $0.studyDate, $0.modality] })
             #expect(Self.rows(responses, [.studyInstanceUID, .studyDate, Tag(0x0008, 0x0061)]) == pat001Studies, "\(result.output)")
 
             // Study Root, STUDY level, date range: only the study of 2024-01-16.
-            (result, responses) = try await Self.find(server, dir, model: "-S", ["QueryRetrieveLevel=STUDY", "StudyDate=20240116-", "StudyInstanceUID"])
-            #expect(Self.rows(responses, [.studyInstanceUID]) == Self.sortedRows(corpus.filter { $0.studyDate >= "20240116" }.map { [$0.studyUID] }))
+            (result, responses) = try await Self.find(
+                server, dir, model: "-S", ["QueryRetrieveLevel=STUDY", "StudyDate=20240116-", "StudyInstanceUID"])
+            #expect(
+                Self.rows(responses, [.studyInstanceUID])
+                    == Self.sortedRows(corpus.filter { $0.studyDate >= "20240116" }.map { [$0.studyUID] }))
 
             // Study Root, SERIES level, list of UID matching on two studies.
             let twoStudies = Array(Set(corpus.map(\.studyUID))).sorted().prefix(2)
             (result, responses) = try await Self.find(
                 server, dir, model: "-S",
                 ["QueryRetrieveLevel=SERIES", "StudyInstanceUID=" + twoStudies.joined(separator: "\\"), "SeriesInstanceUID", "Modality"])
-            let seriesRows = Self.sortedRows(corpus.filter { twoStudies.contains($0.studyUID) }.map { [$0.studyUID, $0.seriesUID, $0.modality] })
+            let seriesRows = Self.sortedRows(
+                corpus.filter { twoStudies.contains($0.studyUID) }.map { [$0.studyUID, $0.seriesUID, $0.modality] })
             #expect(Self.rows(responses, [.studyInstanceUID, .seriesInstanceUID, .modality]) == seriesRows, "\(result.output)")
             #expect(responses.allSatisfy { $0.string(.queryRetrieveLevel) == "SERIES" })
 
@@ -144,7 +163,8 @@ struct QueryRetrieveSCPTests {
             // Study Root, IMAGE level, SOP Instance UID list.
             let threeInstances = corpus.map(\.sopUID).sorted().prefix(3)
             (result, responses) = try await Self.find(
-                server, dir, model: "-S", ["QueryRetrieveLevel=IMAGE", "SOPInstanceUID=" + threeInstances.joined(separator: "\\"), "PatientID"])
+                server, dir, model: "-S",
+                ["QueryRetrieveLevel=IMAGE", "SOPInstanceUID=" + threeInstances.joined(separator: "\\"), "PatientID"])
             #expect(Self.rows(responses, [.sopInstanceUID]) == threeInstances.map { [$0] })
 
             // UTF-8 key (Specific Character Set ISO_IR 192) with a wild card, against the UTF-8 record of PAT003.
@@ -166,7 +186,8 @@ struct QueryRetrieveSCPTests {
             let (result, responses) = try await Self.find(
                 server, dir, model: "-S", ["QueryRetrieveLevel=STUDY", "StudyInstanceUID"], extra: ["--cancel", "1"])
             #expect(result.status == 0, "\(result.output)")
-            #expect(result.output.contains("Received Final Find Response (Cancel: MatchingTerminatedDueToCancelRequest)"), "\(result.output)")
+            #expect(
+                result.output.contains("Received Final Find Response (Cancel: MatchingTerminatedDueToCancelRequest)"), "\(result.output)")
             #expect(responses.count == 1, "\(result.output)")
         }
     }
@@ -185,13 +206,21 @@ struct QueryRetrieveSCPTests {
             let status = try await client.withAssociation(to: peer, proposing: [.find(.studyRoot), .move(.studyRoot)]) { association in
                 var statuses: [DIMSEStatus] = []
                 for (sopClass, message) in [
-                    (QueryRetrieveModel.studyRoot.findSOPClass, DIMSEMessage.cFindRQ(CFindRQ(messageID: 7, affectedSOPClassUID: WellKnownUID.studyRootQueryRetrieveFind))),
-                    (QueryRetrieveModel.studyRoot.moveSOPClass, DIMSEMessage.cMoveRQ(CMoveRQ(messageID: 8, affectedSOPClassUID: WellKnownUID.studyRootQueryRetrieveMove, moveDestination: "X"))),
+                    (
+                        QueryRetrieveModel.studyRoot.findSOPClass,
+                        DIMSEMessage.cFindRQ(CFindRQ(messageID: 7, affectedSOPClassUID: WellKnownUID.studyRootQueryRetrieveFind))
+                    ),
+                    (
+                        QueryRetrieveModel.studyRoot.moveSOPClass,
+                        DIMSEMessage.cMoveRQ(
+                            CMoveRQ(messageID: 8, affectedSOPClassUID: WellKnownUID.studyRootQueryRetrieveMove, moveDestination: "X"))
+                    ),
                 ] {
                     let context = try association.context(for: sopClass, "test")
                     let garbage = ByteBuffer(bytes: [0x08, 0x00, 0x52, 0x00, 0x43, 0x53, 0xFF, 0x7F, 0x01, 0x02, 0x03])
                     try await association.connection.send(message, presentationContextID: context.id, dataSet: garbage)
-                    let (response, _) = try await association.response(to: message.commandField == .cFindRQ ? 7 : 8, waitingFor: "a response")
+                    let (response, _) = try await association.response(
+                        to: message.commandField == .cFindRQ ? 7 : 8, waitingFor: "a response")
                     switch response {
                     case .cFindRSP(let r): statuses.append(r.status)
                     case .cMoveRSP(let r): statuses.append(r.status)
@@ -202,7 +231,8 @@ struct QueryRetrieveSCPTests {
                 var keys = DataSet()
                 keys.set(.studyInstanceUID, vr: .UI, string: "")
                 var matches = 0
-                for try await response in try await association.find(keys, model: .studyRoot, level: .study) where response.identifier != nil {
+                for try await response in try await association.find(keys, model: .studyRoot, level: .study)
+                where response.identifier != nil {
                     matches += 1
                 }
                 #expect(matches == 5)
@@ -220,7 +250,8 @@ struct QueryRetrieveSCPTests {
     static func withStorescp<R>(_ directory: String, _ body: (Int) async throws -> R) async throws -> R {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let port = try TestSupport.freePort()
-        let storescp = try TestSupport.Background("storescp", ["-aet", "STORESCP", "-od", directory, "\(port)"], logFile: directory + ".log")
+        let storescp = try TestSupport.Background(
+            "storescp", ["-aet", "STORESCP", "-od", directory, "\(port)"], logFile: directory + ".log")
         defer { storescp.stop() }
         try await TestSupport.waitForPort(port)
         return try await body(port)
@@ -261,8 +292,10 @@ struct QueryRetrieveSCPTests {
                 let ct = try #require(corpus.first { $0.patientID == "PAT001" && $0.modality == "CT" })
                 var result = try await TestSupport.run(
                     "movescu",
-                    ["-d", "-P", "-aec", "PXQR", "-aem", "STORESCP", "-k", "QueryRetrieveLevel=STUDY", "-k", "PatientID=PAT001",
-                     "-k", "StudyInstanceUID=\(ct.studyUID)", "127.0.0.1", "\(server.localPort)"])
+                    [
+                        "-d", "-P", "-aec", "PXQR", "-aem", "STORESCP", "-k", "QueryRetrieveLevel=STUDY", "-k", "PatientID=PAT001",
+                        "-k", "StudyInstanceUID=\(ct.studyUID)", "127.0.0.1", "\(server.localPort)",
+                    ])
                 #expect(result.status == 0, "\(result.output)")
                 #expect(Self.lastCount(result.output, "Completed Suboperations") == 2, "\(result.output)")
                 #expect(Self.lastCount(result.output, "Failed Suboperations") == 0)
@@ -278,8 +311,11 @@ struct QueryRetrieveSCPTests {
                 let mr = try #require(corpus.first { $0.patientID == "PAT003" })
                 result = try await TestSupport.run(
                     "movescu",
-                    ["-d", "-S", "-aec", "PXQR", "-aem", "STORESCP", "-k", "QueryRetrieveLevel=SERIES", "-k", "StudyInstanceUID=\(mr.studyUID)",
-                     "-k", "SeriesInstanceUID=\(mr.seriesUID)", "127.0.0.1", "\(server.localPort)"])
+                    [
+                        "-d", "-S", "-aec", "PXQR", "-aem", "STORESCP", "-k", "QueryRetrieveLevel=SERIES", "-k",
+                        "StudyInstanceUID=\(mr.studyUID)",
+                        "-k", "SeriesInstanceUID=\(mr.seriesUID)", "127.0.0.1", "\(server.localPort)",
+                    ])
                 #expect(result.status == 0, "\(result.output)")
                 #expect(Self.lastCount(result.output, "Completed Suboperations") == 1, "\(result.output)")
                 got = try Self.received(scratch + "/study")
@@ -291,8 +327,10 @@ struct QueryRetrieveSCPTests {
                 try FileManager.default.createDirectory(atPath: selfDir, withIntermediateDirectories: true)
                 result = try await TestSupport.run(
                     "movescu",
-                    ["-d", "-S", "-aet", "MOVESCU", "-aec", "PXQR", "-aem", "MOVESCU", "--port", "\(selfPort)", "-od", selfDir,
-                     "-k", "QueryRetrieveLevel=STUDY", "-k", "StudyInstanceUID=\(mr.studyUID)", "127.0.0.1", "\(server.localPort)"])
+                    [
+                        "-d", "-S", "-aet", "MOVESCU", "-aec", "PXQR", "-aem", "MOVESCU", "--port", "\(selfPort)", "-od", selfDir,
+                        "-k", "QueryRetrieveLevel=STUDY", "-k", "StudyInstanceUID=\(mr.studyUID)", "127.0.0.1", "\(server.localPort)",
+                    ])
                 #expect(result.status == 0, "\(result.output)")
                 #expect(Self.lastCount(result.output, "Completed Suboperations") == 1, "\(result.output)")
                 #expect(try Self.received(selfDir).keys.sorted() == [mr.sopUID])
@@ -300,8 +338,11 @@ struct QueryRetrieveSCPTests {
                 // Unknown destination: 0xA801.
                 result = try await TestSupport.run(
                     "movescu",
-                    ["-v", "-S", "-aec", "PXQR", "-aem", "NOSUCHAE", "-k", "QueryRetrieveLevel=STUDY", "-k", "StudyInstanceUID=\(mr.studyUID)",
-                     "127.0.0.1", "\(server.localPort)"])
+                    [
+                        "-v", "-S", "-aec", "PXQR", "-aem", "NOSUCHAE", "-k", "QueryRetrieveLevel=STUDY", "-k",
+                        "StudyInstanceUID=\(mr.studyUID)",
+                        "127.0.0.1", "\(server.localPort)",
+                    ])
                 #expect(result.output.contains("Received Final Move Response (Refused: MoveDestinationUnknown)"), "\(result.output)")
                 #expect(result.status != 0, "\(result.output)")
 
@@ -309,8 +350,11 @@ struct QueryRetrieveSCPTests {
                 let started = ContinuousClock.now
                 result = try await TestSupport.run(
                     "movescu",
-                    ["-d", "-S", "-aec", "PXQR", "-aem", "DEADSCP", "-k", "QueryRetrieveLevel=STUDY", "-k", "StudyInstanceUID=\(ct.studyUID)",
-                     "127.0.0.1", "\(server.localPort)"])
+                    [
+                        "-d", "-S", "-aec", "PXQR", "-aem", "DEADSCP", "-k", "QueryRetrieveLevel=STUDY", "-k",
+                        "StudyInstanceUID=\(ct.studyUID)",
+                        "127.0.0.1", "\(server.localPort)",
+                    ])
                 #expect(result.output.contains("0xa702: Refused: Out of resources - Unable to perform sub-operations"), "\(result.output)")
                 #expect(result.output.contains("FailedSOPInstanceUIDList"), "\(result.output)")
                 #expect(Self.lastCount(result.output, "Failed Suboperations") == 2, "\(result.output)")
@@ -329,15 +373,22 @@ struct QueryRetrieveSCPTests {
                 let latin1 = corpus.first { $0.patientID == "PAT002" }!
                 return [
                     ("-S", ["QueryRetrieveLevel=STUDY", "StudyInstanceUID=\(ct.studyUID)"], corpus.filter { $0.studyUID == ct.studyUID }),
-                    ("-P", ["QueryRetrieveLevel=SERIES", "PatientID=PAT002", "StudyInstanceUID=\(latin1.studyUID)", "SeriesInstanceUID=\(latin1.seriesUID)"],
-                     [latin1]),
+                    (
+                        "-P",
+                        [
+                            "QueryRetrieveLevel=SERIES", "PatientID=PAT002", "StudyInstanceUID=\(latin1.studyUID)",
+                            "SeriesInstanceUID=\(latin1.seriesUID)",
+                        ],
+                        [latin1]
+                    ),
                 ]
             }()
             for (index, (model, keys, expected)) in cases.enumerated() {
                 let out = dir + "/get\(index)"
                 try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
                 let result = try await TestSupport.run(
-                    "getscu", ["-v", model, "-aec", "PXQR", "-od", out] + keys.flatMap { ["-k", $0] } + ["127.0.0.1", "\(server.localPort)"])
+                    "getscu",
+                    ["-v", model, "-aec", "PXQR", "-od", out] + keys.flatMap { ["-k", $0] } + ["127.0.0.1", "\(server.localPort)"])
                 #expect(result.status == 0, "\(result.output)")
                 #expect(Self.lastCount(result.output, "Number of Completed Suboperations") == expected.count, "\(result.output)")
                 #expect(Self.lastCount(result.output, "Number of Failed Suboperations") == 0, "\(result.output)")
@@ -364,11 +415,15 @@ extension QueryRetrieveSCPTests {
             let ctImage = "1.2.840.10008.5.1.4.1.1.2"
 
             // CT Image Storage proposed without the SCP role: the server may not send on it (PS3.7 §D.3.3.4).
-            let noRole = [ProposedPresentationContext.get(.studyRoot)[0], ProposedPresentationContext(abstractSyntax: ctImage, transferSyntaxes: TransferSyntaxLists.uncompressed)]
+            let noRole = [
+                ProposedPresentationContext.get(.studyRoot)[0],
+                ProposedPresentationContext(abstractSyntax: ctImage, transferSyntaxes: TransferSyntaxLists.uncompressed),
+            ]
             let refused = dir + "/refused"
             try FileManager.default.createDirectory(atPath: refused, withIntermediateDirectories: true)
             let failed = try await client.withAssociation(to: peer, proposing: noRole) { association in
-                try await association.get(keys, model: .studyRoot, level: .study, storage: DirectoryStorage(directory: refused), directory: refused)
+                try await association.get(
+                    keys, model: .studyRoot, level: .study, storage: DirectoryStorage(directory: refused), directory: refused)
             }
             #expect(failed.status == .outOfResourcesSubOperations)
             #expect(failed.subOperations.failed == 2)
@@ -377,12 +432,14 @@ extension QueryRetrieveSCPTests {
             #expect(TestSupport.dicomFiles(in: refused).isEmpty)
 
             // With the SCP role but Implicit VR Little Endian only: the Explicit VR files are re-encoded.
-            let implicitOnly = ProposedPresentationContext.get(.studyRoot, storageSOPClasses: [ctImage], transferSyntaxes: [WellKnownUID.implicitVRLittleEndian])
+            let implicitOnly = ProposedPresentationContext.get(
+                .studyRoot, storageSOPClasses: [ctImage], transferSyntaxes: [WellKnownUID.implicitVRLittleEndian])
             let got = dir + "/implicit"
             try FileManager.default.createDirectory(atPath: got, withIntermediateDirectories: true)
             var pending: [SubOperationCounts] = []
             let result = try await client.withAssociation(to: peer, proposing: implicitOnly) { association in
-                try await association.get(keys, model: .studyRoot, level: .study, storage: DirectoryStorage(directory: got), directory: got) {
+                try await association.get(keys, model: .studyRoot, level: .study, storage: DirectoryStorage(directory: got), directory: got)
+                {
                     pending.append($0)
                 }
             }

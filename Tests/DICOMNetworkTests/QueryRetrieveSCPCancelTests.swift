@@ -207,6 +207,38 @@ extension QueryRetrieveSCPCancelTests {
     }
 }
 
+extension QueryRetrieveSCPCancelTests {
+    @Test("a C-MOVE longer than the idle timeout does not time the waiting requestor out")
+    func longMoveIsNotIdle() async throws {
+        try await TestSupport.withTemporaryDirectory { dir in
+            let received = dir + "/received"
+            try FileManager.default.createDirectory(atPath: received, withIntermediateDirectories: true)
+            let slow = SlowStorage(directory: received, delay: .milliseconds(300))
+            try await TestSupport.withServer(aeTitle: "SLOWSCP", storage: slow, directory: received) { destination in
+                let table = ["SLOWSCP": DICOMPeer(host: "127.0.0.1", port: destination.localPort, aeTitle: "SLOWSCP")]
+                // Six instances at 300 ms: about 1.8 s of silence from the requestor, against a 1 s idle timeout.
+                try await QueryRetrieveSCPTests.withQRServer(destinations: table, idleTimeout: .seconds(1)) { server, _, corpus in
+                    let client = DICOMClient(configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
+                    let peer = DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXQR")
+                    let keys = Self.allStudies(corpus)
+                    let (move, matches) = try await client.withAssociation(to: peer, proposing: [.move(.studyRoot), .find(.studyRoot)]) {
+                        association in
+                        let move = try await association.move(keys, model: .studyRoot, level: .study, destination: "SLOWSCP")
+                        var matches = 0
+                        for try await response in try await association.find(keys, model: .studyRoot) where response.identifier != nil {
+                            matches += 1
+                        }
+                        return (move, matches)
+                    }
+                    #expect(move.status == .success)
+                    #expect(move.subOperations.completed == 6)
+                    #expect(matches == 5)
+                }
+            }
+        }
+    }
+}
+
 /// A provider that never answers (until cancelled).
 struct StuckProvider: QueryRetrieveProvider {
     func find(_ request: QueryRetrieveRequest) async throws -> AsyncThrowingStream<DataSet, any Error> {

@@ -51,6 +51,7 @@ struct QueryRetrieveSCPTests {
     static func withQRServer<R: Sendable>(
         destinations: [String: DICOMPeer] = [:],
         wrap: @escaping @Sendable (DirectoryArchive) -> any QueryRetrieveProvider = { $0 },
+        idleTimeout: TimeAmount = .seconds(60),
         _ body: @escaping @Sendable (DICOMServer, String, [CorpusInstance]) async throws -> R
     ) async throws -> R {
         try await TestSupport.withTemporaryDirectory { dir in
@@ -63,6 +64,7 @@ struct QueryRetrieveSCPTests {
             return try await TestSupport.withServer(aeTitle: "PXQR", directory: scratch) { configuration in
                 configuration.queryRetrieve = QueryRetrieveSCPConfiguration(
                     provider: wrap(archive), connectTimeout: .seconds(3), acseTimeout: .seconds(5), dimseTimeout: .seconds(10))
+                configuration.idleTimeout = idleTimeout
             } _: { server in
                 try await body(server, scratch, corpus)
             }

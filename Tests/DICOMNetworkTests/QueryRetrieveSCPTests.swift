@@ -119,6 +119,14 @@ struct QueryRetrieveSCPTests {
             #expect(responses.allSatisfy { $0.string(.queryRetrieveLevel) == "PATIENT" })
             let latin1 = try #require(responses.first { $0.string(.patientID) == "PAT002" })
             #expect(latin1.string(.specificCharacterSet) == "ISO_IR 100")
+            // Exactly the requested keys, the level, and Specific Character Set where the record has one.
+            let charsets = ["PAT002": "ISO_IR 100", "PAT003": "ISO_IR 192"]
+            for response in responses {
+                var expected: Set<DICOMData.Tag> = [.queryRetrieveLevel, .patientID, .patientName, Tag(0x0020, 0x1200)]
+                if charsets[response.string(.patientID) ?? ""] != nil { expected.insert(.specificCharacterSet) }
+                #expect(Set(response.elements.map(\.tag)) == expected)
+                #expect(response.string(.specificCharacterSet) == charsets[response.string(.patientID) ?? ""])
+            }
 
             // Patient Root, PATIENT level, wildcard on the name with `?`: one patient.
             (result, responses) = try await Self.find(
@@ -161,6 +169,12 @@ struct QueryRetrieveSCPTests {
             let instanceRows = Self.sortedRows(corpus.filter { $0.seriesUID == ctSeries.seriesUID }.map { [$0.sopUID] })
             #expect(instanceRows.count == 2)
             #expect(Self.rows(responses, [.sopInstanceUID]) == instanceRows, "\(result.output)")
+            // The level's unique key is returned although it was not asked for.
+            let imageTags: Set<DICOMData.Tag> = [
+                .queryRetrieveLevel, .patientID, .studyInstanceUID, .seriesInstanceUID, .instanceNumber, .sopInstanceUID,
+            ]
+            #expect(responses.allSatisfy { Set($0.elements.map(\.tag)) == imageTags })
+            #expect(Set(responses.compactMap { $0.string(.instanceNumber) }) == ["1", "2"])
 
             // Study Root, IMAGE level, SOP Instance UID list.
             let threeInstances = corpus.map(\.sopUID).sorted().prefix(3)

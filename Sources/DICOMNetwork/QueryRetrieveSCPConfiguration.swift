@@ -4,6 +4,21 @@ import NIOCore
 
 /// How ``DICOMServer`` serves Query/Retrieve (PS3.4 Annex C): the provider, the information models offered, and
 /// the timeouts of the C-STORE sub-operations. Set ``DICOMServer/Configuration/queryRetrieve`` to enable it.
+///
+/// ```swift
+/// let archive = try DirectoryArchive(
+///     directory: "/data/dicom",
+///     moveDestinations: ["VIEWER": DICOMPeer(host: "10.0.0.5", port: 104, aeTitle: "VIEWER")],
+///     logger: logger)
+/// var configuration = DICOMServer.Configuration(port: 11112, aeTitle: "PXQR", temporaryDirectory: "/tmp")
+/// configuration.queryRetrieve = QueryRetrieveSCPConfiguration(provider: archive)
+/// let server = try await DICOMServer.bind(configuration: configuration, storage: storage, logger: logger)
+/// try await server.run()
+/// ```
+///
+/// With it, the server accepts the FIND, MOVE and GET SOP classes of ``models`` and agrees to the SCP role that a
+/// C-GET requestor proposes for the storage SOP classes; C-MOVE sub-associations are opened with the called AE
+/// title as calling AE title.
 public struct QueryRetrieveSCPConfiguration: Sendable {
     /// Answers the queries and names the instances to send.
     public var provider: any QueryRetrieveProvider

@@ -45,6 +45,10 @@ public struct DICOMServer: Sendable {
         public var implementationClassUID: String
         /// Implementation Version Name (sub-item 0x55).
         public var implementationVersionName: String?
+        // BEGIN query/retrieve SCP
+        /// Query/Retrieve SCP (C-FIND, C-MOVE, C-GET, PS3.4 Annex C); `nil` (the default) serves none.
+        public var queryRetrieve: QueryRetrieveSCPConfiguration? = nil
+        // END query/retrieve SCP
 
         /// The default abstract syntaxes: Verification, and every storage SOP class with
         /// ``TransferSyntaxLists/storage``.
@@ -94,7 +98,7 @@ public struct DICOMServer: Sendable {
                 acceptedCallingAETitles: self.allowedCallingAETitles,
                 supportedAbstractSyntaxes: self.supportedAbstractSyntaxes.mapValues {
                     AssociationAcceptorPolicy.SupportedAbstractSyntax(transferSyntaxes: $0)
-                },
+                }.extended(by: self.queryRetrieve),  // query/retrieve SCP
                 maximumPDULength: self.maximumPDULength,
                 implementationClassUID: self.implementationClassUID,
                 implementationVersionName: self.implementationVersionName

@@ -103,6 +103,11 @@ struct ServerAssociationHandler {
                     associationID: served.id
                 )
 
+            // BEGIN query/retrieve SCP
+            case .dimse(.message(let message, let context, let dataSet)) where message.isQueryRetrieveRequest:
+                try await self.serveQueryRetrieve(message, presentationContextID: context, dataSet: dataSet, served: served)
+            // END query/retrieve SCP
+
             case .dimse(.message(.cCancelRQ, _, _)):
                 // Nothing is in progress that could be cancelled (PS3.7 §9.3.2.3 allows ignoring it).
                 continue

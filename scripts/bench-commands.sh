@@ -47,13 +47,21 @@ print(ds.StudyInstanceUID, ds.SeriesInstanceUID)
 PY
 )
 
-echo "== echo: a process per association, median of $runs runs"
-echoscu_us=$(for _ in $(seq "$runs"); do time_us echoscu -aec BENCHSCP 127.0.0.1 "$scp_port"; done | median)
+echo "== echo: a process per association, median of $runs runs (interleaved, so load hits all alike)"
+samples=$(mktemp -d)
+for _ in $(seq "$runs"); do
+    time_us echoscu -aec BENCHSCP 127.0.0.1 "$scp_port" >>"$samples/echoscu"
+    for backend in $backends; do
+        time_us "$bin/px-echo" --backend "$backend" --aec BENCHSCP "127.0.0.1:$scp_port" >>"$samples/$backend"
+    done
+done
+echoscu_us=$(median <"$samples/echoscu")
 echo "{\"tool\": \"echoscu\", \"median_ms\": $(awk -v u="$echoscu_us" 'BEGIN{printf "%.2f", u/1000}')}"
 for backend in $backends; do
-    px_us=$(for _ in $(seq "$runs"); do time_us "$bin/px-echo" --backend "$backend" --aec BENCHSCP "127.0.0.1:$scp_port"; done | median)
+    px_us=$(median <"$samples/$backend")
     echo "{\"tool\": \"px-echo --backend $backend\", \"median_ms\": $(awk -v u="$px_us" 'BEGIN{printf "%.2f", u/1000}'), \"ratio_to_echoscu\": $(ratio "$px_us" "$echoscu_us")}"
 done
+rm -rf "$samples"
 
 echo "== find: image level, 300 records, median of $runs runs"
 out=$(mktemp -d)

@@ -48,6 +48,8 @@ extension DCMTKBackend {
         let book = SeriesBook(seriesTimeout: configuration.seriesTimeout, logger: logger) { continuation.yield($0) }
         let runner = self.runner("storescp")
         let connection = try placeholderConnection(configuration)
+        // storescp logs nothing when it is ready; its port is the configured one.
+        await onEvent(.listening(port: configuration.port, aeTitle: configuration.aeTitle))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await book.runTimer() }
             group.addTask {

@@ -41,7 +41,7 @@ extension DCMTKBackend {
             "-ta", String(Timeouts.wholeSeconds(t.acse)), "-td", String(Timeouts.wholeSeconds(t.dimse)),
             String(configuration.port),
         ]
-        let (events, continuation) = AsyncStream<ListenEvent>.makeStream()
+        let continuation = ListenEventChannel()
         let placer = InstancePlacer(
             root: configuration.root, layout: configuration.layout, duplicates: configuration.duplicates,
             fsync: configuration.fsync)
@@ -86,7 +86,7 @@ extension DCMTKBackend {
                 }
                 throw PXError.aborted("storescp ended unexpectedly (exit \(outcome.exitCode ?? -1))")
             }
-            for await event in events { await onEvent(event) }
+            while let event = await continuation.next() { await onEvent(event) }
             group.cancelAll()
             try await group.waitForAll()
         }

@@ -34,7 +34,7 @@ extension NativeBackend {
     ) async throws {
         let incoming = configuration.root + "/.px-incoming"
         try InstancePlacer.makeDirectories(incoming)
-        let (events, continuation) = AsyncStream<ListenEvent>.makeStream()
+        let continuation = ListenEventChannel()
         let placer = InstancePlacer(
             root: configuration.root, layout: configuration.layout, duplicates: configuration.duplicates,
             fsync: configuration.fsync)
@@ -73,7 +73,7 @@ extension NativeBackend {
                     }
                 }
             }
-            for await event in events { await onEvent(event) }
+            while let event = await continuation.next() { await onEvent(event) }
             group.cancelAll()
             try await group.waitForAll()
         }
@@ -86,11 +86,11 @@ final class LayoutStorage: StorageDelegate {
     let placer: InstancePlacer
     let book: SeriesBook
     let logger: Logger
-    let events: AsyncStream<ListenEvent>.Continuation
+    let events: ListenEventChannel
     /// Set when associations are being aborted at shutdown: their series are not complete.
     let shuttingDown = Atomic<Bool>(false)
 
-    init(placer: InstancePlacer, book: SeriesBook, logger: Logger, events: AsyncStream<ListenEvent>.Continuation) {
+    init(placer: InstancePlacer, book: SeriesBook, logger: Logger, events: ListenEventChannel) {
         self.placer = placer
         self.book = book
         self.logger = logger

@@ -57,7 +57,8 @@ import Testing
             #expect(FileManager.default.fileExists(atPath: study + "/study.info"))
             #expect(FileManager.default.fileExists(atPath: (study as NSString).deletingLastPathComponent + "/patient.info"))
         }
-        #expect(listener.events("associationOpened").count == 2)
+        // (dcmtk: the readiness C-ECHO is one more association)
+        #expect(listener.events("associationOpened").filter { $0["callingAETitle"]?.stringValue != "ECHOSCU" }.count == 2)
         #expect(listener.events("associationClosed").allSatisfy { $0["aborted"] == .bool(false) })
     }
 
@@ -72,7 +73,7 @@ import Testing
         let listener = try await ListenerProcess.start(backend: backend, root: root, work: work)
         let store = try await ListenerFiles.storescu(listener.port, corpus)
         #expect(store.exitCode == 0, "\(store.stderr)")
-        #expect(await listener.waitFor(seconds: 20) { $0.filter { $0["event"]?.stringValue == "associationClosed" }.count == 1 })
+        #expect(await listener.waitFor(seconds: 20) { $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == corpus.count })
         await listener.stop()
         let received = listener.events("instanceReceived")
         #expect(received.count == corpus.count)
@@ -104,12 +105,14 @@ import Testing
         let corpus = try FileManager.default.contentsOfDirectory(atPath: bench).filter { $0.hasSuffix(".dcm") }.sorted().map { bench + "/" + $0 }
         let listener = try await ListenerProcess.start(backend: "native", root: root, work: work)
         let store = try await ListenerFiles.storescu(listener.port, corpus)
-        #expect(store.stderr.contains("Out of Resources") || store.stderr.contains("0xa700") || store.stderr.contains("A700"), "\(store.stderr)")
+        // storescu halts at the first failure status (exit code 167 in DCMTK 3.6.7).
+        #expect(store.exitCode != 0, "storescu did not see a failure status")
         #expect(await listener.waitFor(seconds: 20) { $0.contains { $0["event"]?.stringValue == "associationClosed" } })
         let failed = listener.events("storeFailed")
         let stored = listener.events("instanceReceived")
-        #expect(!failed.isEmpty)
-        #expect(stored.count + failed.count == 10)
+        #expect(failed.count == 1)
+        #expect(failed.first?["error"]?["message"]?.stringValue?.contains("errno 28") == true, "\(failed)")
+        #expect(stored.count >= 1 && stored.count < 10)
         // Every file at a final name is complete and equal to what was sent; no temporary file is left.
         let placed = ListenerFiles.placed(under: root)
         #expect(placed.count == stored.count)
@@ -135,16 +138,12 @@ import Testing
         let root = work + "/root"
         let listener = try await ListenerProcess.start(backend: backend, root: root, work: work, extra: ["--dimse-timeout", "2"])
         for (name, signal) in [("silent", SIGSTOP), ("abort", SIGKILL)] {
+            let openedBefore = listener.events("associationOpened").count
             let pid = try Self.spawnStorescu(listener.port, corpus, log: work + "/storescu-\(name).log")
-            // Wait until the instance is being written, then freeze or kill the sender.
-            var writing = false
-            for _ in 0..<400 where !writing {
-                writing = ListenerFiles.temporaries(under: root).contains { path in
-                    ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) > 0
-                }
-                if !writing { try await Task.sleep(for: .milliseconds(10)) }
-            }
-            #expect(writing, "\(name): no temporary file appeared")
+            // Freeze or kill the sender 150 ms into the association, well inside the 512 MiB instance
+            // (storescp keeps the data set in memory, so there is no file to watch).
+            #expect(await listener.waitFor(seconds: 10) { $0.filter { $0["event"]?.stringValue == "associationOpened" }.count > openedBefore })
+            try await Task.sleep(for: .milliseconds(150))
             kill(pid, signal)
             let closedBefore = listener.events("associationClosed").count
             let started = ContinuousClock.now

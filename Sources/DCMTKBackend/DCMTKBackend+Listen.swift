@@ -39,6 +39,9 @@ extension DCMTKBackend {
         let arguments = [
             "-d", "-aet", configuration.aeTitle, "-od", staging.path, "-pm", "+xa",
             "-ta", String(Timeouts.wholeSeconds(t.acse)), "-td", String(Timeouts.wholeSeconds(t.dimse)),
+            // storescp 3.6.7 does not apply -td while a data set is arriving; the socket timeout closes a
+            // sender that goes silent mid-instance.
+            "-ts", String(Timeouts.wholeSeconds(t.dimse)),
             String(configuration.port),
         ]
         let continuation = ListenEventChannel()

@@ -60,7 +60,7 @@ public actor SeriesBook {
     /// - Parameters:
     ///   - seriesTimeout: seconds of silence after which a series is complete; `nil` for none.
     ///   - emit: receives the ``ListenEvent/seriesComplete(_:)`` events.
-    public init(seriesTimeout: Double?, logger: Logger, emit: @escaping @Sendable (ListenEvent) -> Void) {
+    public init(seriesTimeout: Double?, logger: Logger = Logger(label: "px.series"), emit: @escaping @Sendable (ListenEvent) -> Void) {
         self.seriesTimeout = seriesTimeout.map { .milliseconds(Int64(($0 * 1000).rounded())) }
         self.logger = logger
         self.emit = emit

@@ -79,6 +79,7 @@ struct PXListen: AsyncParsableCommand {
     }
 
     func run() async throws {
+        MallocTuning.keepFreedBuffers()
         let logger = logging.makeLogger(label: "px-listen")
         let output = CommandOutput(pretty: false)
         var backendName = backend.reportedName
@@ -138,4 +139,22 @@ func currentDirectory() -> String {
     var buffer = [CChar](repeating: 0, count: 4096)
     guard getcwd(&buffer, buffer.count) != nil else { return "." }
     return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// glibc malloc settings for a receiver that allocates and frees PDU-sized buffers (64 KiB to 1 MiB)
+/// all day: serve them from the heap (not one mmap/munmap each) and do not trim freed memory back to
+/// the kernel at once, so buffers are reused instead of being faulted in page by page again. Measured
+/// (300 x 512 KiB from storescu, median of 7 interleaved runs): px-listen CPU 500 -> 410 ms,
+/// storescp 390 ms. The heap keeps at most what the back-pressured buffers needed at their peak.
+enum MallocTuning {
+    @_silgen_name("mallopt") private static func mallopt(_ parameter: Int32, _ value: Int32) -> Int32
+
+    static func keepFreedBuffers() {
+        #if os(Linux)
+        let trimThreshold: Int32 = -1  // M_TRIM_THRESHOLD
+        let mmapThreshold: Int32 = -3  // M_MMAP_THRESHOLD
+        _ = mallopt(mmapThreshold, 32 << 20)
+        _ = mallopt(trimThreshold, 256 << 20)
+        #endif
+    }
 }

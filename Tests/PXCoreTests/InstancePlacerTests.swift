@@ -34,7 +34,7 @@ import Testing
 
     @Test func templatesUseKeywordsAndPadInstanceNumber() throws {
         let layout = try StorageLayout(template: "{PatientID}/{StudyInstanceUID}/img-{InstanceNumber}-{SOPInstanceUID}.dcm")
-        #expect(layout.components(for: dataSet(patient: "../x")) == ["_.._x", "1.2.3", "img-00012-1.2.3.4.dcm"])
+        #expect(layout.components(for: dataSet(patient: "../x")) == ["_._x", "1.2.3", "img-00012-1.2.3.4.dcm"])
     }
 
     @Test(arguments: ["", "{NoSuchKeyword}/a.dcm", "{PatientID", "../{PatientID}.dcm", "a//b.dcm", ".hidden/{SOPInstanceUID}", "a\\b/{SOPInstanceUID}"])

@@ -32,6 +32,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        // px-listen runs as a Service: signals, graceful shutdown.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // zlib, for Deflated Explicit VR Little Endian (PS3.5 §A.5).
@@ -192,6 +194,8 @@ let package = Package(
         .executableTarget(
             name: "px-listen",
             dependencies: [
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 "PXCore",
                 "PXCommandLine",
                 "DICOMData",

@@ -9,17 +9,29 @@ import Glibc
 extension DCMTKBackend {
     /// Receives with ONE long-running `storescp` child (single process, `-d`), following its log as
     /// it arrives, and moves each received file from a staging directory under the root into the
-    /// ``StorageLayout`` tree with `rename`.
+    /// ``StorageLayout`` tree with ``InstancePlacer`` (link/rename, optional fsync, duplicate policy).
     ///
     /// storescp logs `storing DICOM file:` before it writes the file, so a file is taken only when
     /// the next log event shows storescp has moved on (the next request, or the association's end).
-    /// A series is reported complete when the association that brought it ends. What this backend
-    /// cannot promise: storescp has already answered the C-STORE with success when px moves the
-    /// file, so a failure to move it is reported as a `storeFailed` event, not to the sender.
+    /// Series completion, `patient.info`/`study.info`/`receiving.series`/`series.info` and the series
+    /// timeout work as in the native backend (``SeriesBook``).
+    ///
+    /// What this backend cannot promise, because storescp owns the association:
+    /// - storescp answers the C-STORE (success) *before* px moves the file: a failure to place it
+    ///   (disk full at rename time, unwritable folder) is a `storeFailed` event, not a failure status to
+    ///   the sender. storescp itself answers a failure status when it cannot write its staging file.
+    /// - one association at a time (storescp without `--fork`; others wait in the TCP backlog), so
+    ///   ``ListenConfiguration/maximumAssociations`` is not enforced; storescp answers any called AE title
+    ///   and has no calling-AE allow-list, so ``ListenConfiguration/allowedCallingAETitles`` is refused.
+    /// - no graceful stop: on cancellation storescp is killed at once; the file it was writing is in
+    ///   the staging directory, which is removed, so no partial file ever has a final name.
     public func listen(
         _ configuration: ListenConfiguration, logger: Logger,
         onEvent: @Sendable (ListenEvent) async -> Void
     ) async throws {
+        if configuration.allowedCallingAETitles != nil {
+            throw PXError.usage("--allow-calling is not supported by the dcmtk backend (storescp has no allow-list); use --backend native")
+        }
         try FileSystem.makeDirectories(configuration.root)
         let staging = try TemporaryDirectory(prefix: ".px-incoming", in: configuration.root)
         defer { staging.remove(logger: logger) }
@@ -27,108 +39,120 @@ extension DCMTKBackend {
         let arguments = [
             "-d", "-aet", configuration.aeTitle, "-od", staging.path, "-pm", "+xa",
             "-ta", String(Timeouts.wholeSeconds(t.acse)), "-td", String(Timeouts.wholeSeconds(t.dimse)),
+            // storescp 3.6.7 does not apply -td while a data set is arriving; the socket timeout closes a
+            // sender that goes silent mid-instance.
+            "-ts", String(Timeouts.wholeSeconds(t.dimse)),
             String(configuration.port),
         ]
-        var parser = StoreSCPLogParser()
-        var session = ListenSession(configuration: configuration, logger: logger)
-        let outcome = try await runner("storescp").run(arguments, deadline: nil, logger: logger) { line in
-            // A pending file is complete once storescp logs its next info-level event.
-            if line.level == .info, let event = session.finishPending() { await onEvent(event) }
-            for event in parser.feed(line) {
-                switch event {
-                case .associationOpened(let host, let calling, let called):
-                    session.opened(host: host, calling: calling)
-                    await onEvent(.associationOpened(peerHost: host, callingAETitle: calling, calledAETitle: called))
-                case .fileStored(let path):
-                    session.pendingPath = path.hasPrefix("/") ? path : staging.path + "/" + path
-                case .associationClosed(let aborted):
-                    if let event = session.finishPending() { await onEvent(event) }
-                    for event in session.closed() { await onEvent(event) }
-                    await onEvent(.associationClosed(peerHost: session.host, callingAETitle: session.calling, aborted: aborted))
-                case .failure(let text):
-                    logger.info("storescp reported an error", metadata: ["line": "\(text)"])
+        let continuation = ListenEventChannel()
+        let placer = InstancePlacer(
+            root: configuration.root, layout: configuration.layout, duplicates: configuration.duplicates,
+            fsync: configuration.fsync)
+        let book = SeriesBook(seriesTimeout: configuration.seriesTimeout, logger: logger) { continuation.yield($0) }
+        let runner = self.runner("storescp")
+        let connection = try placeholderConnection(configuration)
+        // storescp logs nothing when it is ready; its port is the configured one.
+        await onEvent(.listening(port: configuration.port, aeTitle: configuration.aeTitle))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await book.runTimer() }
+            group.addTask {
+                defer { continuation.finish() }
+                var parser = StoreSCPLogParser()
+                var session = ListenSession(placer: placer, book: book, logger: logger)
+                let outcome = try await runner.run(arguments, deadline: nil, logger: logger) { line in
+                    // A pending file is complete once storescp logs its next info-level event.
+                    if line.level == .info, let event = await session.finishPending() { continuation.yield(event) }
+                    for event in parser.feed(line) {
+                        switch event {
+                        case .associationOpened(let host, let calling, let called):
+                            session.opened(host: host, calling: calling)
+                            continuation.yield(.associationOpened(
+                                peerHost: host, callingAETitle: calling, calledAETitle: called, association: session.association))
+                        case .fileStored(let path):
+                            session.pendingPath = path.hasPrefix("/") ? path : staging.path + "/" + path
+                        case .associationClosed(let aborted):
+                            if let event = await session.finishPending() { continuation.yield(event) }
+                            await book.associationEnded(session.association)
+                            continuation.yield(.associationClosed(
+                                peerHost: session.host, callingAETitle: session.calling, aborted: aborted, association: session.association))
+                        case .failure(let text):
+                            logger.info("storescp reported an error", metadata: ["line": "\(text)"])
+                        }
+                    }
                 }
+                try Task.checkCancellation()
+                if let line = outcome.diagnostics.first(where: { $0.text.contains("cannot create network") }) {
+                    throw PXError.io("cannot listen on port \(configuration.port): \(line.text)")
+                }
+                if let error = Self.failure(tool: "storescp", outcome: outcome, connection: connection) {
+                    throw error
+                }
+                throw PXError.aborted("storescp ended unexpectedly (exit \(outcome.exitCode ?? -1))")
             }
+            while let event = await continuation.next() { await onEvent(event) }
+            group.cancelAll()
+            try await group.waitForAll()
         }
-        try Task.checkCancellation()
-        if let line = outcome.diagnostics.first(where: { $0.text.contains("cannot create network") }) {
-            throw PXError.io("cannot listen on port \(configuration.port): \(line.text)")
-        }
-        if let error = Self.failure(tool: "storescp", outcome: outcome, connection: try placeholderConnection(configuration)) {
-            throw error
-        }
-        throw PXError.aborted("storescp ended unexpectedly (exit \(outcome.exitCode ?? -1))")
     }
 
     private func placeholderConnection(_ configuration: ListenConfiguration) throws -> Connection {
         Connection(
-            node: try DICOMNode(host: "127.0.0.1", port: configuration.port, calledAETitle: configuration.aeTitle),
+            node: try DICOMNode(host: "127.0.0.1", port: max(1, configuration.port), calledAETitle: configuration.aeTitle),
             local: try LocalAE(aeTitle: configuration.aeTitle), timeouts: configuration.timeouts)
     }
 }
 
-/// The state of one px-listen run: the current association and its series, and the file
-/// storescp is writing.
+/// The state of one px-listen run: the current association, and the file storescp is writing.
 struct ListenSession {
-    let configuration: ListenConfiguration
+    let placer: InstancePlacer
+    let book: SeriesBook
     let logger: Logger
     var host: String?
     var calling: String?
     var pendingPath: String?
-    /// Series received in the current association: directory and count, in arrival order.
-    var series: [(uid: String, directory: String, count: Int)] = []
+    /// A number for the current association (storescp serves one at a time).
+    var association: UInt64 = 0
 
-    init(configuration: ListenConfiguration, logger: Logger) {
-        self.configuration = configuration
+    init(placer: InstancePlacer, book: SeriesBook, logger: Logger) {
+        self.placer = placer
+        self.book = book
         self.logger = logger
     }
 
     mutating func opened(host: String?, calling: String?) {
         self.host = host
         self.calling = calling
-        series.removeAll()
-    }
-
-    /// The series-complete events for the association that ended.
-    mutating func closed() -> [ListenEvent] {
-        defer { series.removeAll() }
-        return series.map { .seriesComplete(directory: $0.directory, seriesInstanceUID: $0.uid, instances: $0.count) }
+        self.association += 1
     }
 
     /// Moves the pending file into the tree.
-    mutating func finishPending() -> ListenEvent? {
+    mutating func finishPending() async -> ListenEvent? {
         guard let path = pendingPath else { return nil }
         pendingPath = nil
         do {
-            let file = try Part10File.readHeader(contentsOf: path)
-            let ds = file.dataSet
-            let destination = try configuration.layout.path(for: ds, root: configuration.root)
-            let directory = String(destination[..<destination.lastIndex(of: "/")!])
-            try FileSystem.makeDirectories(directory)
-            guard rename(path, destination) == 0 else {
-                throw PXError.io("cannot move the received file into place (\(errnoText()))", path: destination)
+            let file: Part10File
+            do {
+                file = try Part10File.readHeader(contentsOf: path)
+            } catch {
+                unlink(path)
+                throw PXError.io("cannot read the received file: \(error)", path: path)
             }
             var info = stat()
-            let size = stat(destination, &info) == 0 ? Int(info.st_size) : 0
-            let seriesUID = ds.string(.seriesInstanceUID) ?? ""
-            if let i = series.firstIndex(where: { $0.uid == seriesUID }) {
-                series[i].count += 1
-            } else {
-                series.append((seriesUID, directory, 1))
-            }
+            let size = stat(path, &info) == 0 ? Int(info.st_size) : 0
+            let ds = file.dataSet
+            let placement = try placer.place(temporaryFile: path, dataSet: ds)
+            await book.added(placement, facts: SeriesBook.Facts(ds), association: association)
             return .instanceReceived(
                 ReceivedInstance(
-                    path: destination,
+                    path: placement.path,
                     sopClassUID: ds.string(.sopClassUID) ?? file.meta.string(.mediaStorageSOPClassUID) ?? "",
                     sopInstanceUID: ds.string(.sopInstanceUID) ?? file.meta.string(.mediaStorageSOPInstanceUID) ?? "",
-                    studyInstanceUID: ds.string(.studyInstanceUID) ?? "", seriesInstanceUID: seriesUID,
-                    callingAETitle: calling, bytes: size, transferSyntaxUID: file.transferSyntax.uid))
-        } catch let error as PXError {
-            logger.info("could not store a received file", metadata: ["path": "\(path)", "error": "\(error)"])
-            return .storeFailed(path: path, sopInstanceUID: nil, error: error)
+                    studyInstanceUID: ds.string(.studyInstanceUID) ?? "", seriesInstanceUID: ds.string(.seriesInstanceUID) ?? "",
+                    callingAETitle: calling, bytes: size, transferSyntaxUID: file.transferSyntax.uid,
+                    duplicate: placement.duplicate, association: association))
         } catch {
-            let pxError = PXError.io("cannot read the received file: \(error)", path: path)
-            return .storeFailed(path: path, sopInstanceUID: nil, error: pxError)
+            logger.info("could not store a received file", metadata: ["path": "\(path)", "error": "\(error)"])
+            return .storeFailed(path: nil, sopInstanceUID: nil, error: error as? PXError ?? PXError.io("\(error)", path: path))
         }
     }
 }

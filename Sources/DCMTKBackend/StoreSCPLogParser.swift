@@ -48,8 +48,10 @@ public struct StoreSCPLogParser: Sendable {
             return []
         case .info:
             if text.hasPrefix("Association Acknowledged") {
+                // A previous association whose end was not logged as such ends here at the latest.
+                let missedClose: [Event] = open ? [.associationClosed(aborted: true)] : []
                 open = true
-                return [.associationOpened(peerHost: host, callingAETitle: calling, calledAETitle: called)]
+                return missedClose + [.associationOpened(peerHost: host, callingAETitle: calling, calledAETitle: called)]
             }
             if text.hasPrefix("storing DICOM file: ") {
                 return [.fileStored(path: String(text.dropFirst("storing DICOM file: ".count)))]
@@ -63,6 +65,12 @@ public struct StoreSCPLogParser: Sendable {
             }
             return []
         case .error, .fatal:
+            // A broken or timed-out connection (socket timeout, peer gone mid-data set) is logged only as
+            // "DIMSE failure (aborting association)", with no "Association Aborted" after it.
+            if text.hasPrefix("DIMSE failure (aborting association)"), open {
+                open = false
+                return [.failure(text), .associationClosed(aborted: true)]
+            }
             return [.failure(text)]
         default:
             return []

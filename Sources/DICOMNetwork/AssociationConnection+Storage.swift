@@ -66,6 +66,10 @@ extension AssociationConnection {
 
         var status = DIMSEStatus.outOfResources
         var comment: String?
+        if writer == nil {
+            await storage.didFailToStore(
+                sopInstanceUID: request.affectedSOPInstanceUID, associationID: associationID, reason: "cannot create the temporary file")
+        }
         if let writer {
             do {
                 try writer.finish()
@@ -82,6 +86,15 @@ extension AssociationConnection {
                     associationID: associationID
                 )
                 status = try await storage.didReceive(instance)
+            } catch let error as DICOMNetworkError {
+                // The file could not be written completely (disk full, I/O error): the delegate never saw it.
+                self.logger.info(
+                    "cannot store instance", metadata: ["error": "\(error)", "sop.instance": "\(request.affectedSOPInstanceUID)"])
+                await storage.didFailToStore(
+                    sopInstanceUID: request.affectedSOPInstanceUID, associationID: associationID, reason: "\(error)")
+                unlink(writer.path)
+                status = .outOfResources
+                comment = "\(error)".prefix(64).description
             } catch {
                 self.logger.info(
                     "cannot store instance", metadata: ["error": "\(error)", "sop.instance": "\(request.affectedSOPInstanceUID)"])

@@ -114,6 +114,7 @@ public struct DICOMServer: Sendable {
     private let storage: any StorageDelegate
     private let logger: Logger
     private let activeAssociations: ActiveAssociationCounter
+    private let openChannels = OpenChannels()
 
     /// Binds the listening socket.
     ///
@@ -189,6 +190,8 @@ public struct DICOMServer: Sendable {
 
     /// Runs one association to its end; errors are logged, never thrown (one peer cannot stop the server).
     private func serve(_ connection: NIOAsyncChannel<PDUFrame, PDU>) async {
+        let key = self.openChannels.insert(connection.channel)
+        defer { self.openChannels.remove(key) }
         var logger = self.logger
         logger[metadataKey: "peer.address"] = "\(connection.channel.remoteAddress.map { "\($0)" } ?? "?")"
         do {
@@ -210,6 +213,42 @@ public struct DICOMServer: Sendable {
         } catch {
             logger.debug("association ended with an error", metadata: ["error": "\(error)"])
         }
+    }
+}
+
+// MARK: - Shutdown (px-listen --shutdown-grace)
+
+extension DICOMServer {
+    /// Aborts every association in progress: sends an A-ABORT (PS3.8 §7.3, service user) and closes the
+    /// connection. Their temporary files are removed by the association tasks as the streams end.
+    /// Used after a graceful stop (cancelled ``run()``) has waited long enough.
+    public func abortAssociations() {
+        for channel in self.openChannels.all() {
+            let abort = PDU.abort(Abort(source: .serviceUser, reason: .reasonNotSpecified))
+            channel.writeAndFlush(abort).whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+
+    /// How many connections are being served.
+    public var openConnections: Int { self.openChannels.all().count }
+}
+
+/// The connections being served, for ``DICOMServer/abortAssociations()``.
+final class OpenChannels: Sendable {
+    private let channels = Mutex<[ObjectIdentifier: any Channel]>([:])
+
+    func insert(_ channel: any Channel) -> ObjectIdentifier {
+        let key = ObjectIdentifier(channel)
+        self.channels.withLock { $0[key] = channel }
+        return key
+    }
+
+    func remove(_ key: ObjectIdentifier) {
+        _ = self.channels.withLock { $0.removeValue(forKey: key) }
+    }
+
+    func all() -> [any Channel] {
+        self.channels.withLock { Array($0.values) }
     }
 }
 

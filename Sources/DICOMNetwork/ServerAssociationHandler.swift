@@ -60,6 +60,7 @@ struct ServerAssociationHandler {
             callingAETitle: request.callingAETitle,
             calledAETitle: request.calledAETitle
         )
+        connection.logger[metadataKey: "association"] = "\(served.id)"
         await self.storage.associationOpened(served)
         do {
             try await self.serveDIMSE(served)

@@ -65,11 +65,16 @@ public protocol StorageDelegate: Sendable {
     /// An accepted association ended: released (`aborted` false), or aborted, timed out or lost. Called once
     /// per ``associationOpened(_:)``, after the last ``didReceive(_:)`` of that association has returned.
     func associationClosed(_ association: ServedAssociation, aborted: Bool) async
+
+    /// An instance could not even be written to its temporary file (disk full, folder unwritable): it was
+    /// answered 0xA700 without ``didReceive(_:)`` being called.
+    func didFailToStore(sopInstanceUID: String, associationID: UInt64, reason: String) async
 }
 
 extension StorageDelegate {
     public func associationOpened(_ association: ServedAssociation) async {}
     public func associationClosed(_ association: ServedAssociation, aborted: Bool) async {}
+    public func didFailToStore(sopInstanceUID: String, associationID: UInt64, reason: String) async {}
 }
 
 /// An association a ``DICOMServer`` accepted: who is on the other side.

@@ -2,34 +2,51 @@ import DICOMData
 import DICOMNetwork
 import DICOMProtocol
 import Logging
+import NIOCore
 import PXCore
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
 extension NativeBackend {
-    /// A C-STORE SCP (PS3.4 Annex B) on ``DICOMServer``: each instance is streamed to a temporary file
-    /// under the root, then renamed into the ``StorageLayout`` tree *before* the C-STORE-RSP is sent, so
-    /// success means the file is at its final name; a failure is answered 0xA700 (out of resources).
+    /// A C-STORE SCP (PS3.4 Annex B) on ``DICOMServer``.
+    ///
+    /// What it promises:
+    /// - each instance is streamed to a temporary file under `<root>/.px-incoming` (same file system as the
+    ///   tree), then given its final ``StorageLayout`` name with link(2)/rename(2) (``InstancePlacer``,
+    ///   optionally fsync'ed) *before* the C-STORE-RSP is sent: success means the file is complete at its
+    ///   final name; no partial file ever has a final name;
+    /// - a full disk, an unwritable folder or an unreadable data set is answered 0xA700 (Refused: Out of
+    ///   Resources, PS3.4 §B.2.3), reported as a `storeFailed` event, and the server goes on serving;
+    /// - up to ``ListenConfiguration/maximumAssociations`` associations at once, more are rejected
+    ///   (A-ASSOCIATE-RJ transient, local limit exceeded, PS3.8 §9.3.4); other called AE titles are rejected
+    ///   unless ``ListenConfiguration/acceptsAnyCalledAETitle``;
+    /// - ARTIM bounds negotiation and release, the DIMSE timeout bounds every wait on an established
+    ///   association (a silent sender is aborted, its partial file removed);
+    /// - when the task is cancelled it stops accepting, lets the associations in progress run for
+    ///   ``ListenConfiguration/shutdownGrace`` seconds, then aborts them (A-ABORT); their series keep
+    ///   `receiving.series`.
     public func listen(
         _ configuration: ListenConfiguration, logger: Logger,
         onEvent: @Sendable (ListenEvent) async -> Void
     ) async throws {
         let incoming = configuration.root + "/.px-incoming"
-        do {
-            try PlacementFileSystem.makeDirectories(incoming)
-        } catch {
-            throw PXError.io("cannot create the storage root (\(error))", path: configuration.root)
-        }
-        let (events, continuation) = AsyncStream<ListenEvent>.makeStream()
-        let storage = LayoutStorage(configuration: configuration, logger: logger, events: continuation)
+        try InstancePlacer.makeDirectories(incoming)
+        let continuation = ListenEventChannel()
+        let placer = InstancePlacer(
+            root: configuration.root, layout: configuration.layout, duplicates: configuration.duplicates,
+            fsync: configuration.fsync)
+        let book = SeriesBook(seriesTimeout: configuration.seriesTimeout, logger: logger) { continuation.yield($0) }
+        let storage = LayoutStorage(placer: placer, book: book, logger: logger, events: continuation)
         var serverConfiguration = DICOMServer.Configuration(
             host: "0.0.0.0", port: configuration.port, aeTitle: configuration.aeTitle, temporaryDirectory: incoming,
-            // Like storescp: answer whatever AE title the peer calls.
-            acceptsAnyCalledAETitle: true)
-        serverConfiguration.artimTimeout = .seconds(configuration.timeouts.acse)
-        serverConfiguration.idleTimeout = .seconds(configuration.timeouts.dimse)
+            acceptsAnyCalledAETitle: configuration.acceptsAnyCalledAETitle,
+            allowedCallingAETitles: configuration.allowedCallingAETitles,
+            maximumAssociations: configuration.maximumAssociations)
+        serverConfiguration.artimTimeout = .milliseconds(Int64(configuration.timeouts.acse * 1000))
+        serverConfiguration.idleTimeout = .milliseconds(Int64(configuration.timeouts.dimse * 1000))
         let server: DICOMServer
         do {
             server = try await DICOMServer.bind(configuration: serverConfiguration, storage: storage, logger: logger)
@@ -37,25 +54,45 @@ extension NativeBackend {
             throw PXError.io("cannot listen on port \(configuration.port): \(error)")
         }
         await onEvent(.listening(port: server.localPort, aeTitle: configuration.aeTitle))
-        async let serving: Void = {
-            defer { continuation.finish() }
-            try await server.run()
-        }()
-        for await event in events { await onEvent(event) }
-        try await serving
+        let grace = configuration.shutdownGrace
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await book.runTimer() }
+            group.addTask {
+                defer { continuation.finish() }
+                try await withTaskCancellationHandler {
+                    try await server.run()
+                } onCancel: {
+                    // Stop accepting (run() closes the listening socket); abort what is left after the grace.
+                    Task {
+                        do { try await Task.sleep(for: .milliseconds(Int64(grace * 1000))) } catch {}
+                        if server.openConnections > 0 {
+                            logger.info("shutdown grace over: aborting the associations in progress", metadata: ["count": "\(server.openConnections)"])
+                            storage.shuttingDown.store(true, ordering: .relaxed)
+                        }
+                        server.abortAssociations()
+                    }
+                }
+            }
+            while let event = await continuation.next() { await onEvent(event) }
+            group.cancelAll()
+            try await group.waitForAll()
+        }
         try Task.checkCancellation()
     }
 }
 
 /// Places received instances into the ``StorageLayout`` tree and reports ``ListenEvent``s.
 final class LayoutStorage: StorageDelegate {
-    let configuration: ListenConfiguration
+    let placer: InstancePlacer
+    let book: SeriesBook
     let logger: Logger
-    let events: AsyncStream<ListenEvent>.Continuation
-    let series = SeriesTracker()
+    let events: ListenEventChannel
+    /// Set when associations are being aborted at shutdown: their series are not complete.
+    let shuttingDown = Atomic<Bool>(false)
 
-    init(configuration: ListenConfiguration, logger: Logger, events: AsyncStream<ListenEvent>.Continuation) {
-        self.configuration = configuration
+    init(placer: InstancePlacer, book: SeriesBook, logger: Logger, events: ListenEventChannel) {
+        self.placer = placer
+        self.book = book
         self.logger = logger
         self.events = events
     }
@@ -63,76 +100,46 @@ final class LayoutStorage: StorageDelegate {
     func associationOpened(_ association: ServedAssociation) async {
         events.yield(.associationOpened(
             peerHost: association.peerHost, callingAETitle: association.callingAETitle,
-            calledAETitle: association.calledAETitle))
+            calledAETitle: association.calledAETitle, association: association.id))
     }
 
     func associationClosed(_ association: ServedAssociation, aborted: Bool) async {
-        for entry in await series.close(association.id) {
-            events.yield(.seriesComplete(directory: entry.directory, seriesInstanceUID: entry.uid, instances: entry.count))
+        if !(aborted && shuttingDown.load(ordering: .relaxed)) {
+            await book.associationEnded(association.id)
         }
-        events.yield(.associationClosed(peerHost: association.peerHost, callingAETitle: association.callingAETitle, aborted: aborted))
+        events.yield(.associationClosed(
+            peerHost: association.peerHost, callingAETitle: association.callingAETitle, aborted: aborted,
+            association: association.id))
+    }
+
+    func didFailToStore(sopInstanceUID: String, associationID: UInt64, reason: String) async {
+        events.yield(.storeFailed(path: nil, sopInstanceUID: sopInstanceUID, error: .io(reason)))
     }
 
     func didReceive(_ instance: DICOMNetwork.ReceivedInstance) async throws -> DICOMProtocol.DIMSEStatus {
         do {
-            let file = try Part10File.readHeader(contentsOf: instance.path)
-            let ds = file.dataSet
-            let destination = try configuration.layout.path(for: ds, root: configuration.root)
-            let directory = String(destination[..<(destination.lastIndex(of: "/") ?? destination.endIndex)])
-            try PlacementFileSystem.makeDirectories(directory)
-            guard rename(instance.path, destination) == 0 else {
-                throw PXError.io("cannot move the received file into place (errno \(errno))", path: destination)
+            let header: Part10File
+            do {
+                header = try Part10File.readHeader(contentsOf: instance.path)
+            } catch {
+                unlink(instance.path)
+                throw PXError.io("cannot read the received data set: \(error)", path: nil)
             }
-            let seriesUID = ds.string(.seriesInstanceUID) ?? ""
-            await series.add(association: instance.associationID, uid: seriesUID, directory: directory)
+            let ds = header.dataSet
+            let placement = try placer.place(temporaryFile: instance.path, dataSet: ds)
+            await book.added(placement, facts: SeriesBook.Facts(ds), association: instance.associationID)
             events.yield(.instanceReceived(PXCore.ReceivedInstance(
-                path: destination, sopClassUID: instance.sopClassUID, sopInstanceUID: instance.sopInstanceUID,
-                studyInstanceUID: ds.string(.studyInstanceUID) ?? "", seriesInstanceUID: seriesUID,
+                path: placement.path, sopClassUID: instance.sopClassUID, sopInstanceUID: instance.sopInstanceUID,
+                studyInstanceUID: ds.string(.studyInstanceUID) ?? "", seriesInstanceUID: ds.string(.seriesInstanceUID) ?? "",
                 callingAETitle: instance.callingAETitle, bytes: instance.fileLength,
-                transferSyntaxUID: instance.transferSyntaxUID)))
+                transferSyntaxUID: instance.transferSyntaxUID, duplicate: placement.duplicate,
+                association: instance.associationID)))
             return .success
         } catch {
-            let pxError = error as? PXError ?? PXError.io("cannot read the received file: \(error)", path: instance.path)
+            let pxError = error as? PXError ?? PXError.io("cannot store the received file: \(error)", path: nil)
             logger.info("could not store a received instance", metadata: ["sop.instance": "\(instance.sopInstanceUID)", "error": "\(pxError)"])
             events.yield(.storeFailed(path: nil, sopInstanceUID: instance.sopInstanceUID, error: pxError))
             throw pxError
-        }
-    }
-}
-
-/// The series each open association has brought, in arrival order.
-actor SeriesTracker {
-    struct Entry {
-        var uid: String
-        var directory: String
-        var count: Int
-    }
-    private var open: [UInt64: [Entry]] = [:]
-
-    func add(association: UInt64, uid: String, directory: String) {
-        var list = open[association, default: []]
-        if let i = list.firstIndex(where: { $0.uid == uid && $0.directory == directory }) {
-            list[i].count += 1
-        } else {
-            list.append(Entry(uid: uid, directory: directory, count: 1))
-        }
-        open[association] = list
-    }
-
-    func close(_ association: UInt64) -> [Entry] {
-        open.removeValue(forKey: association) ?? []
-    }
-}
-
-/// `mkdir -p`.
-enum PlacementFileSystem {
-    static func makeDirectories(_ path: String) throws(PXError) {
-        var current = path.hasPrefix("/") ? "" : "."
-        for part in path.split(separator: "/") {
-            current += "/" + part
-            if mkdir(current, 0o755) != 0 && errno != EEXIST {
-                throw .io("cannot create directory (errno \(errno))", path: current)
-            }
         }
     }
 }

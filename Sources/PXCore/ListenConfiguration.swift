@@ -7,17 +7,58 @@ public struct ListenConfiguration: Hashable, Sendable {
     public var root: String
     public var layout: StorageLayout
     public var timeouts: Timeouts
+    /// What to do when an instance with the same SOP Instance UID (the same final path) arrives again.
+    public var duplicates: DuplicatePolicy
+    /// `fsync` each file before renaming it into place, and its directory after.
+    public var fsync: Bool
+    /// A series with no new instance for this long (seconds) is complete even if its association is
+    /// still open; `nil` waits for the association to end.
+    public var seriesTimeout: Double?
+    /// Associations served at once; more are rejected (A-ASSOCIATE-RJ, transient). Native backend.
+    public var maximumAssociations: Int
+    /// Answer any called AE title, not only ``aeTitle`` (storescp's behaviour). Native backend.
+    public var acceptsAnyCalledAETitle: Bool
+    /// Calling AE titles allowed; `nil` allows any.
+    public var allowedCallingAETitles: Set<String>?
+    /// After a stop request, how long (seconds) associations in progress may run before they are aborted.
+    public var shutdownGrace: Double
 
-    public init(port: Int, aeTitle: String, root: String, layout: StorageLayout = StorageLayout(), timeouts: Timeouts = Timeouts(deadline: nil)) throws(PXError) {
-        guard (1...65535).contains(port) else { throw .usage("port \(port) out of range 1-65535") }
+    public init(
+        port: Int, aeTitle: String, root: String, layout: StorageLayout = StorageLayout(),
+        timeouts: Timeouts = Timeouts(deadline: nil), duplicates: DuplicatePolicy = .keep, fsync: Bool = false,
+        seriesTimeout: Double? = nil, maximumAssociations: Int = 32, acceptsAnyCalledAETitle: Bool = false,
+        allowedCallingAETitles: Set<String>? = nil, shutdownGrace: Double = 10
+    ) throws(PXError) {
+        guard (0...65535).contains(port) else { throw .usage("port \(port) out of range 1-65535") }
         try AETitle.validate(aeTitle, role: "listener AE title")
         guard !root.isEmpty else { throw .usage("empty storage root") }
+        guard maximumAssociations >= 1 else { throw .usage("--max-associations must be at least 1") }
+        if let seriesTimeout, !(seriesTimeout > 0) { throw .usage("--series-timeout must be positive") }
+        guard shutdownGrace >= 0 else { throw .usage("--shutdown-grace must not be negative") }
         self.port = port
         self.aeTitle = aeTitle
         self.root = root
         self.layout = layout
         self.timeouts = timeouts
+        self.duplicates = duplicates
+        self.fsync = fsync
+        self.seriesTimeout = seriesTimeout
+        self.maximumAssociations = maximumAssociations
+        self.acceptsAnyCalledAETitle = acceptsAnyCalledAETitle
+        self.allowedCallingAETitles = allowedCallingAETitles
+        self.shutdownGrace = shutdownGrace
     }
+}
+
+/// What a receiver does with a second instance whose final path already exists (same SOP Instance UID
+/// in the same series folder).
+public enum DuplicatePolicy: String, Hashable, Sendable, CaseIterable {
+    /// Keep the file already there and drop the new one (the default; the sender is still answered success).
+    case keep
+    /// Replace the file already there, atomically.
+    case overwrite
+    /// Store the new one next to it as `<name>-1.dcm`, `<name>-2.dcm`, ...
+    case rename
 }
 
 /// Something px-listen observed; one NDJSON line each.
@@ -25,13 +66,14 @@ public enum ListenEvent: Hashable, Sendable {
     /// The receiver is ready for associations.
     case listening(port: Int, aeTitle: String)
     /// A peer opened an association.
-    case associationOpened(peerHost: String?, callingAETitle: String?, calledAETitle: String?)
+    case associationOpened(peerHost: String?, callingAETitle: String?, calledAETitle: String?, association: UInt64? = nil)
     /// The association ended; `aborted` when it was not released normally.
-    case associationClosed(peerHost: String?, callingAETitle: String?, aborted: Bool)
+    case associationClosed(peerHost: String?, callingAETitle: String?, aborted: Bool, association: UInt64? = nil)
     /// An instance is stored at its final path.
     case instanceReceived(ReceivedInstance)
-    /// The association that brought a series ended.
-    case seriesComplete(directory: String, seriesInstanceUID: String, instances: Int)
+    /// The associations that brought a series ended, or it was idle for the series timeout; its
+    /// `receiving.series` is now `series.info`.
+    case seriesComplete(SeriesCompletion)
     /// A received file could not be stored.
     case storeFailed(path: String?, sopInstanceUID: String?, error: PXError)
 }
@@ -46,11 +88,19 @@ public struct ReceivedInstance: Hashable, Sendable {
     public var callingAETitle: String?
     public var bytes: Int
     public var transferSyntaxUID: String
+    /// Set when the instance was already stored: what the ``DuplicatePolicy`` did (`path` is then the
+    /// kept file for ``DuplicatePolicy/keep``, the new name for ``DuplicatePolicy/rename``).
+    public var duplicate: DuplicatePolicy?
+    /// The association that brought it, when the backend knows.
+    public var association: UInt64?
 
     public init(
         path: String, sopClassUID: String, sopInstanceUID: String, studyInstanceUID: String,
-        seriesInstanceUID: String, callingAETitle: String?, bytes: Int, transferSyntaxUID: String
+        seriesInstanceUID: String, callingAETitle: String?, bytes: Int, transferSyntaxUID: String,
+        duplicate: DuplicatePolicy? = nil, association: UInt64? = nil
     ) {
+        self.duplicate = duplicate
+        self.association = association
         self.path = path
         self.sopClassUID = sopClassUID
         self.sopInstanceUID = sopInstanceUID
@@ -59,5 +109,28 @@ public struct ReceivedInstance: Hashable, Sendable {
         self.callingAETitle = callingAETitle
         self.bytes = bytes
         self.transferSyntaxUID = transferSyntaxUID
+    }
+}
+
+/// A completed series (see ``ListenEvent/seriesComplete(_:)``).
+public struct SeriesCompletion: Hashable, Sendable {
+    /// The series folder.
+    public var directory: String
+    public var seriesInstanceUID: String
+    public var studyInstanceUID: String
+    public var patientID: String
+    /// Instances received into the folder since it was (re)opened.
+    public var instances: Int
+    /// Why it is complete: `"association"` (the associations that brought it ended), `"timeout"`
+    /// (idle for the series timeout).
+    public var reason: String
+
+    public init(directory: String, seriesInstanceUID: String, studyInstanceUID: String, patientID: String, instances: Int, reason: String) {
+        self.directory = directory
+        self.seriesInstanceUID = seriesInstanceUID
+        self.studyInstanceUID = studyInstanceUID
+        self.patientID = patientID
+        self.instances = instances
+        self.reason = reason
     }
 }

@@ -92,15 +92,17 @@ public enum PXOutput {
                 JSONMember("event", .string("listening")), JSONMember("port", .integer(port)),
                 JSONMember("aeTitle", .string(ae)),
             ])
-        case .associationOpened(let host, let calling, let called):
+        case .associationOpened(let host, let calling, let called, let id):
             return .object([
                 JSONMember("event", .string("associationOpened")), JSONMember("peerHost", opt(host)),
                 JSONMember("callingAETitle", opt(calling)), JSONMember("calledAETitle", opt(called)),
+                JSONMember("association", id.map { .integer(Int($0)) } ?? .null),
             ])
-        case .associationClosed(let host, let calling, let aborted):
+        case .associationClosed(let host, let calling, let aborted, let id):
             return .object([
                 JSONMember("event", .string("associationClosed")), JSONMember("peerHost", opt(host)),
                 JSONMember("callingAETitle", opt(calling)), JSONMember("aborted", .bool(aborted)),
+                JSONMember("association", id.map { .integer(Int($0)) } ?? .null),
             ])
         case .instanceReceived(let i):
             return .object([
@@ -113,11 +115,16 @@ public enum PXOutput {
                 JSONMember("callingAETitle", opt(i.callingAETitle)),
                 JSONMember("bytes", .integer(i.bytes)),
                 JSONMember("transferSyntaxUID", .string(i.transferSyntaxUID)),
+                JSONMember("duplicate", opt(i.duplicate?.rawValue)),
+                JSONMember("association", i.association.map { .integer(Int($0)) } ?? .null),
             ])
-        case .seriesComplete(let directory, let uid, let count):
+        case .seriesComplete(let c):
             return .object([
-                JSONMember("event", .string("seriesComplete")), JSONMember("directory", .string(directory)),
-                JSONMember("SeriesInstanceUID", .string(uid)), JSONMember("instances", .integer(count)),
+                JSONMember("event", .string("seriesComplete")), JSONMember("directory", .string(c.directory)),
+                JSONMember("SeriesInstanceUID", .string(c.seriesInstanceUID)),
+                JSONMember("StudyInstanceUID", .string(c.studyInstanceUID)),
+                JSONMember("PatientID", .string(c.patientID)),
+                JSONMember("instances", .integer(c.instances)), JSONMember("reason", .string(c.reason)),
             ])
         case .storeFailed(let path, let uid, let error):
             return .object([

@@ -60,6 +60,17 @@ public struct PDUFrameDecoder: NIOSingleStepByteToMessageDecoder {
         }
         guard buffer.readableBytes >= 6 + Int(length) else { return nil }
         buffer.moveReaderIndex(forwardBy: 6)
+        if type == .dataTF && length >= 32 * 1024 && buffer.readableBytes > Int(length) {
+            // Part of the next PDU follows this one in the buffer. A slice would share the buffer's storage,
+            // so ByteToMessageHandler's compaction of the remainder would copy it into freshly allocated
+            // storage (copy-on-write, page faults on every large PDU). Copying this body out instead keeps
+            // the cumulation buffer uniquely owned (compaction becomes a memmove in place). Measured on
+            // px-listen, 300 x 512 KiB over storescu: 560 -> 500 ms CPU (median of 7, interleaved).
+            var body = ByteBufferAllocator().buffer(capacity: Int(length))
+            body.writeImmutableBuffer(buffer.getSlice(at: buffer.readerIndex, length: Int(length))!)
+            buffer.moveReaderIndex(forwardBy: Int(length))
+            return PDUFrame(type: typeByte, body: body)
+        }
         let body = try buffer.readPDUSlice(length: Int(length), "PDU body")
         return PDUFrame(type: typeByte, body: body)
     }

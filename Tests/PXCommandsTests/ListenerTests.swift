@@ -1,0 +1,270 @@
+import DICOMData
+import Foundation
+import Testing
+
+/// px-listen as a long-running receiver (issue 5), against real senders (storescu, pynetdicom) on
+/// loopback: received data equals sent data, hostile values stay inside the root, a full disk is a
+/// failure status and nothing partial, silent and aborting senders, 16 parallel senders, SIGTERM,
+/// and the once-per-series hook.
+@Suite(.serialized) struct ListenerTests {
+    static let backends = ["native", "dcmtk"]
+    static let tools = ["storescu", "echoscu", "dcmdump"]
+
+    /// storescu then pynetdicom send the same corpus: every data set arrives unchanged, the pypx info files
+    /// exist, the hook runs once per series, and the second copy is reported as a kept duplicate.
+    @Test(arguments: backends) func storescuAndPynetdicomIntoTheTree(backend: String) async throws {
+        guard PeerHarness.requireTools(Self.tools) else { return }
+        let work = PeerHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let corpus = try await ListenerFiles.makeCorpus(["many", "12", "3", work + "/corpus"])
+        let sent = try ListenerFiles.dataSets(corpus)
+        let root = work + "/root"
+        let hookLog = work + "/hook.log"
+        let listener = try await ListenerProcess.start(
+            backend: backend, root: root, work: work,
+            extra: ["--on-series-complete", "/bin/sh", "-c", "echo \"$PX_SERIES_UID $PX_INSTANCES $1\" >> \(hookLog)", "hook", "arg1"])
+
+        let store = try await ListenerFiles.storescu(listener.port, corpus)
+        #expect(store.exitCode == 0, "\(store.stderr)")
+        #expect(await listener.waitFor(seconds: 20) { $0.filter { $0["event"]?.stringValue == "seriesComplete" }.count == 3 })
+        try await Task.sleep(for: .milliseconds(300))  // the hooks run asynchronously
+        let hookLines = String(decoding: FileManager.default.contents(atPath: hookLog) ?? Data(), as: UTF8.self).split(separator: "\n")
+        #expect(hookLines.count == 3, "\(hookLines)")
+        #expect(Set(hookLines.map { $0.split(separator: " ")[0] }).count == 3)
+        #expect(hookLines.allSatisfy { $0.hasSuffix(" 4 arg1") }, "\(hookLines)")
+
+        let py = try await PeerHarness.runAsync(
+            ListenerFiles.python(),
+            [PeerHarness.root + "/scripts/pynetdicom-scu.py", "store", "127.0.0.1", String(listener.port)] + corpus + ["--aec", "PXLISTEN"])
+        #expect(py.exitCode == 0, "\(py.stdout) \(py.stderr)")
+        #expect(await listener.waitFor(seconds: 20) { $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == 24 })
+        #expect(await listener.stop() == 0)
+
+        let received = listener.events("instanceReceived")
+        #expect(received.filter { $0["duplicate"]?.stringValue == "keep" }.count == 12)
+        #expect(received.filter { $0["duplicate"] == .null }.count == 12)
+        let placed = ListenerFiles.placed(under: root)
+        #expect(placed.count == 12)
+        #expect(try ListenerFiles.dataSets(placed) == sent)
+        #expect(ListenerFiles.temporaries(under: root).isEmpty)
+        let series = Set(placed.map { ($0 as NSString).deletingLastPathComponent })
+        #expect(series.count == 3)
+        for directory in series {
+            let info = String(decoding: FileManager.default.contents(atPath: directory + "/series.info") ?? Data(), as: UTF8.self)
+            #expect(info.hasPrefix("[SERIES]\n") && info.contains("seriesinstanceuid = 2.25.") && info.contains("instances = 4"), "\(info)")
+            #expect(!FileManager.default.fileExists(atPath: directory + "/receiving.series"))
+            let study = (directory as NSString).deletingLastPathComponent
+            #expect(FileManager.default.fileExists(atPath: study + "/study.info"))
+            #expect(FileManager.default.fileExists(atPath: (study as NSString).deletingLastPathComponent + "/patient.info"))
+        }
+        // (dcmtk: the readiness C-ECHO is one more association)
+        #expect(listener.events("associationOpened").filter { $0["callingAETitle"]?.stringValue != "ECHOSCU" }.count == 2)
+        #expect(listener.events("associationClosed").allSatisfy { $0["aborted"] == .bool(false) })
+    }
+
+    /// PatientID ../../etc, a SOP Instance UID with '/', 300-character descriptions, NUL bytes, empty names:
+    /// every file lands inside the root, and nothing is written next to it.
+    @Test(arguments: backends) func hostileValuesStayInsideTheRoot(backend: String) async throws {
+        guard PeerHarness.requireTools(Self.tools) else { return }
+        let work = PeerHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let corpus = try await ListenerFiles.makeCorpus(["hostile", work + "/corpus"])
+        let root = work + "/deep/root"
+        let listener = try await ListenerProcess.start(backend: backend, root: root, work: work)
+        let store = try await ListenerFiles.storescu(listener.port, corpus)
+        #expect(store.exitCode == 0, "\(store.stderr)")
+        #expect(await listener.waitFor(seconds: 20) { $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == corpus.count })
+        await listener.stop()
+        let received = listener.events("instanceReceived")
+        #expect(received.count == corpus.count)
+        for event in received {
+            let path = try #require(event["path"]?.stringValue)
+            #expect(path.hasPrefix(root + "/"))
+            #expect(!path.contains("/../") && !path.contains("/./") && !path.contains("\0"))
+            #expect(path.split(separator: "/").allSatisfy { $0.utf8.count <= 255 })
+        }
+        // Nothing outside the root: work/deep holds only the root.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work + "/deep") == ["root"])
+        #expect(try ListenerFiles.dataSets(ListenerFiles.placed(under: root)) == (try ListenerFiles.dataSets(corpus)))
+    }
+
+    /// The root on a 3 MiB tmpfs, ten 512 KiB instances: the native receiver answers 0xA700 for those that
+    /// do not fit, leaves no partial file, and goes on serving once there is room again.
+    @Test func diskFullIsAFailureStatusAndNothingPartial() async throws {
+        guard PeerHarness.requireTools(Self.tools) else { return }
+        let work = PeerHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let root = work + "/tmpfs"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let mount = try await PeerHarness.runAsync("/bin/mount", ["-t", "tmpfs", "-o", "size=3m", "tmpfs", root])
+        try #require(mount.exitCode == 0, "cannot mount a tmpfs (the tests run as root): \(mount.stderr)")
+        defer { _ = try? PeerHarness.run("/bin/umount", ["-l", root]) }
+        let bench = work + "/ct"
+        let ct = try await PeerHarness.runAsync(ListenerFiles.python(), [PeerHarness.root + "/scripts/make-qr-corpus.py", "--ct-bench", "10", bench])
+        try #require(ct.exitCode == 0, "\(ct.stderr)")
+        let corpus = try FileManager.default.contentsOfDirectory(atPath: bench).filter { $0.hasSuffix(".dcm") }.sorted().map { bench + "/" + $0 }
+        let listener = try await ListenerProcess.start(backend: "native", root: root, work: work)
+        let store = try await ListenerFiles.storescu(listener.port, corpus)
+        // storescu halts at the first failure status (exit code 167 in DCMTK 3.6.7).
+        #expect(store.exitCode != 0, "storescu did not see a failure status")
+        #expect(await listener.waitFor(seconds: 20) { $0.contains { $0["event"]?.stringValue == "associationClosed" } })
+        let failed = listener.events("storeFailed")
+        let stored = listener.events("instanceReceived")
+        #expect(failed.count == 1)
+        #expect(failed.first?["error"]?["message"]?.stringValue?.contains("errno 28") == true, "\(failed)")
+        #expect(stored.count >= 1 && stored.count < 10)
+        // Every file at a final name is complete and equal to what was sent; no temporary file is left.
+        let placed = ListenerFiles.placed(under: root)
+        #expect(placed.count == stored.count)
+        let sent = try ListenerFiles.dataSets(corpus)
+        for (uid, json) in try ListenerFiles.dataSets(placed) { #expect(sent[uid] == json) }
+        #expect(ListenerFiles.temporaries(under: root).filter { !$0.hasSuffix("/.px-incoming") }.isEmpty)
+
+        // Still serving: make room and send again.
+        for path in placed { try FileManager.default.removeItem(atPath: path) }
+        let again = try await ListenerFiles.storescu(listener.port, [corpus[0]])
+        #expect(again.exitCode == 0, "\(again.stderr)")
+        #expect(await listener.waitFor(seconds: 20) { $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == stored.count + 1 })
+        await listener.stop()
+    }
+
+    /// A sender that stops mid-instance is closed after the DIMSE timeout; one that dies mid-instance is
+    /// closed at once. Neither leaves a file at a final name.
+    @Test(arguments: backends) func silentAndAbortingSenders(backend: String) async throws {
+        guard PeerHarness.requireTools(Self.tools) else { return }
+        let work = PeerHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let corpus = try await ListenerFiles.makeCorpus(["large", "512", work + "/large"])
+        let root = work + "/root"
+        let listener = try await ListenerProcess.start(backend: backend, root: root, work: work, extra: ["--dimse-timeout", "2"])
+        for (name, signal) in [("silent", SIGSTOP), ("abort", SIGKILL)] {
+            let openedBefore = listener.events("associationOpened").count
+            let pid = try Self.spawnStorescu(listener.port, corpus, log: work + "/storescu-\(name).log")
+            // Freeze or kill the sender 150 ms into the association, well inside the 512 MiB instance
+            // (storescp keeps the data set in memory, so there is no file to watch).
+            #expect(await listener.waitFor(seconds: 10) { $0.filter { $0["event"]?.stringValue == "associationOpened" }.count > openedBefore })
+            try await Task.sleep(for: .milliseconds(150))
+            kill(pid, signal)
+            let closedBefore = listener.events("associationClosed").count
+            let started = ContinuousClock.now
+            #expect(await listener.waitFor(seconds: 15) { $0.filter { $0["event"]?.stringValue == "associationClosed" }.count > closedBefore })
+            let elapsed = ContinuousClock.now - started
+            if signal == SIGSTOP { #expect(elapsed >= .milliseconds(1500), "closed before the DIMSE timeout: \(elapsed)") }
+            #expect(listener.events("associationClosed").last?["aborted"] == .bool(true))
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            while waitpid(pid, &status, WNOHANG) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(ListenerFiles.placed(under: root).isEmpty, "\(name): a file reached a final name")
+            #expect(listener.events("instanceReceived").isEmpty)
+        }
+        await listener.stop()
+        #expect(ListenerFiles.placed(under: root).isEmpty)
+        if backend == "native" {
+            #expect(ListenerFiles.temporaries(under: root).isEmpty)
+        }
+    }
+
+    /// 16 storescu senders at once, 50 instances each: all 800 arrive intact.
+    @Test func sixteenParallelSenders() async throws {
+        guard PeerHarness.requireTools(Self.tools) else { return }
+        let work = PeerHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let corpus = try await ListenerFiles.makeCorpus(["many", "800", "16", work + "/corpus"])
+        let root = work + "/root"
+        let listener = try await ListenerProcess.start(backend: "native", root: root, work: work)
+        let port = listener.port
+        let results = try await withThrowingTaskGroup(of: PeerHarness.Run.self) { group in
+            for k in 0..<16 {
+                let slice = Array(corpus[(k * 50)..<(k * 50 + 50)])
+                group.addTask { try await ListenerFiles.storescu(port, slice, extra: ["-aet", "SENDER\(k)"]) }
+            }
+            var all: [PeerHarness.Run] = []
+            for try await run in group { all.append(run) }
+            return all
+        }
+        #expect(results.allSatisfy { $0.exitCode == 0 }, "\(results.map(\.stderr).filter { !$0.isEmpty }.prefix(2))")
+        #expect(await listener.waitFor(seconds: 30) { $0.filter { $0["event"]?.stringValue == "associationClosed" }.count == 16 })
+        await listener.stop()
+        #expect(listener.events("instanceReceived").count == 800)
+        #expect(Set(listener.events("associationOpened").compactMap { $0["callingAETitle"]?.stringValue }).count == 16)
+        let placed = ListenerFiles.placed(under: root)
+        #expect(placed.count == 800)
+        #expect(try ListenerFiles.dataSets(placed) == (try ListenerFiles.dataSets(corpus)))
+        let series = Set(placed.map { ($0 as NSString).deletingLastPathComponent })
+        #expect(series.count == 16)
+        for directory in series { #expect(FileManager.default.fileExists(atPath: directory + "/series.info")) }
+    }
+
+    /// SIGTERM while four senders are sending: px-listen exits 0 within the grace, no partial file remains,
+    /// and each series reported complete has its series.info.
+    @Test(arguments: backends) func sigtermDuringReception(backend: String) async throws {
+        guard PeerHarness.requireTools(Self.tools) else { return }
+        let work = PeerHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let corpus = try await ListenerFiles.makeCorpus(["many", "800", "8", work + "/corpus"])
+        let root = work + "/root"
+        let listener = try await ListenerProcess.start(backend: backend, root: root, work: work, extra: ["--shutdown-grace", "1"])
+        var senders: [pid_t] = []
+        for k in 0..<4 {
+            senders.append(try Self.spawnStorescu(listener.port, Array(corpus[(k * 200)..<(k * 200 + 200)]), log: work + "/s\(k).log"))
+        }
+        #expect(await listener.waitFor(seconds: 30) { $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count >= 40 })
+        let started = ContinuousClock.now
+        let code = await listener.stop(signal: SIGTERM)
+        #expect(code == 0, "\(listener.stderr().suffix(2000))")
+        #expect(ContinuousClock.now - started < .seconds(10))
+        for pid in senders {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            while waitpid(pid, &status, WNOHANG) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        let placed = ListenerFiles.placed(under: root)
+        #expect(placed.count == listener.events("instanceReceived").count)
+        let sent = try ListenerFiles.dataSets(corpus)
+        for (uid, json) in try ListenerFiles.dataSets(placed) { #expect(sent[uid] == json, "\(uid) differs") }
+        #expect(ListenerFiles.temporaries(under: root).isEmpty, "\(ListenerFiles.temporaries(under: root))")
+        for event in listener.events("seriesComplete") {
+            let directory = try #require(event["directory"]?.stringValue)
+            #expect(FileManager.default.fileExists(atPath: directory + "/series.info"))
+        }
+        #expect(listener.events().last?["status"]?.stringValue == "success")
+    }
+
+    /// The native receiver answers only its AE title (unless --any-called-aet), only the allowed calling
+    /// AE titles, and rejects associations over --max-associations.
+    @Test func calledAndCallingAETitles() async throws {
+        guard PeerHarness.requireTools(Self.tools) else { return }
+        let work = PeerHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let listener = try await ListenerProcess.start(backend: "native", root: work + "/root", work: work, extra: ["--allow-calling", "GOOD,ALSOGOOD"])
+        let port = String(listener.port)
+        #expect(try await PeerHarness.runAsync("/usr/bin/echoscu", ["-aet", "GOOD", "-aec", "PXLISTEN", "127.0.0.1", port]).exitCode == 0)
+        let wrongCalled = try await PeerHarness.runAsync("/usr/bin/echoscu", ["-aet", "GOOD", "-aec", "OTHER", "127.0.0.1", port])
+        #expect(wrongCalled.exitCode != 0)
+        #expect(wrongCalled.stderr.contains("Called AE Title Not Recognized"), "\(wrongCalled.stderr)")
+        let wrongCalling = try await PeerHarness.runAsync("/usr/bin/echoscu", ["-aet", "BAD", "-aec", "PXLISTEN", "127.0.0.1", port])
+        #expect(wrongCalling.exitCode != 0)
+        #expect(wrongCalling.stderr.contains("Calling AE Title Not Recognized"), "\(wrongCalling.stderr)")
+        await listener.stop()
+
+        let any = try await ListenerProcess.start(backend: "native", root: work + "/root2", work: work, extra: ["--any-called-aet"])
+        #expect(try await PeerHarness.runAsync("/usr/bin/echoscu", ["-aec", "WHATEVER", "127.0.0.1", String(any.port)]).exitCode == 0)
+        await any.stop()
+    }
+
+    /// Starts storescu in the background (output in `log`); the caller reaps it.
+    static func spawnStorescu(_ port: Int, _ files: [String], log: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = (["/usr/bin/storescu", "-aec", "PXLISTEN", "127.0.0.1", String(port)] + files).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, "/usr/bin/storescu", &actions, nil, argv, environ)
+        guard rc == 0 else { throw PeerHarness.SpawnFailed(path: "storescu", code: rc) }
+        return pid
+    }
+}

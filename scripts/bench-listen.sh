@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Receiver benchmark (issue 5; issue-4 goal: px-listen native >= 1.5x storescp): storescu sends the same
+# 300 x 512x512 16-bit CT instances (one association) to storescp, px-listen --backend native and
+# px-listen --backend dcmtk; each run starts the receiver on a fresh folder and times storescu alone.
+# Then px-listen native's peak RSS (VmHWM) while receiving ONE 1 GiB instance (goal < 100 MB).
+# Release builds with --static-swift-stdlib; every process runs with TCP_NODELAY=1.
+# Prints one JSON line per receiver: median seconds and instances/s, and the ratio to storescp.
+#
+# usage: scripts/bench-listen.sh [WORKDIR]   (default: bench-data/ in the project)
+# env:   PX_BENCH_RUNS (default 5), PX_BENCH_LISTEN_ARGS (extra px-listen flags, e.g. --fsync),
+#        PX_BENCH_SKIP_LARGE=1 to skip the 1 GiB instance
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=${1:-$root/bench-data}
+runs=${PX_BENCH_RUNS:-5}
+python=${PX_VENV:-$root/.venv}/bin/python
+extra=(${PX_BENCH_LISTEN_ARGS:-})
+export TCP_NODELAY=1 LC_ALL=C
+
+mkdir -p "$work"
+ct="$work/ct300"
+if [ ! -f "$ct/.complete" ]; then
+    rm -rf "$ct" && mkdir -p "$ct"
+    "$python" "$root/scripts/make-qr-corpus.py" --ct-bench 300 "$ct" >/dev/null
+    touch "$ct/.complete"
+fi
+(cd "$root" && swift build -c release --static-swift-stdlib --product px-listen >/dev/null)
+bin="$root/.build/release"
+
+free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+out=$(mktemp -d "$work/listen.XXXXXX")
+pid=
+stop() { if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=; fi; }
+trap 'stop; rm -rf "$out"' EXIT
+
+# start NAME: starts the receiver NAME on a fresh folder; sets pid and port.
+start() {
+    rm -rf "$out/rx" && mkdir -p "$out/rx"
+    port=$(free_port)
+    case $1 in
+        storescp) storescp -aet PXLISTEN -od "$out/rx" "$port" >"$out/log" 2>&1 & ;;
+        native|dcmtk) "$bin/px-listen" --backend "$1" --port "$port" --aet PXLISTEN -d "$out/rx" "${extra[@]}" >"$out/events" 2>"$out/log" & ;;
+    esac
+    pid=$!
+    for _ in $(seq 100); do echoscu -aec PXLISTEN 127.0.0.1 "$port" 2>/dev/null && return 0; sleep 0.05; done
+    echo "bench-listen: $1 did not start" >&2; cat "$out/log" >&2; exit 1
+}
+
+files=("$ct"/*.dcm)
+count=${#files[@]}
+base_s=
+for receiver in storescp native dcmtk; do
+    times=()
+    for _ in $(seq "$runs"); do
+        start "$receiver"
+        t0=$(date +%s%N)
+        storescu -aec PXLISTEN 127.0.0.1 "$port" "${files[@]}" 2>>"$out/storescu.log"
+        t1=$(date +%s%N)
+        stop
+        got=$(find "$out/rx" -name '*.dcm' -o -name 'CT.*' | grep -v '/\.px-incoming' | wc -l)
+        [ "$got" -eq "$count" ] || { echo "bench-listen: $receiver stored $got of $count" >&2; exit 1; }
+        times+=($(( (t1 - t0) / 1000 )))
+    done
+    us=$(printf '%s\n' "${times[@]}" | median)
+    [ -z "$base_s" ] && base_s=$us
+    name=$([ "$receiver" = storescp ] && echo storescp || echo "px-listen --backend $receiver")
+    awk -v n="$name" -v u="$us" -v c="$count" -v b="$base_s" -v r="$runs" -v e="${extra[*]}" 'BEGIN {
+        printf "{\"receiver\": \"%s\", \"extra\": \"%s\", \"instances\": %d, \"runs\": %d, \"median_s\": %.3f, \"instances_per_s\": %.1f, \"ratio_to_storescp\": %.2f}\n",
+            n, e, c, r, u / 1e6, c / (u / 1e6), b / u }'
+done
+
+if [ "${PX_BENCH_SKIP_LARGE:-0}" != 1 ]; then
+    large="$work/large1g"
+    if [ ! -f "$large/.complete" ]; then
+        rm -rf "$large" && mkdir -p "$large"
+        "$python" "$root/scripts/make-listen-corpus.py" large 1024 "$large"
+        touch "$large/.complete"
+    fi
+    start native
+    t0=$(date +%s%N)
+    storescu -aec PXLISTEN 127.0.0.1 "$port" "$large/large.dcm" 2>>"$out/storescu.log"
+    t1=$(date +%s%N)
+    hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
+    stop
+    size=$(stat -c %s "$large/large.dcm")
+    awk -v k="$hwm" -v s="$size" -v u="$(( (t1 - t0) / 1000 ))" 'BEGIN {
+        printf "{\"receiver\": \"px-listen --backend native\", \"instance_bytes\": %d, \"seconds\": %.2f, \"peak_rss_mb\": %.1f}\n", s, u / 1e6, k / 1024 }'
+fi

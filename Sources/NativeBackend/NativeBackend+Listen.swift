@@ -23,7 +23,7 @@ extension NativeBackend {
             throw PXError.io("cannot create the storage root (\(error))", path: configuration.root)
         }
         let (events, continuation) = AsyncStream<ListenEvent>.makeStream()
-        let storage = LayoutStorage(configuration: configuration, logger: logger, events: continuation)
+        let storage = LayoutStorage(root: configuration.root, layout: configuration.layout, logger: logger, events: continuation)
         var serverConfiguration = DICOMServer.Configuration(
             host: "0.0.0.0", port: configuration.port, aeTitle: configuration.aeTitle, temporaryDirectory: incoming,
             // Like storescp: answer whatever AE title the peer calls.
@@ -48,16 +48,29 @@ extension NativeBackend {
 }
 
 /// Places received instances into the ``StorageLayout`` tree and reports ``ListenEvent``s.
+///
+/// px-listen reports each file's size in ``PXCore/ReceivedInstance/bytes``; px-get
+/// (`reportsDataSetLength`) the data set's, which does not depend on who wrote the file meta information.
 final class LayoutStorage: StorageDelegate {
-    let configuration: ListenConfiguration
+    let root: String
+    let layout: StorageLayout
     let logger: Logger
     let events: AsyncStream<ListenEvent>.Continuation
+    let reportsDataSetLength: Bool
+    /// The AE title reported as the sender, instead of the calling AE title (C-GET: the peer).
+    let senderAETitle: String?
     let series = SeriesTracker()
 
-    init(configuration: ListenConfiguration, logger: Logger, events: AsyncStream<ListenEvent>.Continuation) {
-        self.configuration = configuration
+    init(
+        root: String, layout: StorageLayout, logger: Logger, events: AsyncStream<ListenEvent>.Continuation,
+        reportsDataSetLength: Bool = false, senderAETitle: String? = nil
+    ) {
+        self.root = root
+        self.layout = layout
         self.logger = logger
         self.events = events
+        self.reportsDataSetLength = reportsDataSetLength
+        self.senderAETitle = senderAETitle
     }
 
     func associationOpened(_ association: ServedAssociation) async {
@@ -77,7 +90,7 @@ final class LayoutStorage: StorageDelegate {
         do {
             let file = try Part10File.readHeader(contentsOf: instance.path)
             let ds = file.dataSet
-            let destination = try configuration.layout.path(for: ds, root: configuration.root)
+            let destination = try layout.path(for: ds, root: root)
             let directory = String(destination[..<(destination.lastIndex(of: "/") ?? destination.endIndex)])
             try PlacementFileSystem.makeDirectories(directory)
             guard rename(instance.path, destination) == 0 else {
@@ -88,7 +101,8 @@ final class LayoutStorage: StorageDelegate {
             events.yield(.instanceReceived(PXCore.ReceivedInstance(
                 path: destination, sopClassUID: instance.sopClassUID, sopInstanceUID: instance.sopInstanceUID,
                 studyInstanceUID: ds.string(.studyInstanceUID) ?? "", seriesInstanceUID: seriesUID,
-                callingAETitle: instance.callingAETitle, bytes: instance.fileLength,
+                callingAETitle: senderAETitle ?? instance.callingAETitle,
+                bytes: reportsDataSetLength ? instance.dataSetLength : instance.fileLength,
                 transferSyntaxUID: instance.transferSyntaxUID)))
             return .success
         } catch {

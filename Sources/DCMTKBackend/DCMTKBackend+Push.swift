@@ -1,0 +1,59 @@
+import Logging
+import PXCore
+
+extension DCMTKBackend {
+    /// C-STORE SCU with `storescu -v -nh -R` (PS3.4 Annex B): one association for every sendable file,
+    /// only the contexts they need (`-R`), and no halt on a failed file (`-nh`), so each file's
+    /// status comes from the log (``StoreSCULogParser``). Files px's planning rejected are never
+    /// passed to storescu (it aborts the association on a non-DICOM file).
+    public func push(
+        _ request: PushRequest, connection: Connection, logger: Logger,
+        onFile: @Sendable (PushFileResult) async -> Void
+    ) async throws -> PushResult {
+        var results: [PushFileResult?] = Array(repeating: nil, count: request.files.count)
+        var pending: [Int] = []
+        for (index, file) in request.files.enumerated() {
+            if let error = file.error {
+                results[index] = PushFileResult(file: file, status: nil, error: error)
+            } else {
+                pending.append(index)
+            }
+        }
+        for result in results.compactMap({ $0 }) { await onFile(result) }
+        guard !pending.isEmpty else { return PushResult(files: results.map { $0! }) }
+
+        var arguments = ["-v", "-nh", "-R"] + Self.associationArguments(connection) + Self.peerArguments(connection)
+        arguments += pending.map { request.files[$0].path }
+        var parser = StoreSCULogParser()
+        var next = 0  // storescu sends in argument order: the n-th "Sending file" is pending[n].
+        func record(_ event: StoreSCULogParser.Event) async {
+            guard next < pending.count else { return }
+            let index = pending[next]
+            next += 1
+            let file = request.files[index]
+            let result: PushFileResult
+            switch event {
+            case .status(_, let status):
+                result = PushFileResult(file: file, status: status)
+            case .notSent(_, let noContext, let reason):
+                result = noContext ? .noContext(file) : PushFileResult(file: file, status: nil, error: .io("cannot send the file: \(reason)", path: file.path))
+            }
+            results[index] = result
+            await onFile(result)
+        }
+        let outcome = try await runner("storescu").run(arguments, deadline: connection.timeouts.deadline, logger: logger) { line in
+            if let event = parser.feed(line) { await record(event) }
+        }
+        if let event = parser.finish() { await record(event) }
+        if next == 0 || outcome.timedOut || outcome.signal != nil {
+            // Nothing was sent (refused, rejected, no context at all) or the deadline struck.
+            if let error = Self.failure(tool: "storescu", outcome: outcome, connection: connection) { throw error }
+        }
+        if next < pending.count, let error = Self.failure(tool: "storescu", outcome: outcome, connection: connection) {
+            throw error
+        }
+        return PushResult(files: results.enumerated().map { index, result in
+            result ?? PushFileResult(file: request.files[index], status: nil, error: .aborted("not sent: the association ended"))
+        })
+    }
+}

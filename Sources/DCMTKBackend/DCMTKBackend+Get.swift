@@ -38,15 +38,15 @@ extension DCMTKBackend {
         var failures: [ListenEvent] = []
         for name in try Self.fileNames(in: staging.path).sorted() {
             let path = staging.path + "/" + name
-            do {
+            do throws(PXError) {
                 instances.append(try Self.place(path, request: request, sender: connection.node.calledAETitle))
-            } catch let error as PXError {
+            } catch {
                 logger.info("could not store a received file", metadata: ["path": "\(path)", "error": "\(error)"])
                 failures.append(.storeFailed(path: path, sopInstanceUID: nil, error: error))
             }
         }
         let final = MoveProgress(
-            remaining: parser.remaining, completed: parser.completed ?? parser.storesAnswered,
+            remaining: parser.remaining ?? 0, completed: parser.completed ?? parser.storesAnswered,
             failed: parser.failed ?? parser.storesRefused, warning: parser.warning ?? 0, status: status)
         await onProgress(final)
         return GetResult(

@@ -25,15 +25,20 @@ extension DCMTKBackend {
         var arguments = ["-v", "-nh", "-R"] + Self.associationArguments(connection) + Self.peerArguments(connection)
         arguments += pending.map { request.files[$0].path }
         var parser = StoreSCULogParser()
-        var next = 0  // storescu sends in argument order: the n-th "Sending file" is pending[n].
+        var sent = 0
+        var open = pending  // files not yet resolved, in argument order
         func record(_ event: StoreSCULogParser.Event) async {
-            guard next < pending.count else { return }
-            let index = pending[next]
-            next += 1
+            let path: String
+            switch event {
+            case .status(let p, _), .notSent(let p, _, _): path = p
+            }
+            guard let slot = open.firstIndex(where: { request.files[$0].path == path }) else { return }
+            let index = open.remove(at: slot)
             let file = request.files[index]
             let result: PushFileResult
             switch event {
             case .status(_, let status):
+                sent += 1
                 result = PushFileResult(file: file, status: status)
             case .notSent(_, let noContext, let reason):
                 result = noContext ? .noContext(file) : PushFileResult(file: file, status: nil, error: .io("cannot send the file: \(reason)", path: file.path))
@@ -45,11 +50,11 @@ extension DCMTKBackend {
             if let event = parser.feed(line) { await record(event) }
         }
         if let event = parser.finish() { await record(event) }
-        if next == 0 || outcome.timedOut || outcome.signal != nil {
+        if (sent == 0 && !open.isEmpty) || outcome.timedOut || outcome.signal != nil {
             // Nothing was sent (refused, rejected, no context at all) or the deadline struck.
             if let error = Self.failure(tool: "storescu", outcome: outcome, connection: connection) { throw error }
         }
-        if next < pending.count, let error = Self.failure(tool: "storescu", outcome: outcome, connection: connection) {
+        if !open.isEmpty, let error = Self.failure(tool: "storescu", outcome: outcome, connection: connection) {
             throw error
         }
         return PushResult(files: results.enumerated().map { index, result in

@@ -31,13 +31,14 @@ public struct GetSCULogParser: Sendable {
     /// its `-v` log prints the peer's counts only at the end).
     public mutating func feed(_ line: DCMTKLogLine) -> MoveProgress? {
         guard line.level == .info else { return nil }
-        let text = line.text
+        var text = Substring(line.text)
+        while text.first == " " { text = text.dropFirst() }
         if text.hasPrefix("Sending C-STORE Response") {
-            let status = FindLogParser.status(in: text, service: .store, default: .success)
+            let status = FindLogParser.status(in: String(text), service: .store, default: .success)
             if status.isFailure { storesRefused += 1 } else { storesAnswered += 1 }
         } else if text.hasPrefix("Received C-GET Response") {
             responses += 1
-            let status = FindLogParser.status(in: text, service: .get, default: .success)
+            let status = FindLogParser.status(in: String(text), service: .get, default: .success)
             if status.isPending {
                 return MoveProgress(remaining: nil, completed: storesAnswered, failed: storesRefused, warning: 0, status: status)
             }

@@ -28,6 +28,14 @@ public struct StoreSCULogParser: Sendable {
     /// Feeds one line; returns the event that completes a file.
     public mutating func feed(_ line: DCMTKLogLine) -> Event? {
         let text = line.text
+        // "W: unknown storage SOP class in file: rej/b.dcm: 1.2.3, ignoring file": storescu will not
+        // propose it, so no context can carry it.
+        if line.level == .warning, text.hasPrefix("unknown storage SOP class in file: "), text.hasSuffix(", ignoring file") {
+            let body = text.dropFirst("unknown storage SOP class in file: ".count).dropLast(", ignoring file".count)
+            if let colon = body.ranges(of: ": ").last {
+                return .notSent(path: String(body[..<colon.lowerBound]), noContext: true, reason: String(text))
+            }
+        }
         if line.level == .info {
             if text.hasPrefix("Sending file: ") {
                 let finished = flush()

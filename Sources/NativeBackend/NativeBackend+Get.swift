@@ -67,7 +67,7 @@ extension NativeBackend {
         let last = Self.getProgress(final.subOperations, status: final.status.rawValue)
         await onProgress(last)
         return GetResult(
-            request: request, status: last.status, remaining: last.remaining, completed: last.completed, failed: last.failed,
+            request: request, status: last.status, remaining: last.remaining ?? 0, completed: last.completed, failed: last.failed,
             warning: last.warning, responses: responses + 1, instances: instances, storeFailures: failures)
     }
 

@@ -57,7 +57,8 @@ public struct GetRequest: Hashable, Sendable {
 public struct GetResult: Hashable, Sendable {
     public var request: GetRequest
     public var status: DIMSEStatus
-    /// Remaining sub-operations of the final response, when it says.
+    /// Remaining sub-operations of the final response (0 when the final response leaves it out, as
+    /// PS3.4 §C.4.3.1.4 allows).
     public var remaining: Int?
     public var completed: Int
     public var failed: Int

@@ -102,7 +102,9 @@ public struct PushFile: Hashable, Sendable {
             if error.code == .io {
                 self.error = .io("cannot read the file: \(error)", path: path)
             } else {
-                self.error = .notDICOM(path: path, reason: "\(error)")
+                var reason = "\(error)"
+                if reason.hasPrefix("not a DICOM file: ") { reason.removeFirst("not a DICOM file: ".count) }
+                self.error = .notDICOM(path: path, reason: reason)
             }
             return
         }

@@ -17,10 +17,10 @@ extension AssociationConnection {
     /// The data set is never held whole in memory: each `pread(2)` fills a fresh ByteBuffer with about
     /// 1 MiB, which is sliced (zero-copy) into PDV fragments of the peer's maximum length, one PDV per
     /// P-DATA-TF. The writes wait on the channel's back pressure, so memory stays at a few chunks
-    /// whatever the file size.
+    /// whatever the file size. Each write waits at most `timeout` for the peer to read (the DIMSE timeout).
     func send(
         _ message: DIMSEMessage, presentationContextID: UInt8, dataSetOf descriptor: Int32, offset: Int, length: Int,
-        path: String
+        path: String, timeout: TimeAmount?
     ) async throws {
         guard let negotiated = self.negotiated else {
             throw DICOMNetworkError.protocolError("no association established")
@@ -32,11 +32,13 @@ extension AssociationConnection {
         let fragmentLength = commandFragments.fragmentLength
         var pdus: [PDU] = []
         for data in commandFragments { pdus.append(try self.admit(data, sending: "\(message.commandField)")) }
-        try await self.write(contentsOf: pdus)
+        try await self.write(contentsOf: pdus, timeout: timeout, waitingFor: "the peer reading the C-STORE data set")
 
         if length == 0 {
             let empty = DataTF(PDV(presentationContextID: presentationContextID, messageControlHeader: .dataLast, data: ByteBuffer()))
-            try await self.write(contentsOf: [try self.admit(empty, sending: "a data set")])
+            try await self.write(
+                contentsOf: [try self.admit(empty, sending: "a data set")], timeout: timeout,
+                waitingFor: "the peer reading the C-STORE data set")
             return
         }
         let chunk = max(fragmentLength, min(Self.streamingReadSize, Int(Int32.max)) / fragmentLength * fragmentLength)
@@ -65,7 +67,7 @@ extension AssociationConnection {
                 let data = DataTF(PDV(presentationContextID: presentationContextID, messageControlHeader: header, data: fragment))
                 pdus.append(try self.admit(data, sending: "a data set"))
             }
-            try await self.write(contentsOf: pdus)
+            try await self.write(contentsOf: pdus, timeout: timeout, waitingFor: "the peer reading the C-STORE data set")
         }
     }
 }

@@ -43,7 +43,7 @@ extension DICOMAssociation {
             defer { source.close() }
             try await self.connection.send(
                 .cStoreRQ(request), presentationContextID: context.id, dataSetOf: source.descriptor, offset: source.dataSetOffset,
-                length: source.size - source.dataSetOffset, path: file.path)
+                length: source.size - source.dataSetOffset, path: file.path, timeout: self.configuration.dimseTimeout)
         } else {
             let dataSet: ByteBuffer
             do {

@@ -3,6 +3,7 @@ import DICOMData
 import Logging
 import PXCommandLine
 import PXCore
+import Synchronization
 
 @main
 struct PXPush: AsyncParsableCommand {
@@ -71,11 +72,10 @@ struct PXPush: AsyncParsableCommand {
 }
 
 /// Files done so far, for the progress line.
-final class Counter: @unchecked Sendable {
-    private var value = 0
-    /// Called from one task at a time (the backend reports files in order).
+final class Counter: Sendable {
+    private let value = Atomic<Int>(0)
+
     func increment() -> Int {
-        value += 1
-        return value
+        value.add(1, ordering: .relaxed).newValue
     }
 }

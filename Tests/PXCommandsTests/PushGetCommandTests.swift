@@ -140,6 +140,61 @@ import Testing
         #expect(outputs["native"] == outputs["dcmtk"], "native JSON differs from dcmtk JSON")
     }
 
+    /// storescp with a profile that accepts CT Image Storage only: the MR file's context is rejected by
+    /// the peer (PS3.8 §9.3.3.2, result 3), the CT files still go.
+    @Test func pushToAPeerThatRejectsASOPClass() async throws {
+        guard PeerHarness.requireTools(["storescp", "storescu", "echoscu"]) else { return }
+        let work = PeerHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        try await Self.makeCorpus(work + "/corpus")
+        let profile = """
+            [[TransferSyntaxes]]
+            [Uncompressed]
+            TransferSyntax1 = LocalEndianExplicit
+            TransferSyntax2 = LittleEndianImplicit
+
+            [[PresentationContexts]]
+            [CTOnly]
+            PresentationContext1 = CTImageStorage\\Uncompressed
+            PresentationContext2 = VerificationSOPClass\\Uncompressed
+
+            [[Profiles]]
+            [CT]
+            PresentationContexts = CTOnly
+
+            """
+        FileManager.default.createFile(atPath: work + "/ct-only.cfg", contents: Data(profile.utf8))
+        let names = try FileManager.default.contentsOfDirectory(atPath: work + "/corpus").filter { $0.hasSuffix(".dcm") }.sorted()
+        var outputs: [String: [JSONValue]] = [:]
+        for backend in Self.backends {
+            let port = PeerHarness.freePort()
+            let received = work + "/received-" + backend
+            try FileManager.default.createDirectory(atPath: received, withIntermediateDirectories: true)
+            let storescp = try Self.start(
+                "storescp", ["-xf", work + "/ct-only.cfg", "CT", "-od", received, String(port)], log: work + "/storescp-\(backend).log")
+            try await Self.waitForEcho(port: port, aeTitle: "STORESCP")
+            let push = try await PeerHarness.runAsync(
+                "px-push", ["STORESCP@127.0.0.1:\(port)"] + names.map { work + "/corpus/" + $0 } + ["--backend", backend])
+            await Self.stop(storescp)
+            #expect(push.exitCode == 1, "\(backend): \(push.stdout) \(push.stderr)")
+            let files = push.json?["data"]?["files"]?.arrayValue ?? []
+            #expect(files.count == names.count)
+            for file in files {
+                if file["SOPClassUID"]?.stringValue == "1.2.840.10008.5.1.4.1.1.2" {
+                    #expect(file["status"]?.stringValue == "success", "\(backend): \(file)")
+                } else {
+                    #expect(file["status"]?.stringValue == "failed", "\(backend): \(file)")
+                    #expect(file["error"]?["code"]?.stringValue == "noAcceptablePresentationContext")
+                }
+            }
+            let arrived = Self.files(under: received)
+            #expect(arrived.count == files.filter { $0["status"]?.stringValue == "success" }.count)
+            #expect(arrived.count == 4, "\(backend): \(arrived)")
+            outputs[backend] = IntegrationTests.comparable(push)
+        }
+        #expect(outputs["native"] == outputs["dcmtk"], "native JSON differs from dcmtk JSON")
+    }
+
     @Test func pushFailureStatusAndRefusedPeer() async throws {
         guard PeerHarness.requireTools(["storescp", "echoscu"]) else { return }
         let work = PeerHarness.temporaryDirectory()

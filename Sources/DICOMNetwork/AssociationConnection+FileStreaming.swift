@@ -16,8 +16,11 @@ extension AssociationConnection {
     ///
     /// The data set is never held whole in memory: each `pread(2)` fills a fresh ByteBuffer with about
     /// 1 MiB, which is sliced (zero-copy) into PDV fragments of the peer's maximum length, one PDV per
-    /// P-DATA-TF. The writes wait on the channel's back pressure, so memory stays at a few chunks
-    /// whatever the file size. Each write waits at most `timeout` for the peer to read (the DIMSE timeout).
+    /// P-DATA-TF. The PDUs go straight to the channel (not through the async writer, whose writability
+    /// lags behind the event loop) and at most two chunks are in flight: before a chunk is written the
+    /// one before the previous must have reached the socket, each wait bounded by `timeout` (the DIMSE
+    /// timeout; a peer that stops reading gets its connection closed). Every earlier write on the
+    /// association has been processed already (a response to it arrived), so ordering holds.
     func send(
         _ message: DIMSEMessage, presentationContextID: UInt8, dataSetOf descriptor: Int32, offset: Int, length: Int,
         path: String, timeout: TimeAmount?
@@ -25,28 +28,30 @@ extension AssociationConnection {
         guard let negotiated = self.negotiated else {
             throw DICOMNetworkError.protocolError("no association established")
         }
-        let command = message.commandSet.encoded(allocator: self.channel.allocator)
+        let channel = self.channel
+        let waitingFor = "the peer reading the C-STORE data set"
+        let command = message.commandSet.encoded(allocator: channel.allocator)
         let commandFragments = try PDataFragmenter(
             presentationContextID: presentationContextID, command: command, dataset: nil,
             peerMaximumPDULength: negotiated.peerMaximumPDULength)
         let fragmentLength = commandFragments.fragmentLength
-        var pdus: [PDU] = []
-        for data in commandFragments { pdus.append(try self.admit(data, sending: "\(message.commandField)")) }
-        try await self.write(contentsOf: pdus, timeout: timeout, waitingFor: "the peer reading the C-STORE data set")
-
+        for data in commandFragments {
+            channel.write(try self.admit(data, sending: "\(message.commandField)"), promise: nil)
+        }
         if length == 0 {
             let empty = DataTF(PDV(presentationContextID: presentationContextID, messageControlHeader: .dataLast, data: ByteBuffer()))
-            try await self.write(
-                contentsOf: [try self.admit(empty, sending: "a data set")], timeout: timeout,
-                waitingFor: "the peer reading the C-STORE data set")
+            let done = channel.eventLoop.makePromise(of: Void.self)
+            channel.writeAndFlush(try self.admit(empty, sending: "a data set"), promise: done)
+            try await self.wait(for: done.futureResult, timeout: timeout, waitingFor: waitingFor)
             return
         }
-        let chunk = max(fragmentLength, min(Self.streamingReadSize, Int(Int32.max)) / fragmentLength * fragmentLength)
+        let chunk = max(fragmentLength, Self.streamingReadSize / fragmentLength * fragmentLength)
         var position = offset
         var remaining = length
+        var inFlight: [EventLoopFuture<Void>] = []
         while remaining > 0 {
             let want = min(chunk, remaining)
-            var buffer = self.channel.allocator.buffer(capacity: want)
+            var buffer = channel.allocator.buffer(capacity: want)
             try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { raw in
                 var done = 0
                 while done < want {
@@ -60,14 +65,44 @@ extension AssociationConnection {
             }
             position += want
             remaining -= want
-            pdus.removeAll(keepingCapacity: true)
+            if inFlight.count >= 2 {
+                try await self.wait(for: inFlight.removeFirst(), timeout: timeout, waitingFor: waitingFor)
+            }
+            var last: EventLoopFuture<Void>?
             while buffer.readableBytes > 0 {
                 let fragment = buffer.readSlice(length: min(fragmentLength, buffer.readableBytes))!
-                let header = PDV.MessageControlHeader(isCommand: false, isLastFragment: remaining == 0 && buffer.readableBytes == 0)
-                let data = DataTF(PDV(presentationContextID: presentationContextID, messageControlHeader: header, data: fragment))
-                pdus.append(try self.admit(data, sending: "a data set"))
+                let isLast = buffer.readableBytes == 0
+                let header = PDV.MessageControlHeader(isCommand: false, isLastFragment: remaining == 0 && isLast)
+                let pdu = try self.admit(
+                    DataTF(PDV(presentationContextID: presentationContextID, messageControlHeader: header, data: fragment)),
+                    sending: "a data set")
+                if isLast {
+                    let promise = channel.eventLoop.makePromise(of: Void.self)
+                    channel.writeAndFlush(pdu, promise: promise)
+                    last = promise.futureResult
+                } else {
+                    channel.write(pdu, promise: nil)
+                }
             }
-            try await self.write(contentsOf: pdus, timeout: timeout, waitingFor: "the peer reading the C-STORE data set")
+            if let last { inFlight.append(last) }
+        }
+        for future in inFlight {
+            try await self.wait(for: future, timeout: timeout, waitingFor: waitingFor)
+        }
+    }
+
+    /// Waits for a write to reach the socket, at most `timeout`; on expiry the connection is closed
+    /// (which fails the write) and a DIMSE timeout is thrown.
+    private func wait(for write: EventLoopFuture<Void>, timeout: TimeAmount?, waitingFor: String) async throws {
+        guard let timeout else { return try await write.get() }
+        let channel = self.channel
+        let timer = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+        do {
+            try await write.get()
+            timer.cancel()
+        } catch {
+            timer.cancel()
+            throw DICOMNetworkError.dimseTimeout(waitingFor)
         }
     }
 }

@@ -1,5 +1,6 @@
 import DICOMProtocol
 import NIOCore
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -92,17 +93,29 @@ extension AssociationConnection {
     }
 
     /// Waits for a write to reach the socket, at most `timeout`; on expiry the connection is closed
-    /// (which fails the write) and a DIMSE timeout is thrown.
+    /// (which fails the write) and a DIMSE timeout is thrown. A write that fails otherwise (the peer
+    /// aborted or closed) is a closed connection.
     private func wait(for write: EventLoopFuture<Void>, timeout: TimeAmount?, waitingFor: String) async throws {
-        guard let timeout else { return try await write.get() }
         let channel = self.channel
-        let timer = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+        let expired = WriteTimeoutFlag()
+        let timer = timeout.map { timeout in
+            channel.eventLoop.scheduleTask(in: timeout) {
+                expired.value.store(true, ordering: .relaxed)
+                channel.close(promise: nil)
+            }
+        }
         do {
             try await write.get()
-            timer.cancel()
+            timer?.cancel()
         } catch {
-            timer.cancel()
-            throw DICOMNetworkError.dimseTimeout(waitingFor)
+            timer?.cancel()
+            if expired.value.load(ordering: .relaxed) { throw DICOMNetworkError.dimseTimeout(waitingFor) }
+            throw DICOMNetworkError.connectionClosed("the connection failed while sending a data set: \(error)")
         }
     }
+}
+
+/// Set when a data-set write outlived the DIMSE timeout.
+final class WriteTimeoutFlag: Sendable {
+    let value = Atomic<Bool>(false)
 }

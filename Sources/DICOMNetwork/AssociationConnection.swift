@@ -233,30 +233,6 @@ final class AssociationConnection {
         return pdu
     }
 
-    /// Writes PDUs with a single flush; waits while the channel is not writable (back pressure), at most
-    /// `timeout`: a peer that stops reading then gets its connection closed.
-    func write(contentsOf pdus: [PDU], timeout: TimeAmount?, waitingFor: String) async throws {
-        guard let timeout else { return try await self.outbound.write(contentsOf: pdus) }
-        let outbound = self.outbound
-        let channel = self.channel
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                try await outbound.write(contentsOf: pdus)
-                return true
-            }
-            group.addTask {
-                try await Task.sleep(nanoseconds: UInt64(max(0, timeout.nanoseconds)))
-                return false
-            }
-            let written = try await group.next() ?? false
-            group.cancelAll()
-            if !written {
-                channel.close(promise: nil)
-                throw DICOMNetworkError.dimseTimeout(waitingFor)
-            }
-        }
-    }
-
     /// Answers an A-RELEASE indication (Evt14), then waits up to `timeout` for the peer to close (Sta13, ARTIM).
     func respondToRelease(timeout: TimeAmount) async throws {
         try await self.handle(.releaseResponse)

@@ -15,13 +15,14 @@ extension AssociationConnection {
     /// Sends one DIMSE message whose data set is `length` bytes of an open file starting at `offset`
     /// (PS3.7 §9.3.1, PS3.8 §9.3.5, Annex E).
     ///
-    /// The data set is never held whole in memory: each `pread(2)` fills a fresh ByteBuffer with about
-    /// 1 MiB, which is sliced (zero-copy) into PDV fragments of the peer's maximum length, one PDV per
-    /// P-DATA-TF. The PDUs go straight to the channel (not through the async writer, whose writability
-    /// lags behind the event loop) and at most two chunks are in flight: before a chunk is written the
-    /// one before the previous must have reached the socket, each wait bounded by `timeout` (the DIMSE
-    /// timeout; a peer that stops reading gets its connection closed). Every earlier write on the
-    /// association has been processed already (a response to it arrived), so ordering holds.
+    /// The data set is never held whole in memory: a chunk of about 1 MiB is laid out as whole P-DATA-TF
+    /// PDUs (one PDV of the peer's maximum length each) in one ByteBuffer, and `pread(2)` puts the file's
+    /// bytes straight into it after each header, so they are copied once. The chunk is written below the
+    /// PDU encoder, straight to the channel (not through the async writer, whose writability lags behind
+    /// the event loop), and at most two chunks are in flight: before a chunk is written the one before
+    /// the previous must have reached the socket, each wait bounded by `timeout` (the DIMSE timeout; a
+    /// peer that stops reading gets its connection closed). Every earlier write on the association has
+    /// been processed already (a response to it arrived), so ordering holds.
     func send(
         _ message: DIMSEMessage, presentationContextID: UInt8, dataSetOf descriptor: Int32, offset: Int, length: Int,
         path: String, timeout: TimeAmount?
@@ -46,49 +47,77 @@ extension AssociationConnection {
             try await self.wait(for: done.futureResult, timeout: timeout, waitingFor: waitingFor)
             return
         }
-        let chunk = max(fragmentLength, Self.streamingReadSize / fragmentLength * fragmentLength)
+        // Whole PDUs per chunk: each P-DATA-TF is 12 header bytes (PDU type, reserved, length; PDV item
+        // length, context ID, message control header) and one fragment.
+        // A PDU may be shorter than the peer's maximum: fragments stay within a chunk.
+        let dataFragmentLength = min(fragmentLength, Self.streamingReadSize)
+        let perChunk = max(1, Self.streamingReadSize / dataFragmentLength)
         var position = offset
         var remaining = length
         var inFlight: [EventLoopFuture<Void>] = []
         while remaining > 0 {
-            let want = min(chunk, remaining)
-            var buffer = channel.allocator.buffer(capacity: want)
-            try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { raw in
-                var done = 0
-                while done < want {
-                    let n = pread(descriptor, raw.baseAddress! + done, want - done, off_t(position + done))
-                    if n < 0 && errno == EINTR { continue }
-                    if n < 0 { throw DICOMNetworkError.fileError("cannot read \(path): errno \(errno)") }
-                    if n == 0 { throw DICOMNetworkError.fileError("\(path) ended early (it changed while being sent)") }
-                    done += n
+            let fragments = min(perChunk, (remaining + dataFragmentLength - 1) / dataFragmentLength)
+            let want = min(perChunk * dataFragmentLength, remaining)
+            var buffer = channel.allocator.buffer(capacity: want + 12 * fragments)
+            var left = want
+            while left > 0 {
+                let n = min(dataFragmentLength, left)
+                left -= n
+                let header = PDV.MessageControlHeader(isCommand: false, isLastFragment: remaining == want && left == 0)
+                buffer.writeInteger(PDUType.dataTF.rawValue)
+                buffer.writeInteger(UInt8(0))
+                buffer.writeInteger(UInt32(6 + n), endianness: .big)
+                buffer.writeInteger(UInt32(2 + n), endianness: .big)
+                buffer.writeInteger(presentationContextID)
+                buffer.writeInteger(header.rawValue)
+                let start = buffer.writerIndex
+                // The file's bytes land once, straight in the PDU buffer.
+                try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: n) { raw in
+                    try Self.readFully(descriptor, into: raw.baseAddress!, count: n, at: position, path: path)
                 }
-                return done
+                position += n
+                // Evt9 for each P-DATA-TF (PS3.8 §9.2): the state machine must allow the send.
+                let pdv = PDV(
+                    presentationContextID: presentationContextID, messageControlHeader: header,
+                    data: buffer.getSlice(at: start, length: n)!)
+                _ = try self.admit(DataTF(pdv), sending: "a data set")
             }
-            position += want
             remaining -= want
             if inFlight.count >= 2 {
                 try await self.wait(for: inFlight.removeFirst(), timeout: timeout, waitingFor: waitingFor)
             }
-            var last: EventLoopFuture<Void>?
-            while buffer.readableBytes > 0 {
-                let fragment = buffer.readSlice(length: min(fragmentLength, buffer.readableBytes))!
-                let isLast = buffer.readableBytes == 0
-                let header = PDV.MessageControlHeader(isCommand: false, isLastFragment: remaining == 0 && isLast)
-                let pdu = try self.admit(
-                    DataTF(PDV(presentationContextID: presentationContextID, messageControlHeader: header, data: fragment)),
-                    sending: "a data set")
-                if isLast {
-                    let promise = channel.eventLoop.makePromise(of: Void.self)
-                    channel.writeAndFlush(pdu, promise: promise)
-                    last = promise.futureResult
-                } else {
-                    channel.write(pdu, promise: nil)
-                }
-            }
-            if let last { inFlight.append(last) }
+            inFlight.append(Self.writeEncoded(buffer, on: channel))
         }
         for future in inFlight {
             try await self.wait(for: future, timeout: timeout, waitingFor: waitingFor)
+        }
+    }
+
+    /// `pread(2)` until `count` bytes are in.
+    static func readFully(_ descriptor: Int32, into base: UnsafeMutableRawPointer, count: Int, at position: Int, path: String) throws -> Int {
+        var done = 0
+        while done < count {
+            let n = pread(descriptor, base + done, count - done, off_t(position + done))
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { throw DICOMNetworkError.fileError("cannot read \(path): errno \(errno)") }
+            if n == 0 { throw DICOMNetworkError.fileError("\(path) ended early (it changed while being sent)") }
+            done += n
+        }
+        return done
+    }
+
+    /// Writes already-encoded PDUs and flushes, from the PDU encoder's context so that they pass
+    /// below it (no second copy); the future completes when the bytes reached the socket.
+    static func writeEncoded(_ buffer: ByteBuffer, on channel: any Channel) -> EventLoopFuture<Void> {
+        channel.eventLoop.flatSubmit {
+            do {
+                let context = try channel.pipeline.syncOperations.context(handlerType: MessageToByteHandler<PDUEncoder>.self)
+                let promise = channel.eventLoop.makePromise(of: Void.self)
+                context.writeAndFlush(NIOAny(buffer), promise: promise)
+                return promise.futureResult
+            } catch {
+                return channel.eventLoop.makeFailedFuture(error)
+            }
         }
     }
 

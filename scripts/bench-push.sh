@@ -10,7 +10,7 @@
 #
 # Receivers write into WORKDIR (emptied before each run). Every DCMTK process runs with
 # TCP_NODELAY=1; px is built with `swift build -c release --static-swift-stdlib`. storescu gets
-# `-R` (only the needed contexts), like px-push. Then the peak RSS of px-push (native) sending ONE
+# `-R` (only the needed contexts), like px-push; both get the same 300 file paths. Then the peak RSS of px-push (native) sending ONE
 # ~260 MB multi-frame file to storescp --ignore, from /usr/bin/time -v.
 #
 # usage: scripts/bench-push.sh [WORKDIR]   (default: bench-data/ in the project)
@@ -94,11 +94,11 @@ base=$(run_median "$recv/scp" storescu -R -aec BENCHSCP 127.0.0.1 "$scp_port" "$
 line "storescu -> storescp -od" "$base"
 ign=$(run_median "" storescu -R -aec BENCHIGN 127.0.0.1 "$ign_port" "${files[@]}")
 line "storescu -> storescp --ignore" "$ign" "$base"
-pxscp=$(run_median "$recv/scp" "$bin/px-push" --backend native "BENCHSCP@127.0.0.1:$scp_port" "$ct")
+pxscp=$(run_median "$recv/scp" "$bin/px-push" --backend native "BENCHSCP@127.0.0.1:$scp_port" "${files[@]}")
 line "px-push native -> storescp -od" "$pxscp" "$base"
-pxign=$(run_median "" "$bin/px-push" --backend native "BENCHIGN@127.0.0.1:$ign_port" "$ct")
+pxign=$(run_median "" "$bin/px-push" --backend native "BENCHIGN@127.0.0.1:$ign_port" "${files[@]}")
 line "px-push native -> storescp --ignore" "$pxign" "$base"
-pxpx=$(run_median "$recv/listen" "$bin/px-push" --backend native "PXLISTEN@127.0.0.1:$listen_port" "$ct")
+pxpx=$(run_median "$recv/listen" "$bin/px-push" --backend native "PXLISTEN@127.0.0.1:$listen_port" "${files[@]}")
 line "px-push native -> px-listen native" "$pxpx" "$base"
 
 echo "== peak RSS: px-push native, one file of $(wc -c <"$big") bytes -> storescp --ignore"

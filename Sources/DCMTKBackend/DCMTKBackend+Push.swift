@@ -2,7 +2,8 @@ import Logging
 import PXCore
 
 extension DCMTKBackend {
-    /// C-STORE SCU with `storescu -v -nh -R` (PS3.4 Annex B): one association for every sendable file,
+    /// C-STORE SCU with `storescu -v -nh -R` (PS3.4 Annex B): one association for every sendable file
+    /// (several only when the paths would overflow the argument list),
     /// only the contexts they need (`-R`), and no halt on a failed file (`-nh`), so each file's
     /// status comes from the log (``StoreSCULogParser``). Files px's planning rejected are never
     /// passed to storescu (it aborts the association on a non-DICOM file).
@@ -22,11 +23,9 @@ extension DCMTKBackend {
         for result in results.compactMap({ $0 }) { await onFile(result) }
         guard !pending.isEmpty else { return PushResult(files: results.map { $0! }) }
 
-        var arguments = ["-v", "-nh", "-R"] + Self.associationArguments(connection) + Self.peerArguments(connection)
-        arguments += pending.map { request.files[$0].path }
-        var parser = StoreSCULogParser()
+        let base = ["-v", "-nh", "-R"] + Self.associationArguments(connection) + Self.peerArguments(connection)
         var sent = 0
-        var open = pending  // files not yet resolved, in argument order
+        var open: [Int] = []  // files of the current batch not yet resolved, in argument order
         func record(_ event: StoreSCULogParser.Event) async {
             let path: String
             switch event {
@@ -46,19 +45,49 @@ extension DCMTKBackend {
             results[index] = result
             await onFile(result)
         }
-        let outcome = try await runner("storescu").run(arguments, deadline: connection.timeouts.deadline, logger: logger) { line in
-            if let event = parser.feed(line) { await record(event) }
-        }
-        if let event = parser.finish() { await record(event) }
-        if (sent == 0 && !open.isEmpty) || outcome.timedOut || outcome.signal != nil {
-            // Nothing was sent (refused, rejected, no context at all) or the deadline struck.
-            if let error = Self.failure(tool: "storescu", outcome: outcome, connection: connection) { throw error }
-        }
-        if !open.isEmpty, let error = Self.failure(tool: "storescu", outcome: outcome, connection: connection) {
-            throw error
+        // One storescu (one association) per batch of paths that fits the argument list comfortably;
+        // one batch unless the paths take more than 512 KiB. The deadline covers all of them.
+        let start = monotonicSeconds()
+        for batch in Self.batches(pending, paths: request.files.map(\.path), limit: 512 * 1024) {
+            var deadline = connection.timeouts.deadline
+            if let total = deadline { deadline = max(0.001, total - (monotonicSeconds() - start)) }
+            var parser = StoreSCULogParser()
+            sent = 0
+            open = batch
+            let arguments = base + batch.map { request.files[$0].path }
+            let outcome = try await runner("storescu").run(arguments, deadline: deadline, logger: logger) { line in
+                if let event = parser.feed(line) { await record(event) }
+            }
+            if let event = parser.finish() { await record(event) }
+            if (sent == 0 && !open.isEmpty) || outcome.timedOut || outcome.signal != nil {
+                // Nothing was sent (refused, rejected, no context at all) or the deadline struck.
+                if let error = Self.failure(tool: "storescu", outcome: outcome, connection: connection) { throw error }
+            }
+            if !open.isEmpty, let error = Self.failure(tool: "storescu", outcome: outcome, connection: connection) {
+                throw error
+            }
         }
         return PushResult(files: results.enumerated().map { index, result in
             result ?? PushFileResult(file: request.files[index], status: nil, error: .aborted("not sent: the association ended"))
         })
+    }
+
+    /// `indices` split so that each batch's paths take at most `limit` bytes (at least one path each).
+    static func batches(_ indices: [Int], paths: [String], limit: Int) -> [[Int]] {
+        var out: [[Int]] = []
+        var current: [Int] = []
+        var size = 0
+        for index in indices {
+            let length = paths[index].utf8.count + 1
+            if !current.isEmpty && size + length > limit {
+                out.append(current)
+                current = []
+                size = 0
+            }
+            current.append(index)
+            size += length
+        }
+        if !current.isEmpty { out.append(current) }
+        return out
     }
 }

@@ -31,6 +31,9 @@ extension DCMTKBackend {
             switch event {
             case .status(let p, _), .notSent(let p, _, _): path = p
             }
+            // A file the association ended under stays open: it is "not sent", and the run's failure
+            // (from the log) is what ended it.
+            if case .notSent(_, false, let reason) = event, StoreSCULogParser.associationLost(reason) { return }
             guard let slot = open.firstIndex(where: { request.files[$0].path == path }) else { return }
             let index = open.remove(at: slot)
             let file = request.files[index]
@@ -48,7 +51,9 @@ extension DCMTKBackend {
         // One storescu (one association) per batch of paths that fits the argument list comfortably;
         // one batch unless the paths take more than 512 KiB. The deadline covers all of them.
         let start = monotonicSeconds()
-        for batch in Self.batches(pending, paths: request.files.map(\.path), limit: 512 * 1024) {
+        var failure: PXError?
+        var anySent = false
+        batches: for batch in Self.batches(pending, paths: request.files.map(\.path), limit: 512 * 1024) {
             var deadline = connection.timeouts.deadline
             if let total = deadline { deadline = max(0.001, total - (monotonicSeconds() - start)) }
             var parser = StoreSCULogParser()
@@ -59,17 +64,19 @@ extension DCMTKBackend {
                 if let event = parser.feed(line) { await record(event) }
             }
             if let event = parser.finish() { await record(event) }
-            if (sent == 0 && !open.isEmpty) || outcome.timedOut || outcome.signal != nil {
-                // Nothing was sent (refused, rejected, no context at all) or the deadline struck.
-                if let error = Self.failure(tool: "storescu", outcome: outcome, connection: connection) { throw error }
-            }
-            if !open.isEmpty, let error = Self.failure(tool: "storescu", outcome: outcome, connection: connection) {
-                throw error
+            anySent = anySent || sent > 0
+            let ended = !open.isEmpty || outcome.timedOut || outcome.signal != nil
+            if ended, let error = Self.failure(tool: "storescu", outcome: outcome, connection: connection) {
+                // Nothing stored yet (refused, rejected, no context at all): the push failed. Otherwise
+                // report what was stored and what ended the association.
+                guard anySent else { throw error }
+                failure = error
+                break batches
             }
         }
-        return PushResult(files: results.enumerated().map { index, result in
-            result ?? PushFileResult(file: request.files[index], status: nil, error: .aborted("not sent: the association ended"))
-        })
+        return PushResult(
+            files: results.enumerated().map { index, result in result ?? PushResult.notSent(request.files[index]) },
+            failure: failure)
     }
 
     /// `indices` split so that each batch's paths take at most `limit` bytes (at least one path each).

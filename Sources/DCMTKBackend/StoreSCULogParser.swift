@@ -58,6 +58,13 @@ public struct StoreSCULogParser: Sendable {
         return nil
     }
 
+    /// Whether a ``Event/notSent(path:noContext:reason:)`` reason says the association itself was lost
+    /// (`0006:0317 Peer aborted Association`, `0006:020e DIMSE Failed to send message`, DUL errors): the
+    /// file was not refused, the association ended under it.
+    public static func associationLost(_ reason: String) -> Bool {
+        ["0006:0317", "Peer aborted", "0006:020e", "0006:0303", "DUL "].contains { reason.contains($0) }
+    }
+
     /// The file in flight at the end of the log, if any.
     public mutating func finish() -> Event? { flush() }
 
@@ -68,7 +75,7 @@ public struct StoreSCULogParser: Sendable {
             requestSent = false
             errors = []
         }
-        let reason = errors.first ?? "storescu did not send the file"
+        let reason = errors.isEmpty ? "storescu did not send the file" : errors.joined(separator: " ")
         let noContext = errors.contains { $0.contains("No presentation context") || $0.contains("no presentation context") }
         return .notSent(path: path, noContext: noContext, reason: reason)
     }

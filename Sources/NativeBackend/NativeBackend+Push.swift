@@ -7,7 +7,8 @@ import PXCore
 extension NativeBackend {
     /// C-STORE SCU (PS3.4 Annex B) on ONE association: only the contexts the files need are
     /// proposed (``StorableFile/presentationContexts(for:)``), and each data set is streamed from disk
-    /// in PDU-sized chunks when the accepted context has the file's transfer syntax.
+    /// in PDU-sized chunks when the accepted context has the file's transfer syntax. When the association
+    /// fails after some files were stored, the result carries the failure instead of throwing it.
     public func push(
         _ request: PushRequest, connection: Connection, logger: Logger,
         onFile: @Sendable (PushFileResult) async -> Void
@@ -24,6 +25,7 @@ extension NativeBackend {
             }
         }
         for result in results.compactMap({ $0 }) { await onFile(result) }
+        var failure: PXError?
         if !pending.isEmpty {
             let client = self.client(connection, logger: logger)
             let peer = self.peer(connection)
@@ -52,10 +54,15 @@ extension NativeBackend {
                 results[index] = result
                 await onFile(result)
             }
-            try await sent
+            do {
+                try await sent
+            } catch let error as PXError where pending.contains(where: { results[$0.index] != nil }) {
+                // Some files went: report them, and what ended the association.
+                failure = error
+            }
         }
-        return PushResult(files: results.enumerated().map { index, result in
-            result ?? PushFileResult(file: request.files[index], status: nil, error: .aborted("not sent: the association ended"))
-        })
+        return PushResult(
+            files: results.enumerated().map { index, result in result ?? PushResult.notSent(request.files[index]) },
+            failure: failure)
     }
 }

@@ -159,9 +159,18 @@ public struct PushFileResult: Hashable, Sendable {
 /// A finished px-push: one result per file, in request order.
 public struct PushResult: Hashable, Sendable {
     public var files: [PushFileResult]
+    /// What ended the association after some files were stored (abort, timeout, lost connection);
+    /// the files after it are reported as not sent. `nil` when the association ran its course.
+    public var failure: PXError?
 
-    public init(files: [PushFileResult]) {
+    public init(files: [PushFileResult], failure: PXError? = nil) {
         self.files = files
+        self.failure = failure
+    }
+
+    /// The result for a file the association ended before.
+    public static func notSent(_ file: PushFile) -> PushFileResult {
+        PushFileResult(file: file, status: nil, error: .aborted("not sent: the association ended"))
     }
 
     public var completed: Int { files.filter { $0.succeeded && $0.status?.category == .success }.count }

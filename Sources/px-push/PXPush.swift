@@ -24,7 +24,9 @@ struct PXPush: AsyncParsableCommand {
             data.files lists each file in order: path, SOPClassUID, SOPInstanceUID,
             transferSyntaxUID, status (success, warning, failed), dimseStatus and
             error. The exit status is 1 when any file failed (error.code
-            partialFailure). The DCMTK backend runs storescu -R -nh.
+            partialFailure). When the association ends early (abort, timeout), the
+            files sent so far are still listed, the rest as not sent, and error is
+            what ended it. The DCMTK backend runs storescu -R -nh.
 
             \(PXExit.helpTable)
             """
@@ -63,7 +65,9 @@ struct PXPush: AsyncParsableCommand {
             }
             if showProgress { CommandOutput.writeStandardError("\n") }
             result = pushed
-            if pushed.failed > 0 {
+            if let ended = pushed.failure {
+                failure = ended
+            } else if pushed.failed > 0 {
                 failure = .partialFailure(failed: pushed.failed, total: pushed.files.count, what: "files")
             }
         } catch {

@@ -212,7 +212,16 @@ import Testing
                 "px-push", ["127.0.0.1:\(PeerHarness.freePort())", work + "/corpus/index.json", "--backend", backend])
             #expect(none.exitCode == 1)
             #expect(none.json?["data"]?["files"]?.arrayValue?.first?["error"]?["code"]?.stringValue == "notDICOM")
-            // (A refusal's details differ by backend: DCMTK adds its own message.)
+            // A peer that aborts the association on the first C-STORE: nothing stored, the abort is the error.
+            let port = PeerHarness.freePort()
+            let aborting = try Self.start("storescp", ["--abort-after", "--ignore", String(port)], log: work + "/abort-\(backend).log")
+            try await Self.waitForEcho(port: port, aeTitle: "STORESCP")
+            let aborted = try await PeerHarness.runAsync(
+                "px-push", ["STORESCP@127.0.0.1:\(port)", work + "/corpus", "--backend", backend])
+            await Self.stop(aborting)
+            #expect(aborted.exitCode == 1)
+            #expect(aborted.json?["error"]?["code"]?.stringValue == "aborted", "\(backend): \(aborted.stdout)")
+            // (A refusal's or abort's message differs by backend: DCMTK's own text.)
             outputs[backend] = IntegrationTests.comparable(none)
         }
         #expect(outputs["native"] == outputs["dcmtk"], "native JSON differs from dcmtk JSON")

@@ -227,6 +227,26 @@ import Testing
         #expect(outputs["native"] == outputs["dcmtk"], "native JSON differs from dcmtk JSON")
     }
 
+    /// storescp offers no Query/Retrieve: the C-GET context is not accepted, on both backends alike.
+    @Test func getFromAPeerWithoutCGet() async throws {
+        guard PeerHarness.requireTools(["storescp", "getscu", "echoscu"]) else { return }
+        let work = PeerHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let port = PeerHarness.freePort()
+        let storescp = try Self.start("storescp", ["--ignore", String(port)], log: work + "/storescp.log")
+        try await Self.waitForEcho(port: port, aeTitle: "STORESCP")
+        var outputs: [String: [JSONValue]] = [:]
+        for backend in Self.backends {
+            let get = try await PeerHarness.runAsync(
+                "px-get", ["STORESCP@127.0.0.1:\(port)", "-d", work + "/got", "--StudyInstanceUID", "1.2.3", "--backend", backend])
+            #expect(get.exitCode == 1)
+            #expect(get.json?["error"]?["code"]?.stringValue == "noAcceptablePresentationContext", "\(backend): \(get.stdout)")
+            outputs[backend] = IntegrationTests.comparable(get)
+        }
+        await Self.stop(storescp)
+        #expect(outputs["native"] == outputs["dcmtk"], "native JSON differs from dcmtk JSON")
+    }
+
     @Test func getFromDcmqrscp() async throws {
         guard PeerHarness.requireTools(["dcmqrscp", "getscu", "echoscu", "storescu"]) else { return }
         let work = PeerHarness.temporaryDirectory()

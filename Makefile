@@ -34,6 +34,7 @@ demo: setup
 bench: setup
 	bash scripts/bench-data-layer.sh
 	PX_BENCH_BACKENDS="dcmtk native" bash scripts/bench-commands.sh
+	bash scripts/bench-push.sh
 
 clean:
 	rm -rf .build bench-data demo-data

@@ -25,6 +25,8 @@ let package = Package(
         .executable(name: "px-find", targets: ["px-find"]),
         .executable(name: "px-move", targets: ["px-move"]),
         .executable(name: "px-listen", targets: ["px-listen"]),
+        .executable(name: "px-push", targets: ["px-push"]),
+        .executable(name: "px-get", targets: ["px-get"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -205,6 +207,30 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // C-STORE SCU and C-GET SCU (issue 4).
+        .executableTarget(
+            name: "px-push",
+            dependencies: [
+                "PXCore",
+                "PXCommandLine",
+                "DICOMData",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "px-get",
+            dependencies: [
+                "PXCore",
+                "PXCommandLine",
+                "DICOMData",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
         .testTarget(
             name: "PXCoreTests",
             dependencies: ["PXCore", "DICOMData"],
@@ -220,7 +246,7 @@ let package = Package(
             name: "PXCommandsTests",
             // The executables are dependencies so that `swift test` builds them: the integration
             // tests run them against real DCMTK peers.
-            dependencies: ["PXCommandLine", "PXCore", "DICOMData", "px-echo", "px-find", "px-move", "px-listen"],
+            dependencies: ["PXCommandLine", "PXCore", "DICOMData", "px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get"],
             swiftSettings: strictSettings
         ),
         .testTarget(

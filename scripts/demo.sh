@@ -3,7 +3,8 @@
 #
 #   1. builds px and generates a small sample archive (4 patients, Latin-1/UTF-8/Japanese names);
 #   2. starts DCMTK's dcmqrscp as the PACS and px-listen as the C-MOVE destination;
-#   3. runs px-echo, px-find and `px-find | px-move`, on the DCMTK backend and on the native one;
+#   3. runs px-echo, px-find and `px-find | px-move`, on the DCMTK backend and on the native one,
+#      then `px-find | px-get` (C-GET) and px-push (C-STORE) back to px-listen;
 #   4. shows the JSON, the listener's NDJSON events and the received pypx tree, then stops the peers.
 #
 # Needs DCMTK and the Python venv (`make setup` installs both; as root it uses apt-get).
@@ -97,3 +98,10 @@ say "the received tree (pypx layout)"
 say "px-dump --format text --header-only on a received file"
 first=$(find "$work/received" -name '*.dcm' | sort | head -1)
 px-dump --format text --header-only "$first"
+
+say "px-find --PatientID PAT002 | px-get  (C-GET: the instances come back on the same association)"
+px-find "$peer" --PatientID PAT002 | px-get "$peer" -d "$work/got" --pretty
+(cd "$work/got" && find . -type f | sort)
+
+say "px-push demo-data/got to px-listen  (C-STORE, one association, per-file statuses)"
+px-push "PXLISTEN@127.0.0.1:$listen_port" "$work/got" --pretty

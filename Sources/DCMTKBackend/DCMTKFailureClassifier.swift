@@ -48,7 +48,9 @@ public enum DCMTKFailureClassifier {
         if any("timed out") || any("Timeout") || any("timeout") {
             return .timeout("connect", seconds: connection.timeouts.connect, detail: texts.first)
         }
-        if any("No Acceptable Presentation Contexts") || any("No presentation context") {
+        if any("No Acceptable Presentation Contexts") || any("No presentation context")
+            || any("No adequate Presentation Contexts")  // getscu (DcmSCU)
+        {
             return .noAcceptablePresentationContext()
         }
         if any("Abort") || any("abort") {

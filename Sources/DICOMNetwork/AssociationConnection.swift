@@ -224,6 +224,15 @@ final class AssociationConnection {
         try await self.outbound.write(contentsOf: pdus)
     }
 
+    /// Passes one outgoing P-DATA-TF through the state machine (Evt9) and returns the PDU to send.
+    func admit(_ data: DataTF, sending what: @autoclosure () -> String) throws -> PDU {
+        let action = self.machine.handle(.pDataRequest(data))
+        guard action.protocolAction != .invalidEvent, let pdu = action.send else {
+            throw DICOMNetworkError.connectionClosed("cannot send \(what()) in \(self.machine.state)")
+        }
+        return pdu
+    }
+
     /// Answers an A-RELEASE indication (Evt14), then waits up to `timeout` for the peer to close (Sta13, ARTIM).
     func respondToRelease(timeout: TimeAmount) async throws {
         try await self.handle(.releaseResponse)

@@ -29,16 +29,31 @@ extension DICOMAssociation {
             result.error = "no accepted presentation context for \(file.sopClassUID) in \(file.transferSyntaxUID)"
             return result
         }
-        let dataSet: ByteBuffer
-        do {
-            dataSet = try Self.dataSetBytes(of: file, in: context.transferSyntax)
-        } catch {
-            result.error = "\(error)"
-            return result
-        }
         let messageID = self.nextMessageID()
         let request = CStoreRQ(messageID: messageID, affectedSOPClassUID: file.sopClassUID, affectedSOPInstanceUID: file.sopInstanceUID)
-        try await self.connection.send(.cStoreRQ(request), presentationContextID: context.id, dataSet: dataSet)
+        if context.transferSyntax == file.transferSyntaxUID {
+            // The file's own encoding: its data set goes out byte for byte, streamed from disk.
+            let source: OpenFile
+            do {
+                source = try OpenFile(file.path)
+            } catch {
+                result.error = "\(error)"
+                return result
+            }
+            defer { source.close() }
+            try await self.connection.send(
+                .cStoreRQ(request), presentationContextID: context.id, dataSetOf: source.descriptor, offset: source.dataSetOffset,
+                length: source.size - source.dataSetOffset, path: file.path, timeout: self.configuration.dimseTimeout)
+        } else {
+            let dataSet: ByteBuffer
+            do {
+                dataSet = try Self.dataSetBytes(of: file, in: context.transferSyntax)
+            } catch {
+                result.error = "\(error)"
+                return result
+            }
+            try await self.connection.send(.cStoreRQ(request), presentationContextID: context.id, dataSet: dataSet)
+        }
         let (message, _) = try await self.response(to: messageID, waitingFor: "a C-STORE-RSP")
         guard case .cStoreRSP(let response) = message else {
             throw DICOMNetworkError.protocolError("expected a C-STORE-RSP, got \(message.commandField)")
@@ -62,6 +77,53 @@ extension DICOMAssociation {
         }
         let parsed = try Part10File(bytes: bytes)
         return ByteBuffer(bytes: try DataSetWriter.encode(parsed.dataSet, transferSyntax: TransferSyntax(uid: transferSyntaxUID)))
+    }
+
+    /// An open Part 10 file and where its data set starts.
+    struct OpenFile {
+        let descriptor: Int32
+        let size: Int
+        let dataSetOffset: Int
+
+        /// Opens the file and finds the end of its meta information from its first bytes (at most 64 KiB).
+        init(_ path: String) throws {
+            #if canImport(Glibc)
+            let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+            #else
+            let fd = Darwin.open(path, O_RDONLY | O_CLOEXEC)
+            #endif
+            guard fd >= 0 else { throw DICOMNetworkError.fileError("cannot open \(path): errno \(errno)") }
+            var info = stat()
+            guard fstat(fd, &info) == 0 else {
+                let code = errno
+                closeFile(fd)
+                throw DICOMNetworkError.fileError("cannot stat \(path): errno \(code)")
+            }
+            let size = Int(info.st_size)
+            var prefix = [UInt8](repeating: 0, count: min(size, 64 * 1024))
+            var done = 0
+            while done < prefix.count {
+                let n = prefix.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, $0.count - done, off_t(done)) }
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else {
+                    closeFile(fd)
+                    throw DICOMNetworkError.fileError("cannot read \(path): errno \(errno)")
+                }
+                done += n
+            }
+            do {
+                self.dataSetOffset = try DICOMAssociation.dataSetOffset(prefix, path: path)
+            } catch {
+                closeFile(fd)
+                throw error
+            }
+            self.descriptor = fd
+            self.size = size
+        }
+
+        func close() {
+            closeFile(self.descriptor)
+        }
     }
 
     /// The whole file.
@@ -112,4 +174,9 @@ extension DICOMAssociation {
         }
         return offset
     }
+}
+
+/// close(2), for scopes where `close` names a method.
+private func closeFile(_ descriptor: Int32) {
+    _ = close(descriptor)
 }

@@ -27,12 +27,21 @@ public struct StorableFile: Sendable, Hashable {
         self.transferSyntaxUID = file.transferSyntax.uid
     }
 
+    /// A file whose header was already read (px-push plans with DICOMData before opening an association).
+    public init(path: String, sopClassUID: String, sopInstanceUID: String, transferSyntaxUID: String) {
+        self.path = path
+        self.sopClassUID = sopClassUID
+        self.sopInstanceUID = sopInstanceUID
+        self.transferSyntaxUID = transferSyntaxUID
+    }
+
     /// The transfer syntax lists to propose for this file: its own syntax alone (so that an acceptor with
-    /// another preference still accepts it and the data set goes out byte for byte), then, for a native
-    /// file, the uncompressed syntaxes it can be re-encoded to (PS3.5 §10).
+    /// another preference still accepts it and the data set goes out byte for byte, streamed from disk),
+    /// then, for a native (uncompressed) file, Explicit and Implicit VR Little Endian, which it can be
+    /// re-encoded to (PS3.5 §10).
     var proposals: [[String]] {
         let syntax = TransferSyntax(uid: self.transferSyntaxUID)
-        if syntax.isEncapsulated || self.transferSyntaxUID == WellKnownUID.explicitVRLittleEndian {
+        if syntax.isEncapsulated {
             return [[self.transferSyntaxUID]]
         }
         return [[self.transferSyntaxUID], TransferSyntaxLists.uncompressed]

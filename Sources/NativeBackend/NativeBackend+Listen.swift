@@ -82,19 +82,31 @@ extension NativeBackend {
 }
 
 /// Places received instances into the ``StorageLayout`` tree and reports ``ListenEvent``s.
+///
+/// px-listen reports each file's size in ``PXCore/ReceivedInstance/bytes``; px-get
+/// (`reportsDataSetLength`) the data set's, which does not depend on who wrote the file meta information.
+/// px-get keeps no ``SeriesBook`` (`book` is `nil`): no info files, as with the DCMTK backend's getscu.
 final class LayoutStorage: StorageDelegate {
     let placer: InstancePlacer
-    let book: SeriesBook
+    let book: SeriesBook?
     let logger: Logger
     let events: ListenEventChannel
+    let reportsDataSetLength: Bool
+    /// The AE title reported as the sender, instead of the calling AE title (C-GET: the peer).
+    let senderAETitle: String?
     /// Set when associations are being aborted at shutdown: their series are not complete.
     let shuttingDown = Atomic<Bool>(false)
 
-    init(placer: InstancePlacer, book: SeriesBook, logger: Logger, events: ListenEventChannel) {
+    init(
+        placer: InstancePlacer, book: SeriesBook?, logger: Logger, events: ListenEventChannel,
+        reportsDataSetLength: Bool = false, senderAETitle: String? = nil
+    ) {
         self.placer = placer
         self.book = book
         self.logger = logger
         self.events = events
+        self.reportsDataSetLength = reportsDataSetLength
+        self.senderAETitle = senderAETitle
     }
 
     func associationOpened(_ association: ServedAssociation) async {
@@ -105,7 +117,7 @@ final class LayoutStorage: StorageDelegate {
 
     func associationClosed(_ association: ServedAssociation, aborted: Bool) async {
         if !(aborted && shuttingDown.load(ordering: .relaxed)) {
-            await book.associationEnded(association.id)
+            await book?.associationEnded(association.id)
         }
         events.yield(.associationClosed(
             peerHost: association.peerHost, callingAETitle: association.callingAETitle, aborted: aborted,
@@ -127,11 +139,12 @@ final class LayoutStorage: StorageDelegate {
             }
             let ds = header.dataSet
             let placement = try placer.place(temporaryFile: instance.path, dataSet: ds)
-            await book.added(placement, facts: SeriesBook.Facts(ds), association: instance.associationID)
+            await book?.added(placement, facts: SeriesBook.Facts(ds), association: instance.associationID)
             events.yield(.instanceReceived(PXCore.ReceivedInstance(
                 path: placement.path, sopClassUID: instance.sopClassUID, sopInstanceUID: instance.sopInstanceUID,
                 studyInstanceUID: ds.string(.studyInstanceUID) ?? "", seriesInstanceUID: ds.string(.seriesInstanceUID) ?? "",
-                callingAETitle: instance.callingAETitle, bytes: instance.fileLength,
+                callingAETitle: senderAETitle ?? instance.callingAETitle,
+                bytes: reportsDataSetLength ? instance.dataSetLength : instance.fileLength,
                 transferSyntaxUID: instance.transferSyntaxUID, duplicate: placement.duplicate,
                 association: instance.associationID)))
             return .success

@@ -5,7 +5,7 @@ import NativeBackend
 
 /// Which backend runs an operation.
 public enum BackendChoice: String, Hashable, Sendable, CaseIterable {
-    /// The installed DCMTK tools (echoscu, findscu, movescu, storescp), driven as child processes.
+    /// The installed DCMTK tools (echoscu, findscu, movescu, getscu, storescu, storescp), driven as child processes.
     case dcmtk
     /// px's own DICOM upper layer and DIMSE on SwiftNIO.
     case native
@@ -28,7 +28,8 @@ public enum PX {
     /// - Parameters:
     ///   - choice: `dcmtk`, `native` or `auto`.
     ///   - executables: explicit DCMTK tool paths by tool name (pypx's `--executable`).
-    ///   - tool: the DCMTK tool the operation needs; `auto` picks DCMTK only when it is on PATH.
+    ///   - tool: the DCMTK tool the operation needs (`storescu` for ``DICOMBackend/push(_:connection:logger:onFile:)``,
+    ///     `getscu` for ``DICOMBackend/get(_:connection:logger:onProgress:)``); `auto` picks DCMTK only when it is on PATH.
     /// - Throws: ``PXError/toolMissing(_:)`` when `dcmtk` is chosen and the tool is missing.
     public static func backend(
         _ choice: BackendChoice, executables: [String: String] = [:], tool: String = "echoscu"

@@ -31,6 +31,25 @@ public protocol DICOMBackend: Sendable {
         onProgress: @Sendable (MoveProgress) async -> Void
     ) async throws -> MoveResult
 
+    /// Sends the sendable files of `request` with C-STORE (PS3.4 Annex B) on ONE association that
+    /// proposes only the contexts they need; `onFile` sees each file's result as it is known.
+    ///
+    /// Per-file failures (unreadable input, no accepted context, failure status) are in the result.
+    /// - Throws: ``PXError`` when the association cannot be opened or is lost.
+    func push(
+        _ request: PushRequest, connection: Connection, logger: Logger,
+        onFile: @Sendable (PushFileResult) async -> Void
+    ) async throws -> PushResult
+
+    /// Runs one C-GET (PS3.4 C.4.3): the matches arrive as C-STORE sub-operations on the same
+    /// association (the requestor takes the SCP role, PS3.7 §D.3.3.4) and are stored in the
+    /// ``StorageLayout`` tree. A failure final status is returned in ``GetResult/status``.
+    /// - Throws: ``PXError`` for association and transport failures.
+    func get(
+        _ request: GetRequest, connection: Connection, logger: Logger,
+        onProgress: @Sendable (MoveProgress) async -> Void
+    ) async throws -> GetResult
+
     /// Receives C-STORE requests into the ``StorageLayout`` tree until the task is cancelled,
     /// calling `onEvent` for each ``ListenEvent``.
     /// - Throws: ``PXError`` when the receiver cannot start or dies.

@@ -9,7 +9,7 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
         enum Kind: String, Hashable, Sendable {
             case connectionRefused, unknownHost, timeout, associationRejected
             case noAcceptablePresentationContext, dimseFailure, toolMissing, backendUnavailable
-            case invalidResponse, aborted, io, usage
+            case invalidResponse, aborted, io, usage, notDICOM, partialFailure
         }
         let kind: Kind
         private init(_ kind: Kind) { self.kind = kind }
@@ -38,6 +38,10 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let io = Code(.io)
         /// The request itself is invalid.
         public static let usage = Code(.usage)
+        /// An input file is not a DICOM Part 10 file (px-push skips it).
+        public static let notDICOM = Code(.notDICOM)
+        /// Some items of a batch failed (px-push: files not stored); the data lists which.
+        public static let partialFailure = Code(.partialFailure)
 
         public var description: String { kind.rawValue }
     }
@@ -129,5 +133,17 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
     /// An invalid request.
     public static func usage(_ message: String) -> PXError {
         PXError(.usage, message)
+    }
+
+    /// `path` is not a DICOM Part 10 file (PS3.10 §7.1), or lacks the SOP Class/Instance UIDs.
+    public static func notDICOM(path: String, reason: String) -> PXError {
+        PXError(.notDICOM, "not a DICOM file: \(path): \(reason)", details: ["path": path])
+    }
+
+    /// `failed` of `total` items failed.
+    public static func partialFailure(failed: Int, total: Int, what: String) -> PXError {
+        PXError(
+            .partialFailure, "\(failed) of \(total) \(what) failed",
+            details: ["failed": String(failed), "total": String(total)])
     }
 }

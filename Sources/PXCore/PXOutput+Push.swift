@@ -1,0 +1,30 @@
+import DICOMData
+
+extension PXOutput {
+    /// One px-push file: `{"path", "SOPClassUID", "SOPInstanceUID", "transferSyntaxUID", "status",
+    /// "dimseStatus", "error"}`; `status` is `success`, `warning` or `failed`.
+    public static func json(_ file: PushFileResult) -> JSONValue {
+        func opt(_ s: String) -> JSONValue { s.isEmpty ? .null : .string(s) }
+        let outcome = file.succeeded ? (file.status?.category == .warning ? "warning" : "success") : "failed"
+        return .object([
+            JSONMember("path", .string(file.file.path)),
+            JSONMember("SOPClassUID", opt(file.file.sopClassUID)),
+            JSONMember("SOPInstanceUID", opt(file.file.sopInstanceUID)),
+            JSONMember("transferSyntaxUID", opt(file.file.transferSyntaxUID)),
+            JSONMember("status", .string(outcome)),
+            JSONMember("dimseStatus", file.status.map { json($0) } ?? .null),
+            JSONMember("error", file.error.map { json($0) } ?? .null),
+        ])
+    }
+
+    /// px-push's data: the files in order and the counts.
+    public static func json(_ result: PushResult) -> JSONValue {
+        .object([
+            JSONMember("files", .array(result.files.map { json($0) })),
+            JSONMember("total", .integer(result.files.count)),
+            JSONMember("completed", .integer(result.completed)),
+            JSONMember("warning", .integer(result.warning)),
+            JSONMember("failed", .integer(result.failed)),
+        ])
+    }
+}

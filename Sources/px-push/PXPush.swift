@@ -1,0 +1,88 @@
+import ArgumentParser
+import DICOMData
+import Logging
+import PXCommandLine
+import PXCore
+import Synchronization
+
+@main
+struct PXPush: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "px-push",
+        abstract: "Send DICOM files to a peer with C-STORE, on one association.",
+        discussion: """
+            Give the peer, then files and directories (walked recursively, names in
+            byte order). Only the Part 10 headers are read to plan: px-push proposes
+            the presentation contexts the files need (each file's SOP class in its
+            own transfer syntax, plus Explicit/Implicit VR Little Endian for an
+            uncompressed file) and sends every file on ONE association, each data
+            set streamed from disk. A file that is not DICOM is skipped with a
+            per-file error; the others are still sent.
+
+              px-push ORTHANC@127.0.0.1:4242 study/ extra.dcm
+
+            data.files lists each file in order: path, SOPClassUID, SOPInstanceUID,
+            transferSyntaxUID, status (success, warning, failed), dimseStatus and
+            error. The exit status is 1 when any file failed (error.code
+            partialFailure). When the association ends early (abort, timeout), the
+            files sent so far are still listed, the rest as not sent, and error is
+            what ended it. The DCMTK backend runs storescu -R -nh.
+
+            \(PXExit.helpTable)
+            """
+    )
+
+    @OptionGroup(title: "Connection") var connection: ConnectionOptions
+    @Argument(help: "Files and directories to send.") var paths: [String] = []
+    @OptionGroup(title: "Timeouts") var timeouts: TimeoutOptions
+    @OptionGroup(title: "Backend") var backend: BackendOptions
+    @OptionGroup(title: "Logging") var logging: LoggingOptions
+    @Flag(name: .long, help: "Indent the JSON.") var pretty = false
+
+    func validate() throws {
+        if paths.isEmpty { throw ValidationError("give the files or directories to push") }
+    }
+
+    func run() async throws {
+        let logger = logging.makeLogger(label: "px-push")
+        let output = CommandOutput(pretty: pretty)
+        var backendName = backend.reportedName
+        var result: PushResult?
+        var failure: PXError?
+        do {
+            let dicomBackend = try backend.make(executables: connection.executables(for: "storescu"), tool: "storescu")
+            backendName = dicomBackend.name
+            let conn = try connection.connection(timeouts: timeouts.timeouts)
+            let request = try PushRequest(paths: paths)
+            let showProgress = CommandOutput.standardErrorIsTerminal
+            let total = request.files.count
+            let done = Counter()
+            let pushed = try await dicomBackend.push(request, connection: conn, logger: logger) { file in
+                let n = done.increment()
+                if showProgress {
+                    CommandOutput.writeStandardError("\rpx-push: \(n)/\(total) \(file.succeeded ? "ok" : "FAILED") \(file.file.path)   ")
+                }
+            }
+            if showProgress { CommandOutput.writeStandardError("\n") }
+            result = pushed
+            if let ended = pushed.failure {
+                failure = ended
+            } else if pushed.failed > 0 {
+                failure = .partialFailure(failed: pushed.failed, total: pushed.files.count, what: "files")
+            }
+        } catch {
+            failure = error.asPXError
+        }
+        let status = output.finish(backend: backendName, data: result.map(PXOutput.json), error: failure)
+        if status != 0 { throw ExitCode(status) }
+    }
+}
+
+/// Files done so far, for the progress line.
+final class Counter: Sendable {
+    private let value = Atomic<Int>(0)
+
+    func increment() -> Int {
+        value.add(1, ordering: .relaxed).newValue
+    }
+}

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# C-STORE SCU benchmark (issue 4), not a test: 300 CT images of 512x512 16-bit (~158 MB, from
+# make-qr-corpus.py --ct-bench 300) sent on ONE association, median of N runs, as JSON lines:
+#
+#   storescu -> storescp -od DIR      (DCMTK both ends, files written: the baseline)
+#   storescu -> storescp --ignore     (DCMTK, receiver discards: the network/DIMSE ceiling)
+#   px-push --backend native -> storescp -od DIR
+#   px-push --backend native -> px-listen --backend native -d DIR   (the issue's goal: >= 2x the
+#                                                                   baseline's MB/s)
+#
+# Receivers write into WORKDIR (emptied before each run). Every DCMTK process runs with
+# TCP_NODELAY=1; px is built with `swift build -c release --static-swift-stdlib`. storescu gets
+# `-R` (only the needed contexts), like px-push; both get the same 300 file paths. Then the peak RSS of px-push (native) sending ONE
+# ~260 MB multi-frame file to storescp --ignore, from /usr/bin/time -v.
+#
+# usage: scripts/bench-push.sh [WORKDIR]   (default: bench-data/ in the project)
+# env:   PX_BENCH_RUNS (default 5)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=${1:-$root/bench-data}
+runs=${PX_BENCH_RUNS:-5}
+python=${PX_VENV:-$root/.venv}/bin/python
+export TCP_NODELAY=1 LC_ALL=C
+
+mkdir -p "$work"
+ct="$work/ct300"
+if [ ! -f "$ct/.complete" ]; then
+    rm -rf "$ct" && mkdir -p "$ct"
+    "$python" "$root/scripts/make-qr-corpus.py" --ct-bench 300 "$ct" >/dev/null
+    touch "$ct/.complete"
+fi
+big="$work/big-260mb.dcm"
+if [ ! -f "$big" ]; then
+    # One CT with 500 frames of 512x512 16-bit: 262 MB of pixel data.
+    "$python" - "$ct" "$big" <<'PY'
+import sys, glob, pydicom
+ds = pydicom.dcmread(sorted(glob.glob(sys.argv[1] + "/*.dcm"))[0])
+ds.NumberOfFrames = 500
+ds.PixelData = bytes(ds.PixelData) * 500
+ds.SOPInstanceUID = ds.SOPInstanceUID + ".500"
+ds.file_meta.MediaStorageSOPInstanceUID = ds.SOPInstanceUID
+ds.save_as(sys.argv[2], enforce_file_format=True)
+PY
+fi
+(cd "$root" && swift build -c release --static-swift-stdlib --product px-push >/dev/null \
+    && swift build -c release --static-swift-stdlib --product px-listen >/dev/null)
+bin="$root/.build/release"
+
+files=("$ct"/*.dcm)
+bytes=$(cat "${files[@]}" | wc -c)
+free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+time_us() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N); echo $(( (t1 - t0) / 1000 )); }
+wait_echo() { for _ in $(seq 100); do echoscu -aec "$1" 127.0.0.1 "$2" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+line() { # name median_us [baseline_us]
+    local mbs
+    mbs=$(awk -v b="$bytes" -v u="$2" 'BEGIN { printf "%.1f", b / u }')
+    if [ -n "${3:-}" ]; then
+        echo "{\"run\": \"$1\", \"files\": ${#files[@]}, \"bytes\": $bytes, \"median_ms\": $(awk -v u="$2" 'BEGIN{printf "%.1f", u/1000}'), \"MB_per_s\": $mbs, \"speedup_vs_storescu_storescp\": $(awk -v a="$3" -v b="$2" 'BEGIN { printf "%.2f", a / b }')}"
+    else
+        echo "{\"run\": \"$1\", \"files\": ${#files[@]}, \"bytes\": $bytes, \"median_ms\": $(awk -v u="$2" 'BEGIN{printf "%.1f", u/1000}'), \"MB_per_s\": $mbs}"
+    fi
+}
+
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work/recv"; }
+trap cleanup EXIT
+recv="$work/recv"
+
+# storescp writing files, and storescp --ignore.
+scp_port=$(free_port)
+mkdir -p "$recv/scp"
+storescp -od "$recv/scp" -aet BENCHSCP "$scp_port" >/dev/null 2>&1 &
+pids+=($!)
+ign_port=$(free_port)
+storescp --ignore -aet BENCHIGN "$ign_port" >/dev/null 2>&1 &
+pids+=($!)
+listen_port=$(free_port)
+mkdir -p "$recv/listen"
+"$bin/px-listen" --backend native --port "$listen_port" --aet PXLISTEN -d "$recv/listen" >/dev/null 2>&1 &
+pids+=($!)
+wait_echo BENCHSCP "$scp_port" && wait_echo BENCHIGN "$ign_port" && wait_echo PXLISTEN "$listen_port"
+
+run_median() { # receiver-dir-to-empty command...
+    local dir=$1; shift
+    for _ in $(seq "$runs"); do
+        [ -n "$dir" ] && find "$dir" -mindepth 1 -delete
+        time_us "$@"
+    done | median
+}
+
+echo "== push: ${#files[@]} files, $bytes bytes, one association, median of $runs runs"
+base=$(run_median "$recv/scp" storescu -R -aec BENCHSCP 127.0.0.1 "$scp_port" "${files[@]}")
+line "storescu -> storescp -od" "$base"
+ign=$(run_median "" storescu -R -aec BENCHIGN 127.0.0.1 "$ign_port" "${files[@]}")
+line "storescu -> storescp --ignore" "$ign" "$base"
+pxscp=$(run_median "$recv/scp" "$bin/px-push" --backend native "BENCHSCP@127.0.0.1:$scp_port" "${files[@]}")
+line "px-push native -> storescp -od" "$pxscp" "$base"
+pxign=$(run_median "" "$bin/px-push" --backend native "BENCHIGN@127.0.0.1:$ign_port" "${files[@]}")
+line "px-push native -> storescp --ignore" "$pxign" "$base"
+pxpx=$(run_median "$recv/listen" "$bin/px-push" --backend native "PXLISTEN@127.0.0.1:$listen_port" "${files[@]}")
+line "px-push native -> px-listen native" "$pxpx" "$base"
+
+echo "== peak RSS: px-push native, one file of $(wc -c <"$big") bytes -> storescp --ignore"
+rss=$( { /usr/bin/time -v "$bin/px-push" --backend native "BENCHIGN@127.0.0.1:$ign_port" "$big" >/dev/null; } 2>&1 | awk -F': ' '/Maximum resident set size/ {print $2}')
+echo "{\"run\": \"px-push native big file\", \"bytes\": $(wc -c <"$big"), \"max_rss_kb\": $rss}"

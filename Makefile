@@ -35,6 +35,7 @@ bench: setup
 	bash scripts/bench-data-layer.sh
 	PX_BENCH_BACKENDS="dcmtk native" bash scripts/bench-commands.sh
 	bash scripts/bench-push.sh
+	bash scripts/bench-listen.sh
 
 clean:
 	rm -rf .build bench-data demo-data

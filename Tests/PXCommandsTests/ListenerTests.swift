@@ -38,10 +38,17 @@ import Testing
             [PeerHarness.root + "/scripts/pynetdicom-scu.py", "store", "127.0.0.1", String(listener.port)] + corpus + ["--aec", "PXLISTEN"])
         #expect(py.exitCode == 0, "\(py.stdout) \(py.stderr)")
         #expect(await listener.waitFor(seconds: 20) { $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == 24 })
+
+        // px-push, the third sender, on the other backend than the listener's.
+        let push = try await PeerHarness.runAsync(
+            "px-push", ["PXLISTEN@127.0.0.1:\(listener.port)"] + corpus + ["--backend", backend == "native" ? "dcmtk" : "native"])
+        #expect(push.exitCode == 0, "\(push.stdout) \(push.stderr)")
+        #expect(push.json?["data"]?["files"]?.arrayValue?.count == 12, "\(push.stdout)")
+        #expect(await listener.waitFor(seconds: 20) { $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == 36 })
         #expect(await listener.stop() == 0)
 
         let received = listener.events("instanceReceived")
-        #expect(received.filter { $0["duplicate"]?.stringValue == "keep" }.count == 12)
+        #expect(received.filter { $0["duplicate"]?.stringValue == "keep" }.count == 24)
         #expect(received.filter { $0["duplicate"] == .null }.count == 12)
         let placed = ListenerFiles.placed(under: root)
         #expect(placed.count == 12)
@@ -58,7 +65,7 @@ import Testing
             #expect(FileManager.default.fileExists(atPath: (study as NSString).deletingLastPathComponent + "/patient.info"))
         }
         // (dcmtk: the readiness C-ECHO is one more association)
-        #expect(listener.events("associationOpened").filter { $0["callingAETitle"]?.stringValue != "ECHOSCU" }.count == 2)
+        #expect(listener.events("associationOpened").filter { $0["callingAETitle"]?.stringValue != "ECHOSCU" }.count == 3)
         #expect(listener.events("associationClosed").allSatisfy { $0["aborted"] == .bool(false) })
     }
 

@@ -7,12 +7,12 @@
 # Prints one JSON line per receiver: median seconds and instances/s, and the ratio to storescp.
 #
 # usage: scripts/bench-listen.sh [WORKDIR]   (default: bench-data/ in the project)
-# env:   PX_BENCH_RUNS (default 5), PX_BENCH_LISTEN_ARGS (extra px-listen flags, e.g. --fsync),
-#        PX_BENCH_SKIP_LARGE=1 to skip the 1 GiB instance
+# env:   PX_BENCH_RUNS (default 7), PX_BENCH_LISTEN_ARGS (extra px-listen flags, e.g. --fsync),
+#        PX_BENCH_SKIP_LARGE=1 to skip the 1 GiB instance, PX_BENCH_RX_PARENT (where receivers write)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$root/bench-data}
-runs=${PX_BENCH_RUNS:-5}
+runs=${PX_BENCH_RUNS:-7}
 python=${PX_VENV:-$root/.venv}/bin/python
 extra=(${PX_BENCH_LISTEN_ARGS:-})
 export TCP_NODELAY=1 LC_ALL=C
@@ -29,7 +29,8 @@ bin="$root/.build/release"
 
 free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-out=$(mktemp -d "$work/listen.XXXXXX")
+# PX_BENCH_RX_PARENT: where the receivers write (default WORKDIR; /dev/shm takes the disk out).
+out=$(mktemp -d "${PX_BENCH_RX_PARENT:-$work}/listen.XXXXXX")
 pid=
 stop() { if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=; fi; }
 trap 'stop; rm -rf "$out"' EXIT
@@ -40,6 +41,7 @@ start() {
     port=$(free_port)
     case $1 in
         storescp) storescp -aet PXLISTEN -od "$out/rx" "$port" >"$out/log" 2>&1 & ;;
+        ignore) storescp -aet PXLISTEN --ignore "$port" >"$out/log" 2>&1 & ;;
         native|dcmtk) "$bin/px-listen" --backend "$1" --port "$port" --aet PXLISTEN -d "$out/rx" "${extra[@]}" >"$out/events" 2>"$out/log" & ;;
     esac
     pid=$!
@@ -49,22 +51,31 @@ start() {
 
 files=("$ct"/*.dcm)
 count=${#files[@]}
-base_s=
-for receiver in storescp native dcmtk; do
-    times=()
-    for _ in $(seq "$runs"); do
+# "ignore" is storescp --ignore, which stores nothing: the floor that storescu itself sets.
+receivers=(storescp ignore native dcmtk)
+# Interleaved: run i of every receiver before run i+1 of any, and sync(1) before each timed run, so
+# neither machine load nor the write-back of an earlier run's 158 MB favours one receiver.
+for run in $(seq "$runs"); do
+    for receiver in "${receivers[@]}"; do
         start "$receiver"
+        sync
         t0=$(date +%s%N)
         storescu -aec PXLISTEN 127.0.0.1 "$port" "${files[@]}" 2>>"$out/storescu.log"
         t1=$(date +%s%N)
         stop
-        got=$(find "$out/rx" -name '*.dcm' -o -name 'CT.*' | grep -v '/\.px-incoming' | wc -l)
-        [ "$got" -eq "$count" ] || { echo "bench-listen: $receiver stored $got of $count" >&2; exit 1; }
-        times+=($(( (t1 - t0) / 1000 )))
+        got=$(find "$out/rx" -name '*.dcm' -o -name 'CT.*' | { grep -v '/\.px-incoming' || true; } | wc -l)
+        [ "$receiver" = ignore ] || [ "$got" -eq "$count" ] || { echo "bench-listen: $receiver stored $got of $count" >&2; exit 1; }
+        echo $(( (t1 - t0) / 1000 )) >>"$out/times.$receiver"
     done
-    us=$(printf '%s\n' "${times[@]}" | median)
-    [ -z "$base_s" ] && base_s=$us
-    name=$([ "$receiver" = storescp ] && echo storescp || echo "px-listen --backend $receiver")
+done
+base_s=$(median <"$out/times.storescp")
+for receiver in "${receivers[@]}"; do
+    us=$(median <"$out/times.$receiver")
+    case $receiver in
+        storescp) name=storescp ;;
+        ignore) name="storescp --ignore (stores nothing: the sender's floor)" ;;
+        *) name="px-listen --backend $receiver" ;;
+    esac
     awk -v n="$name" -v u="$us" -v c="$count" -v b="$base_s" -v r="$runs" -v e="${extra[*]}" 'BEGIN {
         printf "{\"receiver\": \"%s\", \"extra\": \"%s\", \"instances\": %d, \"runs\": %d, \"median_s\": %.3f, \"instances_per_s\": %.1f, \"ratio_to_storescp\": %.2f}\n",
             n, e, c, r, u / 1e6, c / (u / 1e6), b / u }'

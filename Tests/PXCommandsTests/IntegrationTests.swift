@@ -135,8 +135,18 @@ import Testing
             let none = try step("none", "px-find", [peer, "--level", "study", "--PatientID", "NOBODY"])
             #expect(none.exitCode == 0)
             #expect(none.json?["data"]?.arrayValue?.isEmpty == true)
-            let ndjson = try step("ndjson", "px-find", [peer, "--level", "image", "--format", "ndjson"])
+            // (with TMPDIR set: the DCMTK backend's response folder goes there, and is removed)
+            let scratch = work + "/tmp-\(backend)"
+            try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+            let ndjson = try step("ndjson", "px-find", [peer, "--level", "image", "--format", "ndjson"], environment: ["TMPDIR": scratch])
             #expect(ndjson.stdout.split(separator: "\n").count == 7)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty)
+            if backend == "dcmtk" {
+                // TMPDIR is where findscu's responses go: a missing one is a clear error, not a silent fallback.
+                let missing = try PeerHarness.run("px-find", [peer] + b, environment: ["TMPDIR": work + "/no-such-dir"])
+                #expect(missing.exitCode != 0)
+                #expect(missing.json?["error"]?["message"]?.stringValue?.contains("temporary directory") == true, "\(missing.stdout)")
+            }
             let wildcard = try step("wildcard", "px-find", [peer, "--level", "patient", "--model", "patient", "-k", "PatientName=Doe*"])
             #expect(wildcard.json?["data"]?.arrayValue?.count == 1)
             let series = try step("series", "px-find", [peer, "--level", "series", "--format", "dicom-json", "-k", "Modality=MR"])

@@ -63,17 +63,26 @@ for backend in $backends; do
 done
 rm -rf "$samples"
 
-echo "== find: image level, 300 records, median of $runs runs"
+echo "== find: image level, 300 records, median of $runs runs (interleaved; findscu -X writes into a mktemp -d folder under /tmp)"
 out=$(mktemp -d)
 # The same identifier for both: dcmqrscp needs the StudyInstanceUID above an IMAGE-level query.
 find_args=(-S -k QueryRetrieveLevel=IMAGE -k "StudyInstanceUID=$study" -k "SeriesInstanceUID=$series" -k SOPInstanceUID -k InstanceNumber -aec QRSCP 127.0.0.1 "$qr_port")
 px_find_args=(--aec QRSCP --level image -k "StudyInstanceUID=$study" -k "SeriesInstanceUID=$series" --QueryReturnTags SOPInstanceUID,InstanceNumber --format ndjson "127.0.0.1:$qr_port")
 count=$(findscu -X -od "$out" "${find_args[@]}" 2>/dev/null; ls "$out" | wc -l)
-findscu_us=$(for _ in $(seq "$runs"); do rm -rf "$out" && mkdir "$out"; time_us findscu -X -od "$out" "${find_args[@]}"; done | median)
+samples=$(mktemp -d)
+for _ in $(seq "$runs"); do
+    rm -rf "$out" && mkdir "$out"
+    time_us findscu -X -od "$out" "${find_args[@]}" >>"$samples/findscu"
+    for backend in $backends; do
+        time_us "$bin/px-find" --backend "$backend" "${px_find_args[@]}" >>"$samples/$backend"
+    done
+done
+findscu_us=$(median <"$samples/findscu")
 echo "{\"tool\": \"findscu -X\", \"records\": $count, \"median_ms\": $(awk -v u="$findscu_us" 'BEGIN{printf "%.2f", u/1000}')}"
 for backend in $backends; do
     records=$(( $("$bin/px-find" --backend "$backend" "${px_find_args[@]}" | wc -l) - 1 ))
-    px_us=$(for _ in $(seq "$runs"); do time_us "$bin/px-find" --backend "$backend" "${px_find_args[@]}"; done | median)
+    px_us=$(median <"$samples/$backend")
     echo "{\"tool\": \"px-find --backend $backend\", \"records\": $records, \"median_ms\": $(awk -v u="$px_us" 'BEGIN{printf "%.2f", u/1000}'), \"ratio_to_findscu\": $(ratio "$px_us" "$findscu_us")}"
 done
+rm -rf "$samples"
 rm -rf "$out"

@@ -26,7 +26,8 @@ public enum PXExit {
     public static let helpTable = """
         Exit status:
           0   success
-          1   DICOM failure (connection refused, association rejected or aborted, failure status)
+          1   DICOM failure (connection refused, association rejected or aborted,
+              failure status)
           64  usage error
           69  DCMTK tool missing or backend unavailable
           75  timeout

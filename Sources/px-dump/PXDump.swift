@@ -11,15 +11,17 @@ struct PXDump: ParsableCommand {
         commandName: "px-dump",
         abstract: "Print DICOM files as JSON (the DICOM JSON Model), pypx entries, or a readable dump.",
         discussion: """
-            Each file is printed as one JSON document on stdout, in the order given: with --compact,
-            one line per file (NDJSON). A file that cannot be read prints
-            {"status": "error", "file": ..., "error": {"code": ..., "message": ..., "offset": ...}}
-            in its place, and the remaining files are still printed.
+            Each file is printed as one JSON document on stdout, in the order given: with
+            --compact, one line per file (NDJSON). A file that cannot be read prints
+            {"status": "error", "file": ..., "error": {"code": ..., "message": ...,
+            "offset": ...}} in its place, and the remaining files are still printed.
 
             Formats:
-              dicom-json  PS3.18 Annex F.2, as DCMTK's dcm2json writes it (text decoded with the
-                          file's Specific Character Set, written as UTF-8)
-              pypx        {"PatientID": {"tag": "0010,0020", "value": "32124", "label": "PatientID"}}
+              dicom-json  PS3.18 Annex F.2, as DCMTK's dcm2json writes it (text
+                          decoded with the file's Specific Character Set,
+                          written as UTF-8)
+              pypx        {"PatientID": {"tag": "0010,0020", "value": "32124",
+                          "label": "PatientID"}}
               text        one line per element, like dcmdump
 
             Exit status:

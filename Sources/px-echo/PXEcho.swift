@@ -9,14 +9,14 @@ struct PXEcho: AsyncParsableCommand {
         commandName: "px-echo",
         abstract: "Verify a DICOM peer with C-ECHO and print the result as JSON.",
         discussion: """
-            Prints {"status": ..., "backend": ..., "command": [...], "data": {...}} on stdout;
-            on failure "error": {"code": ..., "message": ...} says why (connectionRefused,
-            unknownHost, timeout, associationRejected, ...).
+            Prints {"status": ..., "backend": ..., "command": [...], "data": {...}} on
+            stdout; on failure "error": {"code": ..., "message": ...} says why
+            (connectionRefused, unknownHost, timeout, associationRejected, ...).
 
             Examples:
               px-echo 127.0.0.1:11112
               px-echo ORTHANC@pacs.example:4242 --aet MYSCU
-              px-echo --aec ORTHANC --aet CHIPS --serverIP 127.0.0.1 --serverPort 4242   (pypx)
+              px-echo --aec ORTHANC --serverIP 127.0.0.1 --serverPort 4242   (pypx 0.8)
 
             \(PXExit.helpTable)
             """

@@ -10,15 +10,18 @@ struct PXFind: AsyncParsableCommand {
         commandName: "px-find",
         abstract: "Query a DICOM peer with C-FIND and print the matches as JSON.",
         discussion: """
-            Without --level, px-find does pypx 3.x's two-phase query: a STUDY-level C-FIND, then a
-            SERIES-level C-FIND under each study, printed as studies with a nested "series" list of
-            {tag, value, label} entries. With --level, one C-FIND at that level.
+            Without --level, px-find does pypx 3.x's two-phase query: a STUDY-level
+            C-FIND, then a SERIES-level C-FIND under each study, printed as studies with a
+            nested "series" list of {tag, value, label} entries. With --level, one C-FIND
+            at that level.
 
-            Keys: -k Keyword=value, -k "(gggg,eeee)=value", -k Keyword (return key only); or pypx's
-            flags (--PatientID, --patientID, --StudyDate, ...). Wildcards * and ? as the peer allows.
+            Keys: -k Keyword=value, -k "(gggg,eeee)=value", -k Keyword (return key only);
+            or pypx's flags (--PatientID, --patientID, --StudyDate, ...). Wildcards * and
+            ? as the peer allows.
 
             Formats: pypx (default), dicom-json (PS3.18 datasets), ndjson (one flat
-            {Keyword: value} line per response, written as each arrives, then the envelope), table.
+            {Keyword: value} line per response, written as each arrives, then the
+            envelope), table.
 
             Examples:
               px-find QRSCP@127.0.0.1:11112 --PatientName 'Doe*'

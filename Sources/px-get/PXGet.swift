@@ -14,24 +14,24 @@ struct PXGet: AsyncParsableCommand {
         commandName: "px-get",
         abstract: "Retrieve studies, series or instances with C-GET, on one association.",
         discussion: """
-            The instances arrive as C-STORE sub-operations on the same association
-            (no listener, no firewall rule) and are stored like px-listen stores
-            them, each at its final name before its C-STORE-RSP (native backend):
+            The instances arrive as C-STORE sub-operations on the same association (no
+            listener, no firewall rule) and are stored like px-listen stores them, each at
+            its final name before its C-STORE-RSP (native backend):
               <root>/<PatientID>-<PatientName>/
                 <StudyDescription>-<StudyDate>-<StudyInstanceUID>/
                 <SeriesDescription>-<SeriesDate>-<SeriesInstanceUID>/
                 <InstanceNumber>-<SOPInstanceUID>.dcm
 
             Give the UIDs (--StudyInstanceUID, with --SeriesInstanceUID, with
-            --SOPInstanceUID), or pipe a px-find result into px-get and everything
-            in it is retrieved (each series of a study with a series list):
+            --SOPInstanceUID), or pipe a px-find result into px-get and everything in it
+            is retrieved (each series of a study with a series list):
 
               px-find QR@pacs:104 --PatientID PAT001 | px-get QR@pacs:104 -d data
 
-            StudyInstanceUID is always sent with SeriesInstanceUID. data.gets lists
-            each C-GET with its final status, sub-operation counts (completed,
-            failed, warning, remaining) and the stored instances (path, UIDs,
-            bytes = data set length). The DCMTK backend runs getscu +B.
+            StudyInstanceUID is always sent with SeriesInstanceUID. data.gets lists each
+            C-GET with its final status, sub-operation counts (completed, failed, warning,
+            remaining) and the stored instances (path, UIDs, bytes = data set length). The
+            DCMTK backend runs getscu +B.
 
             \(PXExit.helpTable)
             """

@@ -16,21 +16,27 @@ struct PXListen: AsyncParsableCommand {
         commandName: "px-listen",
         abstract: "Receive DICOM instances (C-STORE) into pypx's patient/study/series tree.",
         discussion: """
-            Files are stored as
-            <root>/<PatientID>-<PatientName>/<StudyDescription>-<StudyDate>-<StudyInstanceUID>/
-            <SeriesDescription>-<SeriesDate>-<SeriesInstanceUID>/<InstanceNumber, 5 digits>-<SOPInstanceUID>.dcm
-            (or --layout) with unsafe characters replaced; each file is written under a temporary name and
-            renamed into place. Each patient and study folder gets patient.info / study.info; a series folder
-            holds receiving.series while instances arrive and series.info once it is complete (the
-            associations that brought it ended, or --series-timeout seconds without a new instance).
+            Files are stored as (or as --layout says)
+              <root>/<PatientID>-<PatientName>/
+                <StudyDescription>-<StudyDate>-<StudyInstanceUID>/
+                <SeriesDescription>-<SeriesDate>-<SeriesInstanceUID>/
+                <InstanceNumber, 5 digits>-<SOPInstanceUID>.dcm
+            with unsafe characters replaced; each file is written under a temporary name
+            and renamed into place. Each patient and study folder gets patient.info /
+            study.info; a series folder holds receiving.series while instances arrive and
+            series.info once it is complete (the associations that brought it ended, or
+            --series-timeout seconds without a new instance).
 
-            One NDJSON event per line on stdout: listening, associationOpened, instanceReceived,
-            seriesComplete, associationClosed, storeFailed. Logs go to stderr.
+            One NDJSON event per line on stdout: listening, associationOpened,
+            instanceReceived, seriesComplete, associationClosed, storeFailed. Logs go to
+            stderr.
 
-            Runs until SIGINT/SIGTERM: it then stops accepting, lets the associations in progress finish
-            for --shutdown-grace seconds and aborts the rest (native backend; the dcmtk backend stops at once).
+            Runs until SIGINT/SIGTERM: it then stops accepting, lets the associations in
+            progress finish for --shutdown-grace seconds and aborts the rest (native
+            backend; the dcmtk backend stops at once).
 
-            pypx 0.8's -t (tmpdir) and -l (logdir) are accepted and ignored; -d is the root.
+            pypx 0.8's -t (tmpdir) and -l (logdir) are accepted and ignored; -d is the
+            root.
 
             \(PXExit.helpTable)
             """

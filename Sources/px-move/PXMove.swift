@@ -14,14 +14,16 @@ struct PXMove: AsyncParsableCommand {
         commandName: "px-move",
         abstract: "Move studies, series or instances to a destination AE with C-MOVE.",
         discussion: """
-            Give the UIDs (--StudyInstanceUID, with --SeriesInstanceUID, with --SOPInstanceUID), or pipe
-            a px-find result into px-move and everything in it is moved (each series of a study
-            with a series list, otherwise each entry at its own level):
+            Give the UIDs (--StudyInstanceUID, with --SeriesInstanceUID, with
+            --SOPInstanceUID), or pipe a px-find result into px-move and everything in it
+            is moved (each series of a study with a series list, otherwise each entry at
+            its own level):
 
-              px-find QRSCP@127.0.0.1:11112 --PatientID PAT001 | px-move QRSCP@127.0.0.1:11112 --destination PXLISTEN
+              px-find QRSCP@127.0.0.1:11112 --PatientID PAT001 \\
+                | px-move QRSCP@127.0.0.1:11112 --destination PXLISTEN
 
-            StudyInstanceUID is always sent with SeriesInstanceUID (some archives require it).
-            The destination: --destination, pypx 0.8's --aetl, else pypx 3.x's --aet.
+            StudyInstanceUID is always sent with SeriesInstanceUID (some archives require
+            it). The destination: --destination, pypx 0.8's --aetl, else pypx 3.x's --aet.
             Progress goes to stderr when it is a terminal.
 
             \(PXExit.helpTable)

@@ -11,22 +11,22 @@ struct PXPush: AsyncParsableCommand {
         commandName: "px-push",
         abstract: "Send DICOM files to a peer with C-STORE, on one association.",
         discussion: """
-            Give the peer, then files and directories (walked recursively, names in
-            byte order). Only the Part 10 headers are read to plan: px-push proposes
-            the presentation contexts the files need (each file's SOP class in its
-            own transfer syntax, plus Explicit/Implicit VR Little Endian for an
-            uncompressed file) and sends every file on ONE association, each data
-            set streamed from disk. A file that is not DICOM is skipped with a
-            per-file error; the others are still sent.
+            Give the peer, then files and directories (walked recursively, names in byte
+            order). Only the Part 10 headers are read to plan: px-push proposes the
+            presentation contexts the files need (each file's SOP class in its own
+            transfer syntax, plus Explicit/Implicit VR Little Endian for an uncompressed
+            file) and sends every file on ONE association, each data set streamed from
+            disk. A file that is not DICOM is skipped with a per-file error; the others
+            are still sent.
 
               px-push ORTHANC@127.0.0.1:4242 study/ extra.dcm
 
             data.files lists each file in order: path, SOPClassUID, SOPInstanceUID,
-            transferSyntaxUID, status (success, warning, failed), dimseStatus and
-            error. The exit status is 1 when any file failed (error.code
-            partialFailure). When the association ends early (abort, timeout), the
-            files sent so far are still listed, the rest as not sent, and error is
-            what ended it. The DCMTK backend runs storescu -R -nh.
+            transferSyntaxUID, status (success, warning, failed), dimseStatus and error.
+            The exit status is 1 when any file failed (error.code partialFailure). When
+            the association ends early (abort, timeout), the files sent so far are still
+            listed, the rest as not sent, and error is what ended it. The DCMTK backend
+            runs storescu -R -nh.
 
             \(PXExit.helpTable)
             """

@@ -77,3 +77,27 @@ import Testing
         ])
     }
 }
+
+/// Every command's `--help` explains its exit codes, and its text fits an 80-column terminal without
+/// being re-wrapped mid-line by ArgumentParser.
+@Suite struct HelpTextTests {
+    @Test(arguments: ["px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get", "px-dump"])
+    func exitTableAndWidth(command: String) throws {
+        // A wide terminal: ArgumentParser wraps nothing, so the lines are the ones we wrote.
+        let run = try PeerHarness.run(command, ["--help"], environment: ["COLUMNS": "200"])
+        #expect(run.exitCode == 0, "\(run.stderr)")
+        if command != "px-dump" {
+            for code in ["0   success", "1   DICOM failure", "64  usage error", "69  DCMTK tool missing", "75  timeout"] {
+                #expect(run.stdout.contains(code), "\(command) --help lacks '\(code)'")
+            }
+        } else {
+            #expect(run.stdout.contains("Exit status"))
+        }
+        // The discussion: after the OVERVIEW line, up to the generated USAGE line.
+        let lines = run.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        let discussion = lines.dropFirst().prefix { !$0.hasPrefix("USAGE:") }
+        #expect(discussion.count > 5)
+        let long = discussion.filter { $0.count > 80 }
+        #expect(long.isEmpty, "\(command): \(long)")
+    }
+}

@@ -29,13 +29,20 @@ time_ms() { # command... -> wall time in ms
     t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N)
     echo $(( (t1 - t0) / 1000000 ))
 }
-echo "== dcmdump (one process for all ${#files[@]} files, median of $runs runs)"
-full=$(for _ in $(seq "$runs"); do time_ms dcmdump -q "${files[@]}"; done | median)
-header=$(for _ in $(seq "$runs"); do time_ms dcmdump -q +sb 7fe0,0010 "${files[@]}"; done | median)
-bytes=$(du -cb "${files[@]}" | tail -1 | cut -f1)
+echo "== dcmdump and px-dump --format text, a process each for all ${#files[@]} files (median of $runs interleaved runs)"
 pxdump="$root/.build/release/px-dump"
-echo "== px-dump --format text, a process like dcmdump's (median of $runs runs)"
-pfull=$(for _ in $(seq "$runs"); do time_ms "$pxdump" -f text "${files[@]}"; done | median)
-pheader=$(for _ in $(seq "$runs"); do time_ms "$pxdump" -f text --header-only "${files[@]}"; done | median)
+samples=$(mktemp -d)
+for _ in $(seq "$runs"); do
+    time_ms dcmdump -q "${files[@]}" >>"$samples/full"
+    time_ms dcmdump -q +sb 7fe0,0010 "${files[@]}" >>"$samples/header"
+    time_ms "$pxdump" -f text "${files[@]}" >>"$samples/pfull"
+    time_ms "$pxdump" -f text --header-only "${files[@]}" >>"$samples/pheader"
+done
+full=$(median <"$samples/full")
+header=$(median <"$samples/header")
+pfull=$(median <"$samples/pfull")
+pheader=$(median <"$samples/pheader")
+rm -rf "$samples"
+bytes=$(du -cb "${files[@]}" | tail -1 | cut -f1)
 echo "{\"px_dump_text_full_ms\": $pfull, \"px_dump_text_header_only_ms\": $pheader}"
 echo "{\"files\": ${#files[@]}, \"bytes\": $bytes, \"dcmdump_full_ms\": $full, \"dcmdump_full_MBps\": $(( bytes / (full * 1000) )), \"dcmdump_stop_before_pixeldata_ms\": $header}"

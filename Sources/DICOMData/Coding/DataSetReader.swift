@@ -288,15 +288,9 @@ struct DataSetParser {
         if tag.isPrivate {
             return tag.isPrivateCreator ? .LO : .UN
         }
-        guard let entry = DataDictionary.entry(for: tag) else { return .UN }
-        let alternatives = entry.alternativeVRs
-        if alternatives.count > 1 {
-            if alternatives.contains(.SS), alternatives.contains(.US) {
-                return pixelRepresentation == 1 ? .SS : .US
-            }
-            if alternatives.contains(.OW) { return .OW }
-        }
-        return entry.vr
+        guard let known = DataDictionary.implicitVR(for: tag) else { return .UN }
+        if known.usOrSS { return pixelRepresentation == 1 ? .SS : .US }
+        return known.vr
     }
 }
 

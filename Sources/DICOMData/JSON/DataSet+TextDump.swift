@@ -1,50 +1,116 @@
 extension DataSet {
     /// A readable dump in the manner of DCMTK's dcmdump: one line per element, nested items indented,
     /// `(gggg,eeee) VR [value]  # length, VM Keyword`.
+    ///
+    /// VM is counted on the whole value (PS3.5 §6.4), before a long value is shortened for display.
     public func textDump(indent: Int = 0, maximumValueLength: Int = 64) -> String {
-        var lines: [String] = []
-        appendDump(to: &lines, indent: indent, maximumValueLength: maximumValueLength)
-        return lines.joined(separator: "\n")
+        var out = ""
+        out.reserveCapacity(64 * elements.count)
+        appendDump(to: &out, indent: indent, maximumValueLength: maximumValueLength)
+        if out.utf8.last == 0x0A { out.removeLast() }
+        return out
     }
 
-    func appendDump(to lines: inout [String], indent: Int, maximumValueLength: Int) {
+    /// Appends one line per element (each ending in a newline) to `out`.
+    func appendDump(to out: inout String, indent: Int, maximumValueLength: Int) {
         let pad = String(repeating: "  ", count: indent)
         for element in elements {
-            let head = "\(pad)\(element.tag) \(element.vr.rawValue) "
+            out += pad
+            Self.appendTag(element.tag, to: &out)
+            out += " "
+            out += element.vr.rawValue
+            out += " "
             switch element.value {
             case .sequence(let items):
-                let form = element.hasUndefinedLength ? "undefined" : "explicit"
-                lines.append("\(head)(Sequence with \(form) length #=\(items.count))  # \(element.keyword)")
+                out += element.hasUndefinedLength ? "(Sequence with undefined length #=" : "(Sequence with explicit length #="
+                out += String(items.count)
+                out += ")  # "
+                out += element.keyword
+                out += "\n"
                 for item in items {
-                    let itemForm = item.hasUndefinedLength ? "undefined" : "explicit"
-                    lines.append("\(pad)  (fffe,e000) na (Item with \(itemForm) length #=\(item.dataSet.count))")
-                    item.dataSet.appendDump(to: &lines, indent: indent + 2, maximumValueLength: maximumValueLength)
-                    if item.hasUndefinedLength { lines.append("\(pad)  (fffe,e00d) na (ItemDelimitationItem)") }
+                    out += pad
+                    out += item.hasUndefinedLength ? "  (fffe,e000) na (Item with undefined length #=" : "  (fffe,e000) na (Item with explicit length #="
+                    out += String(item.dataSet.count)
+                    out += ")\n"
+                    item.dataSet.appendDump(to: &out, indent: indent + 2, maximumValueLength: maximumValueLength)
+                    if item.hasUndefinedLength { out += pad + "  (fffe,e00d) na (ItemDelimitationItem)\n" }
                 }
-                if element.hasUndefinedLength { lines.append("\(pad)(fffe,e0dd) na (SequenceDelimitationItem)") }
+                if element.hasUndefinedLength { out += pad + "(fffe,e0dd) na (SequenceDelimitationItem)\n" }
             case .fragments(let pixelData):
-                lines.append("\(head)(PixelSequence #=\(pixelData.fragments.count + 1))  # \(element.keyword)")
-                lines.append("\(pad)  (fffe,e000) pi (offset table, \(pixelData.basicOffsetTable.count) bytes)")
-                for f in pixelData.fragments { lines.append("\(pad)  (fffe,e000) pi (fragment, \(f.count) bytes)") }
+                out += "(PixelSequence #=\(pixelData.fragments.count + 1))  # \(element.keyword)\n"
+                out += "\(pad)  (fffe,e000) pi (offset table, \(pixelData.basicOffsetTable.count) bytes)\n"
+                for f in pixelData.fragments { out += "\(pad)  (fffe,e000) pi (fragment, \(f.count) bytes)\n" }
             case .bytes(let bytes):
                 var text: String
+                var vm: Int
                 switch element.vr {
                 case .OB, .OW, .OD, .OF, .OL, .OV, .UN:
                     // Only the first bytes are shown, so only those are formatted.
-                    text = bytes.prefix(16).map { b in (b < 16 ? "0" : "") + String(b, radix: 16) }.joined(separator: "\\")
+                    text = ""
+                    for (i, b) in bytes.prefix(16).enumerated() {
+                        if i > 0 { text += "\\" }
+                        Self.appendHexByte(b, to: &text)
+                    }
                     if bytes.count > 16 { text += "..." }
+                    // dcmdump counts one value for these VRs, empty or not.
+                    vm = 1
                 default:
                     switch element.pypxValue(characterSet: characterSet) {
-                    case .array(let parts): text = parts.compactMap(\.stringValue).joined(separator: "\\")
-                    case .string(let s): text = s
-                    default: text = ""
+                    case .array(let parts):
+                        text = parts.compactMap(\.stringValue).joined(separator: "\\")
+                        vm = parts.count
+                    case .string(let s):
+                        text = s
+                        vm = 1
+                    default:
+                        text = ""
+                        vm = 1
                     }
+                    if !element.vr.isString {
+                        vm = Swift.max(1, bytes.count / (element.vr.binaryValueSize ?? Swift.max(1, bytes.count)))
+                    } else if element.vr.isSingleValued {
+                        vm = 1
+                    }
+                    // No value, or only padding: VM 0, as dcmdump counts it.
+                    if bytes.isEmpty || (vm == 1 && text.isEmpty) { vm = 0 }
                 }
-                if text.count > maximumValueLength { text = String(text.prefix(maximumValueLength)) + "..." }
-                let shown = bytes.isEmpty ? "(no value available)" : "[\(text)]"
-                let vm = bytes.isEmpty ? 0 : (element.vr.isString ? (element.vr.isSingleValued ? 1 : text.split(separator: "\\", omittingEmptySubsequences: false).count) : Swift.max(1, bytes.count / (element.vr.binaryValueSize ?? bytes.count)))
-                lines.append("\(head)\(shown)  # \(bytes.count), \(vm) \(element.keyword)")
+                // A value no longer than the limit in UTF-8 bytes is no longer in characters: skip the count.
+                if text.utf8.count > maximumValueLength && text.count > maximumValueLength {
+                    text = String(text.prefix(maximumValueLength)) + "..."
+                }
+                if bytes.isEmpty {
+                    out += "(no value available)"
+                } else {
+                    out += "["
+                    out += text
+                    out += "]"
+                }
+                out += "  # "
+                out += String(bytes.count)
+                out += ", "
+                out += String(vm)
+                out += " "
+                out += element.keyword
+                out += "\n"
             }
         }
+    }
+
+    private static let hexDigits: [Character] = Array("0123456789abcdef")
+
+    private static func appendHexByte(_ byte: UInt8, to out: inout String) {
+        out.append(hexDigits[Int(byte >> 4)])
+        out.append(hexDigits[Int(byte & 0x0F)])
+    }
+
+    /// `(gggg,eeee)` in lower-case hexadecimal, without building intermediate strings.
+    private static func appendTag(_ tag: Tag, to out: inout String) {
+        out += "("
+        appendHexByte(UInt8(tag.group >> 8), to: &out)
+        appendHexByte(UInt8(tag.group & 0xFF), to: &out)
+        out += ","
+        appendHexByte(UInt8(tag.element >> 8), to: &out)
+        appendHexByte(UInt8(tag.element & 0xFF), to: &out)
+        out += ")"
     }
 }

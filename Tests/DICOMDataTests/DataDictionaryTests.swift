@@ -126,6 +126,26 @@ private typealias Tag = DICOMData.Tag
         #expect(DataDictionary.entry(for: Tag(0x4000, 0x0001)) == nil)
     }
 
+    /// `keyword(for:)` reads one cell of a line and the keyword index is built by its own scan; both
+    /// must agree with the whole entries, for every line of the table and the tags entries don't list.
+    @Test func fastKeywordPathsAgreeWithEntries() {
+        let storage = DataDictionaryStorage.shared
+        var tags = storage.exact.keys.map { Tag(rawValue: $0) }
+        for group in storage.masked { tags += group.entries.keys.map { Tag(rawValue: $0) } }
+        tags += [Tag(0x6002, 0x3000), Tag(0x0009, 0x0000), Tag(0x0010, 0x0000), Tag(0x0011, 0x0010), Tag(0x4000, 0x0001)]
+        #expect(tags.count > 5000)
+        for tag in tags {
+            let entry = DataDictionary.entry(for: tag)
+            let keyword = entry.flatMap { $0.keyword.isEmpty ? nil : $0.keyword }
+            #expect(DataDictionary.keyword(for: tag) == keyword, "\(tag)")
+            // The synthetic entries (group lengths, private creators) stand for many tags: no reverse lookup.
+            if let keyword, let entry, !tag.isGroupLength, !tag.isPrivateCreator {
+                #expect(DataDictionary.entry(forKeyword: keyword)?.keyword == keyword)
+                if DataDictionary.tag(forKeyword: keyword) == nil { Issue.record("\(keyword) of \(entry.tag) not indexed") }
+            }
+        }
+    }
+
     @Test func isComplete() {
         #expect(DataDictionary.count > 4000)
         #expect(DataDictionary.count == 5180)

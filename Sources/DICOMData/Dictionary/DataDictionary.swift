@@ -71,6 +71,19 @@ public enum DataDictionary {
         return nil
     }
 
+    /// The keyword of a tag, as ``entry(for:)`` would give it, reading only that field of its line
+    /// (dumps and JSON renderings ask for it once per element). `nil` where the entry has none.
+    public static func keyword(for tag: Tag) -> String? {
+        let table = DataDictionaryStorage.shared
+        if let slot = table.slot(for: tag) {
+            let keyword = table.keyword(slot.line)
+            return keyword.isEmpty ? nil : keyword
+        }
+        if tag.isGroupLength { return tag.isPrivate ? "PrivateGroupLength" : "GenericGroupLength" }
+        if tag.isPrivateCreator { return "PrivateCreator" }
+        return nil
+    }
+
     /// The VR an implicit VR encoding assumes for a public tag of the dictionary, and whether the
     /// dictionary lists US and SS (resolved by Pixel Representation, PS3.5 §A.1); without building the
     /// entry. `nil` for tags the dictionary does not list (group lengths and private tags included).
@@ -189,6 +202,21 @@ struct DataDictionaryStorage: Sendable {
         return bytes[Int(line)..<end].split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false)
     }
 
+    /// The keyword cell (the sixth) of the line starting at `line`.
+    func keyword(_ line: Int32) -> String {
+        bytes.withUnsafeBufferPointer { buffer in
+            var i = Int(line)
+            var tabs = 0
+            while i < buffer.count && buffer[i] != UInt8(ascii: "\n") && tabs < 5 {
+                if buffer[i] == UInt8(ascii: "\t") { tabs += 1 }
+                i += 1
+            }
+            var end = i
+            while end < buffer.count && buffer[end] != UInt8(ascii: "\t") && buffer[end] != UInt8(ascii: "\n") { end += 1 }
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[i..<end]), as: UTF8.self)
+        }
+    }
+
     /// The whole entry of the line starting at `line`.
     func entry(_ line: Int32) -> DictionaryEntry {
         let cells = self.cells(line)
@@ -228,17 +256,28 @@ struct DataDictionaryKeywords: Sendable {
     init(_ storage: DataDictionaryStorage) {
         var tags: [String: Tag] = [:]
         tags.reserveCapacity(5300)
-        func add(_ slot: DataDictionaryStorage.Slot) {
-            let cells = storage.cells(slot.line)
-            guard !cells[5].isEmpty else { return }
-            let value = parseHex(cells[0])
-            tags[String(decoding: cells[5], as: UTF8.self)] = Tag(rawValue: cells[1].isEmpty ? value : parseHex(cells[1]))
+        // One pass over the table in its order (a later line with the same keyword would win), reading
+        // only the pattern, the representative tag and the keyword of each line.
+        storage.bytes.withUnsafeBufferPointer { buffer in
+            var start = 0
+            while start < buffer.count {
+                var end = start
+                while end < buffer.count && buffer[end] != UInt8(ascii: "\n") { end += 1 }
+                defer { start = end + 1 }
+                var fields: [Range<Int>] = []
+                fields.reserveCapacity(7)
+                var fieldStart = start
+                for i in start..<end where buffer[i] == UInt8(ascii: "\t") {
+                    fields.append(fieldStart..<i)
+                    fieldStart = i + 1
+                    if fields.count == 6 { break }
+                }
+                guard fields.count == 6, fields[0].count == 8, !fields[5].isEmpty else { continue }
+                let value = parseHex(buffer[fields[0]])
+                let tag = Tag(rawValue: fields[1].isEmpty ? value : parseHex(buffer[fields[1]]))
+                tags[String(decoding: UnsafeBufferPointer(rebasing: buffer[fields[5]]), as: UTF8.self)] = tag
+            }
         }
-        // In table order, as before: a later line with the same keyword wins.
-        var slots = Array(storage.exact.values)
-        for group in storage.masked { slots += group.entries.values }
-        slots.sort { $0.line < $1.line }
-        for slot in slots { add(slot) }
         self.tags = tags
     }
 }

@@ -45,9 +45,7 @@ extension DataSet {
 extension DataElement {
     /// The element's keyword from the data dictionary, or its tag as eight hex digits.
     public var keyword: String {
-        if let entry = DataDictionary.entry(for: tag), !entry.keyword.isEmpty, !tag.isPrivate {
-            return entry.keyword
-        }
+        if !tag.isPrivate, let keyword = DataDictionary.keyword(for: tag) { return keyword }
         return tag.hexString
     }
 

@@ -63,8 +63,12 @@ for backend in $backends; do
 done
 rm -rf "$samples"
 
-echo "== find: image level, 300 records, median of $runs runs (interleaved; findscu -X writes into a mktemp -d folder under /tmp)"
-out=$(mktemp -d)
+# findscu -X writes into the same kind of folder px-find's DCMTK backend uses (tmpfs when /dev/shm is
+# there), so the comparison is of the tools, not of the file systems.
+shm=/tmp
+[ -d /dev/shm ] && [ -w /dev/shm ] && shm=/dev/shm
+echo "== find: image level, 300 records, median of $runs runs (interleaved; findscu -X writes under $shm)"
+out=$(mktemp -d "$shm/bench-findscu.XXXXXX")
 # The same identifier for both: dcmqrscp needs the StudyInstanceUID above an IMAGE-level query.
 find_args=(-S -k QueryRetrieveLevel=IMAGE -k "StudyInstanceUID=$study" -k "SeriesInstanceUID=$series" -k SOPInstanceUID -k InstanceNumber -aec QRSCP 127.0.0.1 "$qr_port")
 px_find_args=(--aec QRSCP --level image -k "StudyInstanceUID=$study" -k "SeriesInstanceUID=$series" --QueryReturnTags SOPInstanceUID,InstanceNumber --format ndjson "127.0.0.1:$qr_port")

@@ -35,14 +35,19 @@ pid=
 stop() { if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=; fi; }
 trap 'stop; rm -rf "$out"' EXIT
 
-# start NAME: starts the receiver NAME on a fresh folder; sets pid and port.
+# start NAME: starts the receiver NAME on a fresh folder, $out/rx.NAME.RUN; sets pid, port and rx.
+# Nothing is deleted before the end: this machine's ext4 has no journal, and there it skips inodes
+# freed in the last minute, looking at each one on every file it creates, so a receiver started after
+# an `rm` of the previous run's 300 files paid for it (up to a third of px-listen's CPU in perf),
+# depending on which block group its folder landed in.
 start() {
-    rm -rf "$out/rx" && mkdir -p "$out/rx"
+    rx="$out/rx.$1.$run"
+    mkdir -p "$rx"
     port=$(free_port)
     case $1 in
-        storescp) storescp -aet PXLISTEN -od "$out/rx" "$port" >"$out/log" 2>&1 & ;;
+        storescp) storescp -aet PXLISTEN -od "$rx" "$port" >"$out/log" 2>&1 & ;;
         ignore) storescp -aet PXLISTEN --ignore "$port" >"$out/log" 2>&1 & ;;
-        native|dcmtk) "$bin/px-listen" --backend "$1" --port "$port" --aet PXLISTEN -d "$out/rx" "${extra[@]}" >"$out/events" 2>"$out/log" & ;;
+        native|dcmtk) "$bin/px-listen" --backend "$1" --port "$port" --aet PXLISTEN -d "$rx" "${extra[@]}" >"$out/events" 2>"$out/log" & ;;
     esac
     pid=$!
     for _ in $(seq 100); do echoscu -aec PXLISTEN 127.0.0.1 "$port" 2>/dev/null && return 0; sleep 0.05; done
@@ -63,7 +68,7 @@ for run in $(seq "$runs"); do
         storescu -aec PXLISTEN 127.0.0.1 "$port" "${files[@]}" 2>>"$out/storescu.log"
         t1=$(date +%s%N)
         stop
-        got=$(find "$out/rx" -name '*.dcm' -o -name 'CT.*' | { grep -v '/\.px-incoming' || true; } | wc -l)
+        got=$(find "$rx" -name '*.dcm' -o -name 'CT.*' | { grep -v '/\.px-incoming' || true; } | wc -l)
         [ "$receiver" = ignore ] || [ "$got" -eq "$count" ] || { echo "bench-listen: $receiver stored $got of $count" >&2; exit 1; }
         echo $(( (t1 - t0) / 1000 )) >>"$out/times.$receiver"
     done
@@ -88,6 +93,7 @@ if [ "${PX_BENCH_SKIP_LARGE:-0}" != 1 ]; then
         "$python" "$root/scripts/make-listen-corpus.py" large 1024 "$large"
         touch "$large/.complete"
     fi
+    run=large
     start native
     t0=$(date +%s%N)
     storescu -aec PXLISTEN 127.0.0.1 "$port" "$large/large.dcm" 2>>"$out/storescu.log"

@@ -8,7 +8,7 @@
 #   px-push --backend native -> px-listen --backend native -d DIR   (the issue's goal: >= 2x the
 #                                                                   baseline's MB/s)
 #
-# Receivers write into WORKDIR (emptied before each run). Every DCMTK process runs with
+# Receivers write into WORKDIR, a fresh folder per run, all removed at the end. Every DCMTK process runs with
 # TCP_NODELAY=1; px is built with `swift build -c release --static-swift-stdlib`. storescu gets
 # `-R` (only the needed contexts), like px-push; both get the same 300 file paths. Then the peak RSS of px-push (native) sending ONE
 # ~260 MB multi-frame file to storescp --ignore, from /usr/bin/time -v.
@@ -72,39 +72,56 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work/recv"; }
 trap cleanup EXIT
 recv="$work/recv"
+rm -rf "$recv" && mkdir -p "$recv"
 
-# storescp writing files, and storescp --ignore.
-scp_port=$(free_port)
-mkdir -p "$recv/scp"
-storescp -od "$recv/scp" -aet BENCHSCP "$scp_port" >/dev/null 2>&1 &
-pids+=($!)
+# storescp --ignore runs throughout: it writes nothing.
 ign_port=$(free_port)
 storescp --ignore -aet BENCHIGN "$ign_port" >/dev/null 2>&1 &
 pids+=($!)
-listen_port=$(free_port)
-mkdir -p "$recv/listen"
-"$bin/px-listen" --backend native --port "$listen_port" --aet PXLISTEN -d "$recv/listen" >/dev/null 2>&1 &
-pids+=($!)
-wait_echo BENCHSCP "$scp_port" && wait_echo BENCHIGN "$ign_port" && wait_echo PXLISTEN "$listen_port"
+wait_echo BENCHIGN "$ign_port"
+
+# start_receiver KIND DIR: a receiver that writes files (storescp or px-listen) on a fresh folder; sets
+# rx_pid and rx_port. Every storing run gets a folder of its own and nothing is deleted before the end:
+# this machine's ext4 has no journal, and there it skips inodes freed in the last minute, looking at
+# each one on every file it creates, so a run after an `rm` of the previous run's 300 files paid for
+# that (up to a third of px-listen's CPU in perf), depending on which block group its folder landed in.
+start_receiver() {
+    mkdir -p "$2"
+    rx_port=$(free_port)
+    case $1 in
+        storescp) storescp -od "$2" -aet BENCHSCP "$rx_port" >/dev/null 2>&1 & ;;
+        px-listen) "$bin/px-listen" --backend native --port "$rx_port" --aet PXLISTEN -d "$2" >/dev/null 2>&1 & ;;
+    esac
+    rx_pid=$!
+    pids+=($rx_pid)
+    wait_echo "$([ "$1" = storescp ] && echo BENCHSCP || echo PXLISTEN)" "$rx_port" || { echo "bench-push: $1 did not start" >&2; exit 1; }
+}
+stop_receiver() { kill -TERM "$rx_pid" 2>/dev/null || true; wait "$rx_pid" 2>/dev/null || true; }
 
 samples=$(mktemp -d)
-# run_one KEY DIR-TO-EMPTY COMMAND...: one timed run, after sync(1) so that the write-back of the
-# previous run's 158 MB does not land on this one.
+# run_one KEY COMMAND...: one timed run, after sync(1) so that the write-back of the previous run's
+# 158 MB does not land on this one.
 run_one() {
-    local key=$1 dir=$2; shift 2
-    # (px-listen's staging folder .px-incoming stays: it is created once, at start-up)
-    [ -n "$dir" ] && find "$dir" -mindepth 1 ! -name .px-incoming -delete
+    local key=$1; shift
     sync
     time_us "$@" >>"$samples/$key"
 }
 
 echo "== push: ${#files[@]} files, $bytes bytes, one association, median of $runs runs (interleaved)"
-for _ in $(seq "$runs"); do
-    run_one base "$recv/scp" storescu -R -aec BENCHSCP 127.0.0.1 "$scp_port" "${files[@]}"
-    run_one ign "" storescu -R -aec BENCHIGN 127.0.0.1 "$ign_port" "${files[@]}"
-    run_one pxscp "$recv/scp" "$bin/px-push" --backend native "BENCHSCP@127.0.0.1:$scp_port" "${files[@]}"
-    run_one pxign "" "$bin/px-push" --backend native "BENCHIGN@127.0.0.1:$ign_port" "${files[@]}"
-    run_one pxpx "$recv/listen" "$bin/px-push" --backend native "PXLISTEN@127.0.0.1:$listen_port" "${files[@]}"
+for run in $(seq "$runs"); do
+    start_receiver storescp "$recv/base.$run"
+    run_one base storescu -R -aec BENCHSCP 127.0.0.1 "$rx_port" "${files[@]}"
+    stop_receiver
+    run_one ign storescu -R -aec BENCHIGN 127.0.0.1 "$ign_port" "${files[@]}"
+    start_receiver storescp "$recv/pxscp.$run"
+    run_one pxscp "$bin/px-push" --backend native "BENCHSCP@127.0.0.1:$rx_port" "${files[@]}"
+    stop_receiver
+    run_one pxign "$bin/px-push" --backend native "BENCHIGN@127.0.0.1:$ign_port" "${files[@]}"
+    start_receiver px-listen "$recv/pxpx.$run"
+    run_one pxpx "$bin/px-push" --backend native "PXLISTEN@127.0.0.1:$rx_port" "${files[@]}"
+    stop_receiver
+    got=$(find "$recv/pxpx.$run" -name '*.dcm' | { grep -v '/\.px-incoming' || true; } | wc -l)
+    [ "$got" -eq "${#files[@]}" ] || { echo "bench-push: px-listen stored $got of ${#files[@]}" >&2; exit 1; }
 done
 base=$(median <"$samples/base")
 line "storescu -> storescp -od" "$base"

@@ -39,6 +39,33 @@ struct ValueTests {
         #expect(set.string(Tag(0x0099, 0x0001)) == nil)
     }
 
+    /// Values are split on the bytes before decoding where byte 5C is always the delimiter; that must
+    /// give what decoding first and splitting the text gives, and the other sets keep decoding first.
+    @Test func splittingBytesAgreesWithSplittingText() {
+        let values: [[UInt8]] = [
+            Array("Doe^John\\ Smith^Jane \\\\ x ".utf8),
+            Array("M\u{FC}ller\\\u{E9}t\u{E9}".utf8),
+            [0x4D, 0xFC, 0x6C, 0x5C, 0x20, 0xE9, 0x20, 0x00],
+            [0xC3, 0x5C, 0x41, 0x5C],
+            [0x1B, 0x24, 0x42, 0x3B, 0x33, 0x45, 0x44, 0x1B, 0x28, 0x42, 0x5C, 0x54, 0x61, 0x72, 0x6F],
+            [0x81, 0x5C, 0x41, 0x5C, 0x42],
+            [0x20, 0x5C, 0x20],
+            [0x5C],
+        ]
+        let sets: [[String]] = [[], ["ISO_IR 100"], ["ISO_IR 192"], ["", "ISO 2022 IR 87"], ["GB18030"], ["GBK"], ["ISO_IR 13"]]
+        for terms in sets {
+            let characterSet = SpecificCharacterSet(terms: terms)
+            for bytes in values {
+                for vr in [VR.PN, .LO, .SH, .CS, .UI] {
+                    let element = DataElement(tag: Tag(0x0010, 0x0010), vr: vr, bytes: bytes)
+                    let expected = characterSet.decode(bytes, vr: vr)
+                        .split(separator: "\\", omittingEmptySubsequences: false).map { DataElement.trim($0, vr: vr) }
+                    #expect(element.stringValues(characterSet: characterSet) == expected, "\(terms) \(vr) \(bytes)")
+                }
+            }
+        }
+    }
+
     @Test func binaryNumbersAndTags() {
         var set = DataSet()
         set.set(DataElement(tag: Tag(0x0028, 0x0011), vr: .US, bytes: [0x00, 0x02, 0x01, 0x00]))

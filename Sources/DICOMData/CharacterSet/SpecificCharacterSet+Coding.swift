@@ -11,6 +11,20 @@ extension SpecificCharacterSet {
         return Array(bytes).withUnsafeBufferPointer { decode(buffer: $0, vr: vr) }
     }
 
+    /// Whether every byte 5C of a value of `vr` is the value delimiter (PS3.5 §6.1.3), so values can be
+    /// split before they are decoded: stateless encodings whose G0 is ASCII (the default repertoire, the
+    /// ISO-IR 100…203 single-byte sets, UTF-8, and VRs that ignore (0008,0005)). Not GB18030/GBK (5C can
+    /// be a second byte), ISO 2022 with escapes (5C inside a two-byte set) or ISO-IR 13 (5C is the yen
+    /// sign of JIS X 0201 Romaji).
+    func byte5CIsAlwaysBackslash(vr: VR) -> Bool {
+        guard vr.usesSpecificCharacterSet else { return true }
+        switch scheme {
+        case .utf8: return true
+        case .gb18030, .gbk: return false
+        case .iso2022(let config): return !config.allowsEscapes && config.initialG0 == .ascii
+        }
+    }
+
     func decode(buffer: UnsafeBufferPointer<UInt8>, vr: VR) -> String {
         var high = false
         var escape = false

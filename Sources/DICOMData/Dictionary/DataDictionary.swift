@@ -95,7 +95,7 @@ public enum DataDictionary {
     /// The tag with this keyword (`PatientName` -> (0010,0010)); for repeating groups the
     /// representative tag ((60xx,3000) `OverlayData` -> (6000,3000)).
     public static func tag(forKeyword keyword: String) -> Tag? {
-        DataDictionaryKeywords.shared.tags[keyword]
+        DataDictionaryKeywords.shared.tag(keyword)
     }
 
     /// The entry with this keyword.
@@ -234,8 +234,18 @@ struct DataDictionaryStorage: Sendable {
     }
 
     /// `OB/OW` -> [.OB, .OW].
+    /// Read from the bytes (two per VR, `/` between): the table is scanned at start-up, where a String
+    /// per VR and `VR(rawValue:)` cost milliseconds.
     static func vrs(_ cell: some Collection<UInt8>) -> [VR] {
-        cell.split(separator: UInt8(ascii: "/")).compactMap { VR(rawValue: String(decoding: $0, as: UTF8.self)) }
+        var out: [VR] = []
+        out.reserveCapacity(1)
+        var iterator = cell.makeIterator()
+        while let b0 = iterator.next() {
+            if b0 == UInt8(ascii: "/") { continue }
+            guard let b1 = iterator.next() else { break }
+            if let vr = VR(byte0: b0, byte1: b1) { out.append(vr) }
+        }
+        return out
     }
 
     /// The VR implicit VR encodings assume for a multi-VR element (PS3.5 §A.1, §7.1.3).
@@ -248,37 +258,96 @@ struct DataDictionaryStorage: Sendable {
 }
 
 /// Keyword -> representative tag, built on the first lookup by keyword.
+///
+/// An open-addressing table over the dictionary's own bytes: a slot holds where a keyword sits in the
+/// table and its tag, so building it allocates one array and no String (a `[String: Tag]` of 5,000
+/// keywords cost px-find milliseconds at every start).
 struct DataDictionaryKeywords: Sendable {
-    let tags: [String: Tag]
+    struct Slot: Sendable {
+        var start: Int32 = 0
+        /// 0: empty.
+        var length: Int32 = 0
+        var tag: UInt32 = 0
+    }
+
+    /// A power of two above 1.5 times the number of keywords.
+    static let capacity = 8192
+    let bytes: [UInt8]
+    let slots: [Slot]
 
     static let shared = DataDictionaryKeywords(DataDictionaryStorage.shared)
 
     init(_ storage: DataDictionaryStorage) {
-        var tags: [String: Tag] = [:]
-        tags.reserveCapacity(5300)
-        // One pass over the table in its order (a later line with the same keyword would win), reading
-        // only the pattern, the representative tag and the keyword of each line.
-        storage.bytes.withUnsafeBufferPointer { buffer in
+        let bytes = storage.bytes
+        var slots = [Slot](repeating: Slot(), count: Self.capacity)
+        // One pass over the table in its order (a later line with the same keyword wins), reading only
+        // the pattern, the representative tag and the keyword of each line.
+        bytes.withUnsafeBufferPointer { buffer in
             var start = 0
             while start < buffer.count {
                 var end = start
                 while end < buffer.count && buffer[end] != UInt8(ascii: "\n") { end += 1 }
                 defer { start = end + 1 }
-                var fields: [Range<Int>] = []
-                fields.reserveCapacity(7)
-                var fieldStart = start
-                for i in start..<end where buffer[i] == UInt8(ascii: "\t") {
-                    fields.append(fieldStart..<i)
-                    fieldStart = i + 1
-                    if fields.count == 6 { break }
+                // Cells 0 (pattern), 1 (representative) and 5 (keyword).
+                var cell = 0
+                var cellStart = start
+                var pattern = start..<start
+                var representative = start..<start
+                var keyword = start..<start
+                var i = start
+                while i <= end && cell <= 5 {
+                    if i == end || buffer[i] == UInt8(ascii: "\t") {
+                        switch cell {
+                        case 0: pattern = cellStart..<i
+                        case 1: representative = cellStart..<i
+                        case 5: keyword = cellStart..<i
+                        default: break
+                        }
+                        cell += 1
+                        cellStart = i + 1
+                    }
+                    i += 1
                 }
-                guard fields.count == 6, fields[0].count == 8, !fields[5].isEmpty else { continue }
-                let value = parseHex(buffer[fields[0]])
-                let tag = Tag(rawValue: fields[1].isEmpty ? value : parseHex(buffer[fields[1]]))
-                tags[String(decoding: UnsafeBufferPointer(rebasing: buffer[fields[5]]), as: UTF8.self)] = tag
+                guard cell > 5, pattern.count == 8, !keyword.isEmpty else { continue }
+                let value = parseHex(buffer[pattern])
+                let tag = representative.isEmpty ? value : parseHex(buffer[representative])
+                let key = UnsafeBufferPointer(rebasing: buffer[keyword])
+                var index = Self.hash(key) & (Self.capacity - 1)
+                while slots[index].length != 0 && !Self.equal(buffer, slots[index], key) {
+                    index = (index + 1) & (Self.capacity - 1)
+                }
+                slots[index] = Slot(start: Int32(keyword.lowerBound), length: Int32(keyword.count), tag: tag)
             }
         }
-        self.tags = tags
+        self.bytes = bytes
+        self.slots = slots
+    }
+
+    /// The representative tag of `keyword`.
+    func tag(_ keyword: String) -> Tag? {
+        var keyword = keyword
+        return keyword.withUTF8 { key in
+            self.bytes.withUnsafeBufferPointer { buffer in
+                var index = Self.hash(key) & (Self.capacity - 1)
+                while self.slots[index].length != 0 {
+                    if Self.equal(buffer, self.slots[index], key) { return Tag(rawValue: self.slots[index].tag) }
+                    index = (index + 1) & (Self.capacity - 1)
+                }
+                return nil
+            }
+        }
+    }
+
+    /// FNV-1a.
+    static func hash(_ key: UnsafeBufferPointer<UInt8>) -> Int {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in key { h = (h ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        return Int(truncatingIfNeeded: h)
+    }
+
+    static func equal(_ buffer: UnsafeBufferPointer<UInt8>, _ slot: Slot, _ key: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard Int(slot.length) == key.count else { return false }
+        return UnsafeBufferPointer(rebasing: buffer[Int(slot.start)..<Int(slot.start + slot.length)]).elementsEqual(key)
     }
 }
 

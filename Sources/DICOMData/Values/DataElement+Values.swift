@@ -11,6 +11,22 @@ extension DataElement {
     public func stringValues(characterSet: SpecificCharacterSet) -> [String] {
         let raw = bytes
         if raw.isEmpty { return [] }
+        if !vr.isSingleValued && characterSet.byte5CIsAlwaysBackslash(vr: vr) {
+            // Split and trim the bytes, then decode each value: no String is split by Character.
+            return raw.withUnsafeBufferPointer { buffer in
+                var values: [String] = []
+                var start = 0
+                for i in 0...buffer.count where i == buffer.count || buffer[i] == 0x5C {
+                    var lower = start
+                    var upper = i
+                    while upper > lower && (buffer[upper - 1] == 0x20 || buffer[upper - 1] == 0x00) { upper -= 1 }
+                    while lower < upper && buffer[lower] == 0x20 { lower += 1 }
+                    values.append(characterSet.decode(buffer: UnsafeBufferPointer(rebasing: buffer[lower..<upper]), vr: vr))
+                    start = i + 1
+                }
+                return values
+            }
+        }
         let decoded = characterSet.decode(raw, vr: vr)
         if vr.isSingleValued {
             return [Self.trim(Substring(decoded), vr: vr)]

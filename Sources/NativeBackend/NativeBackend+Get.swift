@@ -22,12 +22,7 @@ extension NativeBackend {
         defer { rmdir(incoming) }
         let client = self.client(connection, logger: logger)
         let peer = self.peer(connection)
-        var identifier = DataSet()
-        for key in request.keys {
-            guard let tag = DataDictionary.tag(forKeyword: key.keyword), let entry = DataDictionary.entry(for: tag) else { continue }
-            identifier.set(tag, vr: entry.vr, string: key.value)
-        }
-        let keys = identifier
+        let keys = Self.identifier(request.keys)
         let events = ListenEventChannel()
         // Like getscu, which overwrites a file of the same name.
         let placer = InstancePlacer(root: request.root, layout: request.layout, duplicates: .overwrite, fsync: false)
@@ -43,7 +38,7 @@ extension NativeBackend {
             }
             return try await client.withAssociation(to: peer, proposing: ProposedPresentationContext.get(model)) { association in
                 try await association.get(keys, model: model, storage: storage, directory: incoming) { counts in
-                    continuation.yield(Self.getProgress(counts, status: 0xFF00))
+                    continuation.yield(Self.progress(counts, status: 0xFF00, service: .get))
                 }
             }
         }
@@ -62,17 +57,10 @@ extension NativeBackend {
             default: break
             }
         }
-        let last = Self.getProgress(final.subOperations, status: final.status.rawValue)
+        let last = Self.progress(final.subOperations, status: final.status.rawValue, service: .get)
         await onProgress(last)
         return GetResult(
             request: request, status: last.status, remaining: last.remaining ?? 0, completed: last.completed, failed: last.failed,
             warning: last.warning, responses: responses + 1, instances: instances, storeFailures: failures)
-    }
-
-    static func getProgress(_ counts: SubOperationCounts, status: UInt16) -> MoveProgress {
-        MoveProgress(
-            remaining: counts.remaining.map(Int.init), completed: Int(counts.completed ?? 0),
-            failed: Int(counts.failed ?? 0), warning: Int(counts.warning ?? 0),
-            status: PXCore.DIMSEStatus(code: status, service: .get))
     }
 }

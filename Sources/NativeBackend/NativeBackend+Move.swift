@@ -12,18 +12,13 @@ extension NativeBackend {
     ) async throws -> MoveResult {
         let client = self.client(connection, logger: logger)
         let peer = self.peer(connection)
-        var identifier = DataSet()
-        for key in request.keys {
-            guard let tag = DataDictionary.tag(forKeyword: key.keyword), let entry = DataDictionary.entry(for: tag) else { continue }
-            identifier.set(tag, vr: entry.vr, string: key.value)
-        }
-        let keys = identifier
+        let keys = Self.identifier(request.keys)
         let (stream, continuation) = AsyncStream<MoveProgress>.makeStream()
         async let result: RetrieveResult = run("C-MOVE", connection) {
             defer { continuation.finish() }
             return try await client.withAssociation(to: peer, proposing: [.move(request.model.network)]) { association in
                 try await association.move(keys, model: request.model.network, destination: request.destination) { counts in
-                    continuation.yield(Self.progress(counts, status: 0xFF00))
+                    continuation.yield(Self.progress(counts, status: 0xFF00, service: .move))
                 }
             }
         }
@@ -33,17 +28,28 @@ extension NativeBackend {
             await onProgress(progress)
         }
         let final = try await result
-        let last = Self.progress(final.subOperations, status: final.status.rawValue)
+        let last = Self.progress(final.subOperations, status: final.status.rawValue, service: .move)
         await onProgress(last)
         return MoveResult(
             request: request, status: last.status, completed: last.completed, failed: last.failed,
             warning: last.warning, responses: responses + 1)
     }
 
-    static func progress(_ counts: SubOperationCounts, status: UInt16) -> MoveProgress {
+    /// Sub-operation counts of a C-MOVE-RSP or C-GET-RSP (PS3.7 §9.1.3.1, §9.1.4.1) in PXCore's shape.
+    static func progress(_ counts: SubOperationCounts, status: UInt16, service: PXCore.DIMSEStatus.Service) -> MoveProgress {
         MoveProgress(
             remaining: counts.remaining.map(Int.init), completed: Int(counts.completed ?? 0),
             failed: Int(counts.failed ?? 0), warning: Int(counts.warning ?? 0),
-            status: PXCore.DIMSEStatus(code: status, service: .move))
+            status: PXCore.DIMSEStatus(code: status, service: service))
+    }
+
+    /// The identifier of a C-MOVE or C-GET: each key with its dictionary VR.
+    static func identifier(_ keys: [(keyword: String, value: String)]) -> DataSet {
+        var identifier = DataSet()
+        for key in keys {
+            guard let tag = DataDictionary.tag(forKeyword: key.keyword), let entry = DataDictionary.entry(for: tag) else { continue }
+            identifier.set(tag, vr: entry.vr, string: key.value)
+        }
+        return identifier
     }
 }

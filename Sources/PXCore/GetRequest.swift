@@ -18,13 +18,9 @@ public struct GetRequest: Hashable, Sendable {
         model: QueryModel = .studyRoot, patientID: String? = nil, studyInstanceUID: String,
         seriesInstanceUID: String? = nil, sopInstanceUIDs: [String] = [], root: String, layout: StorageLayout = StorageLayout()
     ) throws(PXError) {
-        guard !studyInstanceUID.isEmpty else { throw .usage("a get needs a StudyInstanceUID") }
-        if !sopInstanceUIDs.isEmpty && (seriesInstanceUID ?? "").isEmpty {
-            throw .usage("getting instances needs their SeriesInstanceUID")
-        }
-        if model == .patientRoot && (patientID ?? "").isEmpty {
-            throw .usage("the patient-root model needs a PatientID")
-        }
+        try RetrieveTarget.validate(
+            verb: "get", model: model, patientID: patientID, studyInstanceUID: studyInstanceUID,
+            seriesInstanceUID: seriesInstanceUID, sopInstanceUIDs: sopInstanceUIDs)
         guard !root.isEmpty else { throw .usage("empty storage root") }
         self.model = model
         self.patientID = patientID
@@ -37,19 +33,14 @@ public struct GetRequest: Hashable, Sendable {
 
     /// The level implied by the deepest UID given.
     public var level: QueryLevel {
-        if !sopInstanceUIDs.isEmpty { return .image }
-        if seriesInstanceUID != nil { return .series }
-        return .study
+        RetrieveTarget.level(seriesInstanceUID: seriesInstanceUID, sopInstanceUIDs: sopInstanceUIDs)
     }
 
     /// The identifier keys in order, as (keyword, value) pairs, QueryRetrieveLevel first.
     public var keys: [(keyword: String, value: String)] {
-        var keys: [(String, String)] = [("QueryRetrieveLevel", level.dicomValue)]
-        if model == .patientRoot, let patientID { keys.append(("PatientID", patientID)) }
-        keys.append(("StudyInstanceUID", studyInstanceUID))
-        if let seriesInstanceUID { keys.append(("SeriesInstanceUID", seriesInstanceUID)) }
-        if !sopInstanceUIDs.isEmpty { keys.append(("SOPInstanceUID", sopInstanceUIDs.joined(separator: "\\"))) }
-        return keys
+        RetrieveTarget.keys(
+            model: model, patientID: patientID, studyInstanceUID: studyInstanceUID,
+            seriesInstanceUID: seriesInstanceUID, sopInstanceUIDs: sopInstanceUIDs)
     }
 }
 

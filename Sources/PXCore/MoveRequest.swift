@@ -18,13 +18,9 @@ public struct MoveRequest: Hashable, Sendable {
         seriesInstanceUID: String? = nil, sopInstanceUIDs: [String] = []
     ) throws(PXError) {
         try AETitle.validate(destination, role: "move destination")
-        guard !studyInstanceUID.isEmpty else { throw .usage("a move needs a StudyInstanceUID") }
-        if !sopInstanceUIDs.isEmpty && (seriesInstanceUID ?? "").isEmpty {
-            throw .usage("moving instances needs their SeriesInstanceUID")
-        }
-        if model == .patientRoot && (patientID ?? "").isEmpty {
-            throw .usage("the patient-root model needs a PatientID")
-        }
+        try RetrieveTarget.validate(
+            verb: "move", model: model, patientID: patientID, studyInstanceUID: studyInstanceUID,
+            seriesInstanceUID: seriesInstanceUID, sopInstanceUIDs: sopInstanceUIDs)
         self.model = model
         self.destination = destination
         self.patientID = patientID
@@ -35,19 +31,14 @@ public struct MoveRequest: Hashable, Sendable {
 
     /// The level implied by the deepest UID given.
     public var level: QueryLevel {
-        if !sopInstanceUIDs.isEmpty { return .image }
-        if seriesInstanceUID != nil { return .series }
-        return .study
+        RetrieveTarget.level(seriesInstanceUID: seriesInstanceUID, sopInstanceUIDs: sopInstanceUIDs)
     }
 
     /// The identifier keys in order, as (keyword, value) pairs, QueryRetrieveLevel first.
     public var keys: [(keyword: String, value: String)] {
-        var keys: [(String, String)] = [("QueryRetrieveLevel", level.dicomValue)]
-        if model == .patientRoot, let patientID { keys.append(("PatientID", patientID)) }
-        keys.append(("StudyInstanceUID", studyInstanceUID))
-        if let seriesInstanceUID { keys.append(("SeriesInstanceUID", seriesInstanceUID)) }
-        if !sopInstanceUIDs.isEmpty { keys.append(("SOPInstanceUID", sopInstanceUIDs.joined(separator: "\\"))) }
-        return keys
+        RetrieveTarget.keys(
+            model: model, patientID: patientID, studyInstanceUID: studyInstanceUID,
+            seriesInstanceUID: seriesInstanceUID, sopInstanceUIDs: sopInstanceUIDs)
     }
 }
 

@@ -16,6 +16,41 @@ extension DICOMAssociation {
     /// (byte-identical), and re-encoded for an accepted uncompressed context otherwise. A file that no accepted
     /// context can carry, or that cannot be read, is reported in the result without sending anything.
     public func store(_ file: StorableFile) async throws -> StoreResult {
+        var stored = StoreResult(path: file.path, sopClassUID: file.sopClassUID, sopInstanceUID: file.sopInstanceUID, status: nil, error: nil)
+        try await self.store([file]) { _, result in stored = result }
+        return stored
+    }
+
+    /// C-STORE of several files, each as ``store(_:)-(StorableFile)`` does it, with as many requests
+    /// outstanding as the negotiated asynchronous operations window allows (PS3.7 §D.3.3.3): the next data
+    /// set goes out while the acceptor is still storing the previous ones, so neither side waits for the
+    /// other between files. Responses are matched through Message ID Being Responded To, in whatever order
+    /// they come; `onResult` gets each file's index and result as its response arrives (a file not sent
+    /// at once). Every wait for a response is bounded by the DIMSE timeout.
+    public func store(_ files: [StorableFile], onResult: (Int, StoreResult) async throws -> Void) async throws {
+        let window = max(1, self.negotiated?.maximumOutstandingRequests ?? 1)
+        var outstanding: [UInt16: (index: Int, result: StoreResult)] = [:]
+        outstanding.reserveCapacity(min(window, files.count))
+        for (index, file) in files.enumerated() {
+            try Task.checkCancellation()
+            while outstanding.count >= window {
+                try await self.completeStore(&outstanding, onResult: onResult)
+            }
+            let (messageID, result) = try await self.sendStore(file)
+            if let messageID {
+                outstanding[messageID] = (index, result)
+            } else {
+                try await onResult(index, result)
+            }
+        }
+        while !outstanding.isEmpty {
+            try await self.completeStore(&outstanding, onResult: onResult)
+        }
+    }
+
+    /// Sends one C-STORE-RQ and its data set; returns its message ID, or `nil` with the reason in the
+    /// result when nothing could be sent.
+    private func sendStore(_ file: StorableFile) async throws -> (UInt16?, StoreResult) {
         var result = StoreResult(
             path: file.path, sopClassUID: file.sopClassUID, sopInstanceUID: file.sopInstanceUID, status: nil, error: nil)
         guard let negotiated = self.negotiated else {
@@ -27,7 +62,7 @@ extension DICOMAssociation {
                 ?? candidates.first(where: { !TransferSyntax(uid: $0.transferSyntax).isEncapsulated })
         else {
             result.error = "no accepted presentation context for \(file.sopClassUID) in \(file.transferSyntaxUID)"
-            return result
+            return (nil, result)
         }
         let messageID = self.nextMessageID()
         let request = CStoreRQ(messageID: messageID, affectedSOPClassUID: file.sopClassUID, affectedSOPInstanceUID: file.sopInstanceUID)
@@ -38,7 +73,7 @@ extension DICOMAssociation {
                 source = try OpenFile(file.path)
             } catch {
                 result.error = "\(error)"
-                return result
+                return (nil, result)
             }
             defer { source.close() }
             try await self.connection.send(
@@ -50,17 +85,27 @@ extension DICOMAssociation {
                 dataSet = try Self.dataSetBytes(of: file, in: context.transferSyntax)
             } catch {
                 result.error = "\(error)"
-                return result
+                return (nil, result)
             }
             try await self.connection.send(.cStoreRQ(request), presentationContextID: context.id, dataSet: dataSet)
         }
-        let (message, _) = try await self.response(to: messageID, waitingFor: "a C-STORE-RSP")
-        guard case .cStoreRSP(let response) = message else {
+        return (messageID, result)
+    }
+
+    /// Waits for the C-STORE-RSP to one of the `outstanding` requests and reports it.
+    private func completeStore(
+        _ outstanding: inout [UInt16: (index: Int, result: StoreResult)], onResult: (Int, StoreResult) async throws -> Void
+    ) async throws {
+        let (message, _) = try await self.response(waitingFor: "a C-STORE-RSP") { outstanding[$0] != nil }
+        guard case .cStoreRSP(let response) = message,
+            var entry = outstanding.removeValue(forKey: response.messageIDBeingRespondedTo)
+        else {
+            await self.connection.abort(.provider(.unexpectedPDU))
             throw DICOMNetworkError.protocolError("expected a C-STORE-RSP, got \(message.commandField)")
         }
-        result.status = response.status
-        result.error = response.errorComment
-        return result
+        entry.result.status = response.status
+        entry.result.error = response.errorComment
+        try await onResult(entry.index, entry.result)
     }
 
     /// Stores a file by path (see ``store(_:)-(StorableFile)``).

@@ -6,8 +6,9 @@ import NIOCore
 /// An established association on the requestor side, handed to the body of
 /// ``DICOMClient/withAssociation(to:proposing:_:)`` (PS3.8 §7.1, PS3.7 §9).
 ///
-/// Operations are synchronous (one outstanding request, asynchronous operations window 1/1); each response
-/// is matched to its request through Message ID Being Responded To, and every wait is bounded by the DIMSE
+/// Operations are synchronous (one outstanding request), except C-STORE of several files, which keeps as
+/// many requests outstanding as the negotiated asynchronous operations window allows; each response is
+/// matched to its request through Message ID Being Responded To, and every wait is bounded by the DIMSE
 /// timeout. Use it from the task that runs the body only.
 public final class DICOMAssociation {
     let connection: AssociationConnection
@@ -122,13 +123,20 @@ public final class DICOMAssociation {
     func response(to messageID: UInt16, waitingFor: String, storage: IncomingStorage? = nil) async throws
         -> (DIMSEMessage, ByteBuffer?)
     {
+        try await self.response(waitingFor: waitingFor, storage: storage) { $0 == messageID }
+    }
+
+    /// Waits for a response whose Message ID Being Responded To is `expected`; others are dropped.
+    func response(waitingFor: String, storage: IncomingStorage? = nil, expected: (UInt16) -> Bool) async throws
+        -> (DIMSEMessage, ByteBuffer?)
+    {
         let connection = self.connection
         while true {
             let incoming = try await connection.nextIncoming(
                 timeout: self.configuration.dimseTimeout, kind: .dimse, waitingFor: waitingFor)
             switch incoming {
             case .dimse(.message(let message, _, let dataSet)):
-                guard message.messageIDBeingRespondedTo == messageID else {
+                guard let responded = message.messageIDBeingRespondedTo, expected(responded) else {
                     self.logger.debug("dropping a message for another request", metadata: ["dimse.command": "\(message.commandField)"])
                     continue
                 }

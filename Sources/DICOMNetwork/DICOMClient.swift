@@ -33,6 +33,11 @@ public struct DICOMClient: Sendable {
         public var implementationClassUID: String
         /// Implementation Version Name (sub-item 0x55).
         public var implementationVersionName: String?
+        /// How many requests to keep outstanding when the acceptor agrees (PS3.7 §D.3.3.3): above 1, an
+        /// asynchronous operations window with this *invoked* (and *performed* 1) is proposed, and
+        /// ``DICOMAssociation/store(_:onResult:)`` sends the next file before the previous one is answered,
+        /// up to what the acceptor granted. `1` (the default) proposes nothing: synchronous operation.
+        public var maximumOutstandingRequests: UInt16 = 1
 
         public init(
             callingAETitle: String,
@@ -82,7 +87,11 @@ public struct DICOMClient: Sendable {
             presentationContexts: contexts,
             maximumPDULength: self.configuration.maximumPDULength,
             implementationClassUID: self.configuration.implementationClassUID,
-            implementationVersionName: self.configuration.implementationVersionName
+            implementationVersionName: self.configuration.implementationVersionName,
+            asynchronousOperationsWindow: self.configuration.maximumOutstandingRequests > 1
+                ? AsynchronousOperationsWindow(
+                    maximumOperationsInvoked: self.configuration.maximumOutstandingRequests, maximumOperationsPerformed: 1)
+                : nil
         )
         let request = try parameters.makeAssociateRQ()
         let channel = try await self.connect(to: peer)
@@ -181,11 +190,9 @@ public struct DICOMClient: Sendable {
         }
         if !contexts.isEmpty {
             try await self.withAssociation(to: peer, proposing: contexts) { association in
-                for file in headers {
-                    results[file.path] = try await association.store(file)
-                }
+                try await association.store(headers) { index, result in results[headers[index].path] = result }
             }
         }
-        return files.map { results[$0] ?? StoreResult(path: $0, sopClassUID: nil, sopInstanceUID: nil, status: nil, error: "not sent") }
+        return files.map { results[$0] ?? StoreResult(path: $0, sopClassUID: nil, sopInstanceUID: nil, status: nil, error: "not stored: the association ended before the peer answered") }
     }
 }

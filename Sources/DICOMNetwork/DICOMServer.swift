@@ -45,6 +45,12 @@ public struct DICOMServer: Sendable {
         public var implementationClassUID: String
         /// Implementation Version Name (sub-item 0x55).
         public var implementationVersionName: String?
+        /// How many C-STORE (or C-ECHO) requests a requestor may have outstanding on one association when it
+        /// proposes an asynchronous operations window (PS3.7 §D.3.3.3); `1` (the default) is synchronous.
+        /// Requests are still served one after another, in order: a window only lets the requestor send the
+        /// next data set while the previous one is being stored. Not offered to a requestor of a
+        /// Query/Retrieve service, whose operations are synchronous here.
+        public var maximumOperationsPerformed: UInt16 = 1
         // BEGIN query/retrieve SCP
         /// Query/Retrieve SCP (C-FIND, C-MOVE, C-GET, PS3.4 Annex C); `nil` (the default) serves none.
         public var queryRetrieve: QueryRetrieveSCPConfiguration? = nil
@@ -92,7 +98,7 @@ public struct DICOMServer: Sendable {
 
         /// The acceptor policy these settings describe.
         var policy: AssociationAcceptorPolicy {
-            AssociationAcceptorPolicy(
+            var policy = AssociationAcceptorPolicy(
                 aeTitle: self.aeTitle,
                 acceptedCalledAETitles: self.acceptsAnyCalledAETitle ? nil : [self.aeTitle],
                 acceptedCallingAETitles: self.allowedCallingAETitles,
@@ -103,6 +109,8 @@ public struct DICOMServer: Sendable {
                 implementationClassUID: self.implementationClassUID,
                 implementationVersionName: self.implementationVersionName
             )
+            policy.maximumOperationsPerformed = self.queryRetrieve == nil ? self.maximumOperationsPerformed : 1  // query/retrieve SCP
+            return policy
         }
     }
 

@@ -45,6 +45,9 @@ extension NativeBackend {
             acceptsAnyCalledAETitle: configuration.acceptsAnyCalledAETitle,
             allowedCallingAETitles: configuration.allowedCallingAETitles,
             maximumAssociations: configuration.maximumAssociations)
+        // A sender that proposes an asynchronous operations window may send the next instance while this
+        // one is being placed (PS3.7 §D.3.3.3); they are still stored one after another, in order.
+        serverConfiguration.maximumOperationsPerformed = 16
         serverConfiguration.artimTimeout = .milliseconds(Int64(configuration.timeouts.acse * 1000))
         serverConfiguration.idleTimeout = .milliseconds(Int64(configuration.timeouts.dimse * 1000))
         let server: DICOMServer

@@ -7,7 +7,9 @@ import PXCore
 extension NativeBackend {
     /// C-STORE SCU (PS3.4 Annex B) on ONE association: only the contexts the files need are
     /// proposed (``StorableFile/presentationContexts(for:)``), and each data set is streamed from disk
-    /// in PDU-sized chunks when the accepted context has the file's transfer syntax. When the association
+    /// in PDU-sized chunks when the accepted context has the file's transfer syntax. Up to
+    /// ``PushRequest/window`` files are outstanding when the peer agrees to an asynchronous operations
+    /// window (PS3.7 §D.3.3.3); results are reported as responses arrive. When the association
     /// fails after some files were stored, the result carries the failure instead of throwing it.
     public func push(
         _ request: PushRequest, connection: Connection, logger: Logger,
@@ -27,7 +29,7 @@ extension NativeBackend {
         for result in results.compactMap({ $0 }) { await onFile(result) }
         var failure: PXError?
         if !pending.isEmpty {
-            let client = self.client(connection, logger: logger)
+            let client = self.client(connection, logger: logger, window: request.window)
             let peer = self.peer(connection)
             let contexts = StorableFile.presentationContexts(for: pending.map(\.file))
             let work = pending
@@ -35,9 +37,8 @@ extension NativeBackend {
             async let sent: Void = run("C-STORE", connection) {
                 defer { continuation.finish() }
                 try await client.withAssociation(to: peer, proposing: contexts) { association in
-                    for (index, file) in work {
-                        try Task.checkCancellation()
-                        continuation.yield((index, try await association.store(file)))
+                    try await association.store(work.map(\.file)) { position, stored in
+                        continuation.yield((work[position].index, stored))
                     }
                 }
             }

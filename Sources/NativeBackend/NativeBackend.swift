@@ -15,17 +15,16 @@ public struct NativeBackend: DICOMBackend {
 
     public init() {}
 
-    func client(_ connection: Connection, logger: Logger) -> DICOMClient {
+    func client(_ connection: Connection, logger: Logger, window: UInt16 = 1) -> DICOMClient {
         let t = connection.timeouts
-        return DICOMClient(
-            configuration: .init(
-                callingAETitle: connection.local.aeTitle,
-                connectTimeout: .seconds(t.connect),
-                acseTimeout: .seconds(t.acse),
-                dimseTimeout: .seconds(t.dimse)
-            ),
-            logger: logger
+        var configuration = DICOMClient.Configuration(
+            callingAETitle: connection.local.aeTitle,
+            connectTimeout: .seconds(t.connect),
+            acseTimeout: .seconds(t.acse),
+            dimseTimeout: .seconds(t.dimse)
         )
+        configuration.maximumOutstandingRequests = window
+        return DICOMClient(configuration: configuration, logger: logger)
     }
 
     func peer(_ connection: Connection) -> DICOMPeer {

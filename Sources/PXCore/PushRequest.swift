@@ -14,6 +14,12 @@ import Darwin
 public struct PushRequest: Hashable, Sendable {
     /// Every file, in order: the paths as given, directory contents in sorted order.
     public var files: [PushFile]
+    /// How many C-STOREs the native backend keeps outstanding when the peer agrees to an asynchronous
+    /// operations window (PS3.7 §D.3.3.3); `1` proposes none. storescu has no such option.
+    public var window: UInt16 = PushRequest.defaultWindow
+
+    /// The default ``window``: enough to keep sending while the peer stores the previous files.
+    public static let defaultWindow: UInt16 = 16
 
     public init(files: [PushFile]) {
         self.files = files
@@ -160,7 +166,7 @@ public struct PushFileResult: Hashable, Sendable {
 public struct PushResult: Hashable, Sendable {
     public var files: [PushFileResult]
     /// What ended the association after some files were stored (abort, timeout, lost connection);
-    /// the files after it are reported as not sent. `nil` when the association ran its course.
+    /// the files it had not answered are reported as not stored. `nil` when the association ran its course.
     public var failure: PXError?
 
     public init(files: [PushFileResult], failure: PXError? = nil) {
@@ -170,7 +176,7 @@ public struct PushResult: Hashable, Sendable {
 
     /// The result for a file the association ended before.
     public static func notSent(_ file: PushFile) -> PushFileResult {
-        PushFileResult(file: file, status: nil, error: .aborted("not sent: the association ended"))
+        PushFileResult(file: file, status: nil, error: .aborted("not stored: the association ended before the peer answered"))
     }
 
     public var completed: Int { files.filter { $0.succeeded && $0.status?.category == .success }.count }

@@ -24,9 +24,11 @@ struct PXPush: AsyncParsableCommand {
             data.files lists each file in order: path, SOPClassUID, SOPInstanceUID,
             transferSyntaxUID, status (success, warning, failed), dimseStatus and error.
             The exit status is 1 when any file failed (error.code partialFailure). When
-            the association ends early (abort, timeout), the files sent so far are still
-            listed, the rest as not sent, and error is what ended it. The DCMTK backend
-            runs storescu -R -nh.
+            the association ends early (abort, timeout), the files the peer answered are
+            listed, the rest as not stored, and error is what ended it. The DCMTK backend
+            runs storescu -R -nh. The native backend proposes an asynchronous operations
+            window (--window) and, when the peer grants one, sends the next file while
+            the peer is still storing the previous ones; DCMTK peers answer one at a time.
 
             \(PXExit.helpTable)
             """
@@ -34,6 +36,12 @@ struct PXPush: AsyncParsableCommand {
 
     @OptionGroup(title: "Connection") var connection: ConnectionOptions
     @Argument(help: "Files and directories to send.") var paths: [String] = []
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "C-STOREs kept outstanding when the peer agrees (native; 1: one at a time).",
+            valueName: "n"))
+    var window: UInt16 = PushRequest.defaultWindow
     @OptionGroup(title: "Timeouts") var timeouts: TimeoutOptions
     @OptionGroup(title: "Backend") var backend: BackendOptions
     @OptionGroup(title: "Logging") var logging: LoggingOptions
@@ -41,6 +49,7 @@ struct PXPush: AsyncParsableCommand {
 
     func validate() throws {
         if paths.isEmpty { throw ValidationError("give the files or directories to push") }
+        if window == 0 { throw ValidationError("--window must be at least 1") }
     }
 
     func run() async throws {
@@ -53,7 +62,8 @@ struct PXPush: AsyncParsableCommand {
             let dicomBackend = try backend.make(executables: connection.executables(for: "storescu"), tool: "storescu")
             backendName = dicomBackend.name
             let conn = try connection.connection(timeouts: timeouts.timeouts)
-            let request = try PushRequest(paths: paths)
+            var request = try PushRequest(paths: paths)
+            request.window = window
             let showProgress = CommandOutput.standardErrorIsTerminal
             let total = request.files.count
             let done = Counter()

@@ -197,6 +197,59 @@ struct AssociationNegotiationTests {
         }
         #expect(ac.userInformation.asynchronousOperationsWindow == AsynchronousOperationsWindow(maximumOperationsInvoked: 1, maximumOperationsPerformed: 1))
         #expect(negotiated.asynchronousOperationsWindow == AsynchronousOperationsWindow())
+        #expect(negotiated.maximumOutstandingRequests == 1)
+    }
+
+    @Test("An acceptor with a window grants the smaller of the requestor's invoked and its own performed")
+    func asyncWindowGranted() throws {
+        var policy = Self.policy
+        policy.maximumOperationsPerformed = 16
+        var parameters = Self.parameters([ProposedPresentationContext(abstractSyntax: Self.verification, transferSyntaxes: [Self.implicitLE])])
+        // (requestor invoked, requestor performed) -> acceptor's performed in the AC
+        for (invoked, performed, granted) in [(5, 1, 5), (40, 1, 16), (0, 0, 16), (1, 1, 1)] as [(UInt16, UInt16, UInt16)] {
+            parameters.asynchronousOperationsWindow = AsynchronousOperationsWindow(
+                maximumOperationsInvoked: invoked, maximumOperationsPerformed: performed)
+            let rq = try parameters.makeAssociateRQ()
+            guard case .accept(let ac, let acceptorView) = policy.evaluate(rq) else {
+                Issue.record("expected acceptance")
+                return
+            }
+            #expect(ac.userInformation.asynchronousOperationsWindow == AsynchronousOperationsWindow(
+                maximumOperationsInvoked: 1, maximumOperationsPerformed: granted))
+            // The requestor may have `granted` outstanding; the acceptor invokes one at a time.
+            let requestorView = try NegotiatedAssociation(request: rq, accept: ac, localRole: .requestor)
+            #expect(requestorView.maximumOutstandingRequests == Int(granted))
+            #expect(requestorView.asynchronousOperationsWindow.maximumOperationsPerformed == 1)
+            #expect(acceptorView.asynchronousOperationsWindow == AsynchronousOperationsWindow(
+                maximumOperationsInvoked: 1, maximumOperationsPerformed: granted))
+            #expect(acceptorView.maximumOutstandingRequests == 1)
+        }
+    }
+
+    @Test("The requestor holds an acceptor's answer to what it proposed; no answer means synchronous")
+    func asyncWindowBoundedByRequest() throws {
+        var parameters = Self.parameters([ProposedPresentationContext(abstractSyntax: Self.verification, transferSyntaxes: [Self.implicitLE])])
+        parameters.asynchronousOperationsWindow = AsynchronousOperationsWindow(maximumOperationsInvoked: 4, maximumOperationsPerformed: 1)
+        let rq = try parameters.makeAssociateRQ()
+        guard case .accept(var ac, _) = Self.policy.evaluate(rq) else {
+            Issue.record("expected acceptance")
+            return
+        }
+        // An acceptor that grants more than was asked (here: unlimited both ways) is held to the request.
+        ac.userInformation.asynchronousOperationsWindow = AsynchronousOperationsWindow(maximumOperationsInvoked: 0, maximumOperationsPerformed: 0)
+        let generous = try NegotiatedAssociation(request: rq, accept: ac, localRole: .requestor)
+        #expect(generous.asynchronousOperationsWindow == AsynchronousOperationsWindow(maximumOperationsInvoked: 4, maximumOperationsPerformed: 1))
+        #expect(generous.maximumOutstandingRequests == 4)
+        // DCMTK answers without the sub-item: synchronous.
+        ac.userInformation.asynchronousOperationsWindow = nil
+        let silent = try NegotiatedAssociation(request: rq, accept: ac, localRole: .requestor)
+        #expect(silent.maximumOutstandingRequests == 1)
+        // Both unlimited: no bound at all.
+        parameters.asynchronousOperationsWindow = AsynchronousOperationsWindow(maximumOperationsInvoked: 0, maximumOperationsPerformed: 0)
+        let unlimitedRQ = try parameters.makeAssociateRQ()
+        ac.userInformation.asynchronousOperationsWindow = AsynchronousOperationsWindow(maximumOperationsInvoked: 0, maximumOperationsPerformed: 0)
+        let unlimited = try NegotiatedAssociation(request: unlimitedRQ, accept: ac, localRole: .requestor)
+        #expect(unlimited.maximumOutstandingRequests == Int.max)
     }
 
     @Test("User identity is carried to the acceptor")

@@ -40,6 +40,11 @@ public struct AssociationAcceptorPolicy: Sendable, Hashable {
     public var implementationClassUID: String
     /// This implementation's version name.
     public var implementationVersionName: String?
+    /// How many of the requestor's operations this acceptor accepts to have outstanding (the
+    /// *performed* of its answer to an asynchronous operations window, PS3.7 §D.3.3.3); `1`, the
+    /// default, is synchronous operation. Requests beyond the first wait in the transport until the
+    /// one before has been answered: operations are still performed one after another.
+    public var maximumOperationsPerformed: UInt16 = 1
 
     /// The transfer syntax DCMTK echoes in rejected contexts: some peers get confused by an empty one.
     public static let rejectedContextTransferSyntax = "1.2.840.10008.1.2"
@@ -72,7 +77,9 @@ public struct AssociationAcceptorPolicy: Sendable, Hashable {
     /// Otherwise every context gets a result: 0 with the first transfer syntax of *this* policy's order that
     /// the requestor offered, 3 if the abstract syntax is unsupported, 4 if no offered transfer syntax is
     /// supported, 2 (no reason) for an even or duplicate ID. Role selections (0x54) are answered for supported
-    /// SOP classes; an asynchronous operations window (0x53) is answered 1/1. An association whose contexts
+    /// SOP classes; an asynchronous operations window (0x53) is answered with *invoked* 1 (this side
+    /// invokes nothing asynchronously) and *performed* the smaller of the requestor's *invoked* and
+    /// ``maximumOperationsPerformed``. An association whose contexts
     /// are all rejected is still accepted, as DCMTK does; the requestor decides.
     public func evaluate(_ request: AssociateRQ) -> Decision {
         if !request.supportsProtocolVersion1 {
@@ -132,7 +139,11 @@ public struct AssociationAcceptorPolicy: Sendable, Hashable {
                 maximumLength: self.maximumPDULength,
                 implementationClassUID: self.implementationClassUID,
                 implementationVersionName: self.implementationVersionName,
-                asynchronousOperationsWindow: request.userInformation.asynchronousOperationsWindow == nil ? nil : AsynchronousOperationsWindow(),
+                asynchronousOperationsWindow: request.userInformation.asynchronousOperationsWindow.map {
+                    AsynchronousOperationsWindow(
+                        maximumOperationsInvoked: 1,
+                        maximumOperationsPerformed: NegotiatedAssociation.smaller($0.maximumOperationsInvoked, self.maximumOperationsPerformed))
+                },
                 roleSelections: roles
             )
         )

@@ -71,8 +71,36 @@ public struct NegotiatedAssociation: Sendable, Hashable {
     /// The peer's implementation version name.
     public var peerImplementationVersionName: String? { self.peerUserInformation.implementationVersionName }
 
-    /// The negotiated asynchronous operations window; this implementation always settles on 1/1 (synchronous).
-    public var asynchronousOperationsWindow: AsynchronousOperationsWindow { AsynchronousOperationsWindow() }
+    /// The asynchronous operations window from this side's point of view (PS3.7 §D.3.3.3): how many
+    /// operations this side may have outstanding as invoker, and how many of the peer's it must accept to
+    /// perform. `0` means unlimited. Without the sub-item in both the RQ and the AC the association is
+    /// synchronous (1/1).
+    ///
+    /// The acceptor's answer is bounded by the request: its *invoked* by the requestor's *performed*,
+    /// its *performed* by the requestor's *invoked*; an answer above the request is held to the request.
+    public var asynchronousOperationsWindow: AsynchronousOperationsWindow {
+        guard let proposed = self.requestorUserInformation.asynchronousOperationsWindow,
+            let answered = self.acceptorUserInformation.asynchronousOperationsWindow
+        else { return AsynchronousOperationsWindow() }
+        // Requestor-invoked operations, performed by the acceptor; and the other way round.
+        let requestorInvokes = Self.smaller(proposed.maximumOperationsInvoked, answered.maximumOperationsPerformed)
+        let acceptorInvokes = Self.smaller(answered.maximumOperationsInvoked, proposed.maximumOperationsPerformed)
+        return self.localRole == .requestor
+            ? AsynchronousOperationsWindow(maximumOperationsInvoked: requestorInvokes, maximumOperationsPerformed: acceptorInvokes)
+            : AsynchronousOperationsWindow(maximumOperationsInvoked: acceptorInvokes, maximumOperationsPerformed: requestorInvokes)
+    }
+
+    /// How many requests this side may have outstanding at once: the window's *invoked*, with `0`
+    /// (unlimited) as `Int.max`.
+    public var maximumOutstandingRequests: Int {
+        let invoked = self.asynchronousOperationsWindow.maximumOperationsInvoked
+        return invoked == 0 ? Int.max : Int(invoked)
+    }
+
+    /// The smaller of two window values where `0` means unlimited.
+    static func smaller(_ a: UInt16, _ b: UInt16) -> UInt16 {
+        a == 0 ? b : b == 0 ? a : min(a, b)
+    }
 
     /// The accepted context with `id`.
     public func context(id: UInt8) -> Context? {

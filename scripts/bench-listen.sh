@@ -8,7 +8,8 @@
 #
 # usage: scripts/bench-listen.sh [WORKDIR]   (default: bench-data/ in the project)
 # env:   PX_BENCH_RUNS (default 7), PX_BENCH_LISTEN_ARGS (extra px-listen flags, e.g. --fsync),
-#        PX_BENCH_SKIP_LARGE=1 to skip the 1 GiB instance, PX_BENCH_RX_PARENT (where receivers write)
+#        PX_BENCH_SKIP_LARGE=1 to skip the 1 GiB instance, PX_BENCH_RX_PARENT (where receivers write),
+#        PX_BENCH_TRASH (a folder to move the received files into instead of deleting them)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$root/bench-data}
@@ -33,7 +34,12 @@ median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 out=$(mktemp -d "${PX_BENCH_RX_PARENT:-$work}/listen.XXXXXX")
 pid=
 stop() { if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=; fi; }
-trap 'stop; rm -rf "$out"' EXIT
+# Removed at the end, or moved into $PX_BENCH_TRASH for `make bench` to remove after the last benchmark.
+cleanup() {
+    stop
+    if [ -n "${PX_BENCH_TRASH:-}" ]; then mkdir -p "$PX_BENCH_TRASH" && mv "$out" "$PX_BENCH_TRASH/"; else rm -rf "$out"; fi
+}
+trap cleanup EXIT
 
 # start NAME: starts the receiver NAME on a fresh folder, $out/rx.NAME.RUN; sets pid, port and rx.
 # Nothing is deleted before the end: this machine's ext4 has no journal, and there it skips inodes
@@ -73,6 +79,7 @@ for run in $(seq "$runs"); do
         echo $(( (t1 - t0) / 1000 )) >>"$out/times.$receiver"
     done
 done
+for receiver in "${receivers[@]}"; do echo "bench-listen samples $receiver: $(tr '\n' ' ' <"$out/times.$receiver")" >&2; done
 base_s=$(median <"$out/times.storescp")
 for receiver in "${receivers[@]}"; do
     us=$(median <"$out/times.$receiver")

@@ -6,15 +6,18 @@
 #   storescu -> storescp --ignore     (DCMTK, receiver discards: the network/DIMSE ceiling)
 #   px-push --backend native -> storescp -od DIR
 #   px-push --backend native -> px-listen --backend native -d DIR   (the issue's goal: >= 2x the
-#                                                                   baseline's MB/s)
+#                                                                   baseline's MB/s; px-push's default
+#                                                                   window of 16, which px-listen grants)
+#   the same with px-push --window 1 (one C-STORE at a time, as with a DCMTK peer)
 #
-# Receivers write into WORKDIR, a fresh folder per run, all removed at the end. Every DCMTK process runs with
+# Receivers write into WORKDIR, a fresh folder per run, all removed at the end (or moved to
+# $PX_BENCH_TRASH). Every DCMTK process runs with
 # TCP_NODELAY=1; px is built with `swift build -c release --static-swift-stdlib`. storescu gets
 # `-R` (only the needed contexts), like px-push; both get the same 300 file paths. Then the peak RSS of px-push (native) sending ONE
 # ~260 MB multi-frame file to storescp --ignore, from /usr/bin/time -v.
 #
 # usage: scripts/bench-push.sh [WORKDIR]   (default: bench-data/ in the project)
-# env:   PX_BENCH_RUNS (default 7)
+# env:   PX_BENCH_RUNS (default 7), PX_BENCH_TRASH (a folder to move the received files into)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$root/bench-data}
@@ -69,10 +72,15 @@ line() { # name median_us [baseline_us]
 }
 
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work/recv"; }
+# The received files are removed at the end, or moved into $PX_BENCH_TRASH for `make bench` to remove
+# after the last benchmark: on this machine's journal-less ext4, creating files within minutes of
+# deleting thousands is slower (see start_receiver), which would penalise the benchmark that runs next.
+recv=$(mktemp -d "$work/recv.XXXXXX")
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    if [ -n "${PX_BENCH_TRASH:-}" ]; then mkdir -p "$PX_BENCH_TRASH" && mv "$recv" "$PX_BENCH_TRASH/"; else rm -rf "$recv"; fi
+}
 trap cleanup EXIT
-recv="$work/recv"
-rm -rf "$recv" && mkdir -p "$recv"
 
 # storescp --ignore runs throughout: it writes nothing.
 ign_port=$(free_port)
@@ -117,18 +125,23 @@ for run in $(seq "$runs"); do
     run_one pxscp "$bin/px-push" --backend native "BENCHSCP@127.0.0.1:$rx_port" "${files[@]}"
     stop_receiver
     run_one pxign "$bin/px-push" --backend native "BENCHIGN@127.0.0.1:$ign_port" "${files[@]}"
-    start_receiver px-listen "$recv/pxpx.$run"
-    run_one pxpx "$bin/px-push" --backend native "PXLISTEN@127.0.0.1:$rx_port" "${files[@]}"
-    stop_receiver
-    got=$(find "$recv/pxpx.$run" -name '*.dcm' | { grep -v '/\.px-incoming' || true; } | wc -l)
-    [ "$got" -eq "${#files[@]}" ] || { echo "bench-push: px-listen stored $got of ${#files[@]}" >&2; exit 1; }
+    for window in 16 1; do
+        start_receiver px-listen "$recv/pxpx$window.$run"
+        run_one "pxpx$window" "$bin/px-push" --backend native --window "$window" "PXLISTEN@127.0.0.1:$rx_port" "${files[@]}"
+        stop_receiver
+        got=$(find "$recv/pxpx$window.$run" -name '*.dcm' | { grep -v '/\.px-incoming' || true; } | wc -l)
+        [ "$got" -eq "${#files[@]}" ] || { echo "bench-push: px-listen stored $got of ${#files[@]}" >&2; exit 1; }
+    done
 done
 base=$(median <"$samples/base")
 line "storescu -> storescp -od" "$base"
 line "storescu -> storescp --ignore" "$(median <"$samples/ign")" "$base"
 line "px-push native -> storescp -od" "$(median <"$samples/pxscp")" "$base"
 line "px-push native -> storescp --ignore" "$(median <"$samples/pxign")" "$base"
-line "px-push native -> px-listen native" "$(median <"$samples/pxpx")" "$base"
+line "px-push native -> px-listen native" "$(median <"$samples/pxpx16")" "$base"
+line "px-push native --window 1 -> px-listen native" "$(median <"$samples/pxpx1")" "$base"
+# Every run's time (microseconds, in run order) on stderr: this machine has slow and fast spells.
+for k in base ign pxscp pxign pxpx16 pxpx1; do echo "bench-push samples $k: $(tr "\n" " " <"$samples/$k")" >&2; done
 rm -rf "$samples"
 
 echo "== peak RSS: px-push native, one file of $(wc -c <"$big") bytes -> storescp --ignore"

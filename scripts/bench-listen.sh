@@ -88,9 +88,12 @@ for receiver in "${receivers[@]}"; do
         ignore) name="storescp --ignore (stores nothing: the sender's floor)" ;;
         *) name="px-listen --backend $receiver" ;;
     esac
-    awk -v n="$name" -v u="$us" -v c="$count" -v b="$base_s" -v r="$runs" -v e="${extra[*]}" 'BEGIN {
-        printf "{\"receiver\": \"%s\", \"extra\": \"%s\", \"instances\": %d, \"runs\": %d, \"median_s\": %.3f, \"instances_per_s\": %.1f, \"ratio_to_storescp\": %.2f}\n",
-            n, e, c, r, u / 1e6, c / (u / 1e6), b / u }'
+    # The median over rounds of storescp's time / this receiver's time in the same round (rounds are
+    # interleaved; this machine has slow and fast spells that hit a whole round).
+    p=$(paste "$out/times.storescp" "$out/times.$receiver" | awk '{print $1 / $2}' | median)
+    awk -v n="$name" -v u="$us" -v c="$count" -v b="$base_s" -v r="$runs" -v e="${extra[*]}" -v p="$p" 'BEGIN {
+        printf "{\"receiver\": \"%s\", \"extra\": \"%s\", \"instances\": %d, \"runs\": %d, \"median_s\": %.3f, \"instances_per_s\": %.1f, \"ratio_to_storescp\": %.2f, \"median_paired_ratio\": %.2f}\n",
+            n, e, c, r, u / 1e6, c / (u / 1e6), b / u, p }'
 done
 
 if [ "${PX_BENCH_SKIP_LARGE:-0}" != 1 ]; then

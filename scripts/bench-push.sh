@@ -61,11 +61,15 @@ time_us() {
     echo $(( (t1 - t0) / 1000 ))
 }
 wait_echo() { for _ in $(seq 100); do echoscu -aec "$1" 127.0.0.1 "$2" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
-line() { # name median_us [baseline_us]
+# paired KEY: the median over runs of (baseline's time / KEY's time) in the same round. The rounds are
+# interleaved, and this machine has slow and fast spells that hit a whole round: a ratio within a
+# round compares like with like, where the ratio of the two medians can pair a fast run with a slow one.
+paired() { paste "$samples/base" "$samples/$1" | awk '{print $1 / $2}' | median; }
+line() { # name median_us [baseline_us KEY]
     local mbs
     mbs=$(awk -v b="$bytes" -v u="$2" 'BEGIN { printf "%.1f", b / u }')
     if [ -n "${3:-}" ]; then
-        echo "{\"run\": \"$1\", \"files\": ${#files[@]}, \"bytes\": $bytes, \"median_ms\": $(awk -v u="$2" 'BEGIN{printf "%.1f", u/1000}'), \"MB_per_s\": $mbs, \"speedup_vs_storescu_storescp\": $(awk -v a="$3" -v b="$2" 'BEGIN { printf "%.2f", a / b }')}"
+        echo "{\"run\": \"$1\", \"files\": ${#files[@]}, \"bytes\": $bytes, \"median_ms\": $(awk -v u="$2" 'BEGIN{printf "%.1f", u/1000}'), \"MB_per_s\": $mbs, \"speedup_vs_storescu_storescp\": $(awk -v a="$3" -v b="$2" 'BEGIN { printf "%.2f", a / b }'), \"median_paired_speedup\": $(paired "$4" | awk '{printf "%.2f", $1}')}"
     else
         echo "{\"run\": \"$1\", \"files\": ${#files[@]}, \"bytes\": $bytes, \"median_ms\": $(awk -v u="$2" 'BEGIN{printf "%.1f", u/1000}'), \"MB_per_s\": $mbs}"
     fi
@@ -135,11 +139,11 @@ for run in $(seq "$runs"); do
 done
 base=$(median <"$samples/base")
 line "storescu -> storescp -od" "$base"
-line "storescu -> storescp --ignore" "$(median <"$samples/ign")" "$base"
-line "px-push native -> storescp -od" "$(median <"$samples/pxscp")" "$base"
-line "px-push native -> storescp --ignore" "$(median <"$samples/pxign")" "$base"
-line "px-push native -> px-listen native" "$(median <"$samples/pxpx16")" "$base"
-line "px-push native --window 1 -> px-listen native" "$(median <"$samples/pxpx1")" "$base"
+line "storescu -> storescp --ignore" "$(median <"$samples/ign")" "$base" ign
+line "px-push native -> storescp -od" "$(median <"$samples/pxscp")" "$base" pxscp
+line "px-push native -> storescp --ignore" "$(median <"$samples/pxign")" "$base" pxign
+line "px-push native -> px-listen native" "$(median <"$samples/pxpx16")" "$base" pxpx16
+line "px-push native --window 1 -> px-listen native" "$(median <"$samples/pxpx1")" "$base" pxpx1
 # Every run's time (microseconds, in run order) on stderr: this machine has slow and fast spells.
 for k in base ign pxscp pxign pxpx16 pxpx1; do echo "bench-push samples $k: $(tr "\n" " " <"$samples/$k")" >&2; done
 rm -rf "$samples"

@@ -111,9 +111,9 @@ import Testing
 
             // A node from the config file, and pypx 0.8's flags.
             let config = work + "/config.toml"
-            FileManager.default.createFile(
+            #expect(FileManager.default.createFile(
                 atPath: config,
-                contents: Data("[local]\nae_title = \"CFGSCU\"\n\n[nodes.archive]\nhost = \"127.0.0.1\"\nport = \(qrPort)\nae_title = \"QRSCP\"\n".utf8))
+                contents: Data("[local]\nae_title = \"CFGSCU\"\n\n[nodes.archive]\nhost = \"127.0.0.1\"\nport = \(qrPort)\nae_title = \"QRSCP\"\n".utf8)))
             let configured = try step("config", "px-echo", ["archive"], environment: ["PX_CONFIG": config])
             #expect(configured.exitCode == 0, "\(configured.stdout) \(configured.stderr)")
             #expect(configured.json?["data"]?["callingAETitle"]?.stringValue == "CFGSCU")
@@ -166,7 +166,7 @@ import Testing
             let listener = Process()
             listener.executableURL = URL(fileURLWithPath: PeerHarness.binDirectory + "/px-listen")
             listener.arguments = ["--port", String(listenPort), "--aet", "PXLISTEN", "-d", received] + b
-            FileManager.default.createFile(atPath: events, contents: nil)
+            #expect(FileManager.default.createFile(atPath: events, contents: nil))
             listener.standardOutput = FileHandle(forWritingAtPath: events)
             listener.standardError = FileHandle.nullDevice
             try listener.run()

@@ -9,6 +9,9 @@ public struct Part10File: Sendable {
     public var transferSyntax: TransferSyntax
     /// The file had no preamble and `DICM` prefix (a bare data set, read with a guessed transfer syntax).
     public var hadNoPreamble: Bool = false
+    /// The read stopped at ``ReadOptions/dataSet`` `stopBefore` (a header-only read that reached it),
+    /// rather than at the end of the bytes.
+    public var stoppedEarly: Bool = false
 
     /// The implementation class UID px writes into (0002,0012) and proposes on associations.
     public static let implementationClassUID = "2.25.152013755943437767370897010099568838985"
@@ -80,14 +83,15 @@ public struct Part10File: Sendable {
         if transferSyntax.isDeflated {
             let inflated = try Inflate.inflate(
                 bytes, range: metaEnd..<bytes.count, limit: options.maximumInflatedSize)
-            self.dataSet = try DataSetReader.read(
-                inflated, transferSyntax: .explicitVRLittleEndian, options: options.dataSet
-            ).dataSet
+            let read = try DataSetReader.read(inflated, transferSyntax: .explicitVRLittleEndian, options: options.dataSet)
+            self.dataSet = read.dataSet
+            self.stoppedEarly = read.stoppedEarly
         } else {
             do {
-                self.dataSet = try DataSetReader.read(
-                    bytes, range: metaEnd..<bytes.count, transferSyntax: transferSyntax, options: options.dataSet
-                ).dataSet
+                let read = try DataSetReader.read(
+                    bytes, range: metaEnd..<bytes.count, transferSyntax: transferSyntax, options: options.dataSet)
+                self.dataSet = read.dataSet
+                self.stoppedEarly = read.stoppedEarly
             } catch where error.code == .invalidVR && error.offset == metaEnd + 4 && transferSyntax.isExplicitVR
                 && !transferSyntax.isBigEndian
             {
@@ -96,10 +100,11 @@ public struct Part10File: Sendable {
                 // If that fails too, the explicit reading's error is the one to report.
                 let explicitError = error
                 do {
-                    self.dataSet = try DataSetReader.read(
+                    let read = try DataSetReader.read(
                         bytes, range: metaEnd..<bytes.count, transferSyntax: .implicitVRLittleEndian,
-                        options: options.dataSet
-                    ).dataSet
+                        options: options.dataSet)
+                    self.dataSet = read.dataSet
+                    self.stoppedEarly = read.stoppedEarly
                 } catch {
                     throw explicitError
                 }

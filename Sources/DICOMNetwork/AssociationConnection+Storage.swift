@@ -73,7 +73,7 @@ extension AssociationConnection {
         if let writer {
             do {
                 try writer.finish()
-                let instance = ReceivedInstance(
+                var instance = ReceivedInstance(
                     path: writer.path,
                     sopClassUID: request.affectedSOPClassUID,
                     sopInstanceUID: request.affectedSOPInstanceUID,
@@ -85,6 +85,7 @@ extension AssociationConnection {
                     moveOriginatorAETitle: request.moveOriginatorAETitle,
                     associationID: associationID
                 )
+                instance.filePrefix = writer.prefix
                 status = try await storage.didReceive(instance)
             } catch let error as DICOMNetworkError {
                 // The file could not be written completely (disk full, I/O error): the delegate never saw it.

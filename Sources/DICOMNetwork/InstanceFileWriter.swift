@@ -20,6 +20,11 @@ final class InstanceFileWriter {
     private(set) var dataSetLength: Int
     private(set) var fileLength: Int
     private(set) var failure: String?
+    /// The file's first ``keptPrefixLength`` bytes (fewer for a smaller file), copied as they are written.
+    private(set) var prefix: [UInt8]
+
+    /// How much of the start of each file is kept in memory: the header of a typical image fits.
+    static let keptPrefixLength = 16 * 1024
 
     /// Creates a temporary file in `directory` and writes the header.
     ///
@@ -46,6 +51,8 @@ final class InstanceFileWriter {
         self.dataSetLength = 0
         self.fileLength = 0
         self.failure = nil
+        self.prefix = []
+        self.prefix.reserveCapacity(Self.keptPrefixLength)
 
         let header: [UInt8]
         do {
@@ -60,6 +67,7 @@ final class InstanceFileWriter {
             throw DICOMNetworkError.fileError("cannot encode file meta information: \(error)")
         }
         header.withUnsafeBytes { self.writeAll($0) }
+        self.prefix.append(contentsOf: header.prefix(Self.keptPrefixLength))
         if let failure = self.failure {
             self.discard()
             throw DICOMNetworkError.fileError(failure)
@@ -69,7 +77,11 @@ final class InstanceFileWriter {
     /// Appends one data set fragment.
     func append(_ fragment: ByteBuffer) {
         guard self.failure == nil else { return }
-        fragment.withUnsafeReadableBytes { self.writeAll($0) }
+        fragment.withUnsafeReadableBytes { bytes in
+            self.writeAll(bytes)
+            let keep = min(Self.keptPrefixLength - self.prefix.count, bytes.count)
+            if keep > 0 { self.prefix.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[..<keep])) }
+        }
         self.dataSetLength += fragment.readableBytes
     }
 

@@ -23,6 +23,10 @@ public struct ReceivedInstance: Sendable, Hashable {
     public var moveOriginatorAETitle: String?
     /// The ``ServedAssociation/id`` of the association that brought it (0 for C-GET sub-operations).
     public var associationID: UInt64
+    /// The file's first bytes (up to ``InstanceFileWriter/keptPrefixLength``), kept as they were written
+    /// so that the header can be read without reading the file back (see
+    /// `Part10File.readHeader(contentsOf:stopBefore:knownPrefix:fileLength:)`); empty when not kept.
+    public var filePrefix: [UInt8] = []
 
     public init(
         path: String,

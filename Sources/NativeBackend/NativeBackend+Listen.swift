@@ -135,7 +135,8 @@ final class LayoutStorage: StorageDelegate {
         do {
             let header: Part10File
             do {
-                header = try Part10File.readHeader(contentsOf: instance.path)
+                header = try Part10File.readHeader(
+                    contentsOf: instance.path, knownPrefix: instance.filePrefix, fileLength: instance.fileLength)
             } catch {
                 unlink(instance.path)
                 throw PXError.io("cannot read the received data set: \(error)", path: nil)

@@ -17,7 +17,8 @@
 # ~260 MB multi-frame file to storescp --ignore, from /usr/bin/time -v.
 #
 # usage: scripts/bench-push.sh [WORKDIR]   (default: bench-data/ in the project)
-# env:   PX_BENCH_RUNS (default 7), PX_BENCH_TRASH (a folder to move the received files into)
+# env:   PX_BENCH_RUNS (default 7), PX_BENCH_TRASH (a folder to move the received files into),
+#        PX_BENCH_RX_PARENT (where the receivers write; default WORKDIR, /dev/shm takes the disk out)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$root/bench-data}
@@ -79,7 +80,7 @@ pids=()
 # The received files are removed at the end, or moved into $PX_BENCH_TRASH for `make bench` to remove
 # after the last benchmark: on this machine's journal-less ext4, creating files within minutes of
 # deleting thousands is slower (see start_receiver), which would penalise the benchmark that runs next.
-recv=$(mktemp -d "$work/recv.XXXXXX")
+recv=$(mktemp -d "${PX_BENCH_RX_PARENT:-$work}/recv.XXXXXX")
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
     if [ -n "${PX_BENCH_TRASH:-}" ]; then mkdir -p "$PX_BENCH_TRASH" && mv "$recv" "$PX_BENCH_TRASH/"; else rm -rf "$recv"; fi

@@ -4,7 +4,7 @@ import PXCommandLine
 import PXCore
 
 @main
-struct PXEcho: AsyncParsableCommand {
+struct PXEcho: PXCommand {
     static let configuration = CommandConfiguration(
         commandName: "px-echo",
         abstract: "Verify a DICOM peer with C-ECHO and print the result as JSON.",

@@ -5,7 +5,7 @@ import PXCommandLine
 import PXCore
 
 @main
-struct PXFind: AsyncParsableCommand {
+struct PXFind: PXCommand {
     static let configuration = CommandConfiguration(
         commandName: "px-find",
         abstract: "Query a DICOM peer with C-FIND and print the matches as JSON.",

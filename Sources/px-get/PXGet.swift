@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 @main
-struct PXGet: AsyncParsableCommand {
+struct PXGet: PXCommand {
     static let configuration = CommandConfiguration(
         commandName: "px-get",
         abstract: "Retrieve studies, series or instances with C-GET, on one association.",

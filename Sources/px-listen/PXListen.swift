@@ -11,7 +11,7 @@ import Glibc
 #endif
 
 @main
-struct PXListen: AsyncParsableCommand {
+struct PXListen: PXCommand {
     static let configuration = CommandConfiguration(
         commandName: "px-listen",
         abstract: "Receive DICOM instances (C-STORE) into pypx's patient/study/series tree.",

@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 @main
-struct PXMove: AsyncParsableCommand {
+struct PXMove: PXCommand {
     static let configuration = CommandConfiguration(
         commandName: "px-move",
         abstract: "Move studies, series or instances to a destination AE with C-MOVE.",

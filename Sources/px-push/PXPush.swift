@@ -6,7 +6,7 @@ import PXCore
 import Synchronization
 
 @main
-struct PXPush: AsyncParsableCommand {
+struct PXPush: PXCommand {
     static let configuration = CommandConfiguration(
         commandName: "px-push",
         abstract: "Send DICOM files to a peer with C-STORE, on one association.",

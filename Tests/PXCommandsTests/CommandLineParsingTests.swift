@@ -101,3 +101,34 @@ import Testing
         #expect(long.isEmpty, "\(command): \(long)")
     }
 }
+
+/// A usage error found while parsing the arguments is a JSON envelope on stdout too (exit 64), with
+/// ArgumentParser's message and usage line on stderr; `--help` stays plain text.
+@Suite struct UsageErrorTests {
+    @Test(arguments: [
+        ("px-echo", ["127.0.0.1:1", "--no-such-option"], "Unknown option '--no-such-option'"),
+        ("px-find", ["127.0.0.1:1", "--limit", "many"], "The value 'many' is invalid for '--limit <limit>'"),
+        ("px-move", ["127.0.0.1:1"], "give the move destination with --destination"),
+        ("px-get", ["127.0.0.1:1", "--no-such-option"], "Unknown option '--no-such-option'"),
+        ("px-listen", ["--port", "70000"], "--port 70000 is out of range 0-65535"),
+        ("px-push", ["127.0.0.1:1", "a.dcm", "--window", "0", "--backend", "native"], "--window must be at least 1"),
+    ])
+    func envelope(command: String, arguments: [String], message: String) throws {
+        let run = try PeerHarness.run(command, arguments)
+        #expect(run.exitCode == 64, "\(run.stdout) \(run.stderr)")
+        let json = try #require(run.json, "no JSON on stdout: \(run.stdout)")
+        #expect(json["status"]?.stringValue == "error")
+        #expect(json["error"]?["code"]?.stringValue == "usage")
+        #expect(json["error"]?["message"]?.stringValue == message, "\(run.stdout)")
+        #expect(json["backend"]?.stringValue == (arguments.contains("native") ? "native" : "auto"))
+        #expect(json["command"]?.arrayValue?.count == arguments.count + 1)
+        #expect(run.stderr.contains("Error: " + message), "\(run.stderr)")
+    }
+
+    @Test func helpIsNotAnError() throws {
+        let run = try PeerHarness.run("px-find", ["--help"])
+        #expect(run.exitCode == 0)
+        #expect(run.stdout.hasPrefix("OVERVIEW:"))
+        #expect(run.json == nil)
+    }
+}

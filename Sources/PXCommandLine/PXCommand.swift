@@ -1,0 +1,45 @@
+import ArgumentParser
+import PXCore
+
+/// A px command whose stdout is JSON: a usage error found while parsing or validating the arguments is
+/// also reported there, as the envelope with `error.code` `usage` (exit status 64), so a pipeline that
+/// reads stdout learns why nothing came. ArgumentParser's own message and usage line still go to
+/// stderr; `--help` and `--version` print as usual.
+public protocol PXCommand: AsyncParsableCommand {}
+
+extension PXCommand {
+    public static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let command: any ParsableCommand
+        do {
+            command = try parseAsRoot(arguments)
+        } catch {
+            if exitCode(for: error).rawValue == PXExit.usage {
+                let message = fullMessage(for: error).split(separator: "\n").first.map(String.init) ?? "usage error"
+                CommandOutput(pretty: false).finish(
+                    backend: reportedBackend(arguments), data: nil,
+                    error: .usage(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message))
+            }
+            exit(withError: error)
+        }
+        do {
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                var syncCommand = command
+                try syncCommand.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+
+    /// The `--backend` named on the command line (it could not be parsed with the rest), else `auto`.
+    static func reportedBackend(_ arguments: [String]) -> String {
+        for (index, argument) in arguments.enumerated() {
+            if argument.hasPrefix("--backend=") { return String(argument.dropFirst("--backend=".count)) }
+            if argument == "--backend", index + 1 < arguments.count { return arguments[index + 1] }
+        }
+        return "auto"
+    }
+}

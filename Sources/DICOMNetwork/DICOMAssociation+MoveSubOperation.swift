@@ -12,12 +12,7 @@ extension DICOMAssociation {
         guard let negotiated = self.negotiated else {
             throw DICOMNetworkError.protocolError("no association established")
         }
-        let candidates = negotiated.acceptedContexts.filter { $0.abstractSyntax == file.sopClassUID && $0.requestorIsSCU }
-        guard
-            let context = candidates.first(where: { $0.transferSyntax == file.transferSyntaxUID })
-                ?? candidates.first(where: { !TransferSyntax(uid: $0.transferSyntax).isEncapsulated })
-                .flatMap({ TransferSyntax(uid: file.transferSyntaxUID).isEncapsulated ? nil : $0 })
-        else {
+        guard let context = file.context(in: negotiated, requestorSends: true) else {
             result.error = "no accepted presentation context for \(file.sopClassUID) in \(file.transferSyntaxUID)"
             return result
         }

@@ -13,7 +13,8 @@ extension DICOMAssociation {
     /// C-STORE (PS3.4 §B.2) of one Part 10 file.
     ///
     /// The data set is sent as it is in the file when the accepted context has the file's transfer syntax
-    /// (byte-identical), and re-encoded for an accepted uncompressed context otherwise. A file that no accepted
+    /// (byte-identical), and re-encoded for an accepted uncompressed context otherwise (native files only:
+    /// ``StorableFile`` chooses the context). A file that no accepted
     /// context can carry, or that cannot be read, is reported in the result without sending anything.
     public func store(_ file: StorableFile) async throws -> StoreResult {
         var stored = StoreResult(path: file.path, sopClassUID: file.sopClassUID, sopInstanceUID: file.sopInstanceUID, status: nil, error: nil)
@@ -56,11 +57,7 @@ extension DICOMAssociation {
         guard let negotiated = self.negotiated else {
             throw DICOMNetworkError.protocolError("no association established")
         }
-        let candidates = negotiated.acceptedContexts.filter { $0.abstractSyntax == file.sopClassUID && $0.requestorIsSCU }
-        guard
-            let context = candidates.first(where: { $0.transferSyntax == file.transferSyntaxUID })
-                ?? candidates.first(where: { !TransferSyntax(uid: $0.transferSyntax).isEncapsulated })
-        else {
+        guard let context = file.context(in: negotiated, requestorSends: true) else {
             result.error = "no accepted presentation context for \(file.sopClassUID) in \(file.transferSyntaxUID)"
             return (nil, result)
         }

@@ -118,7 +118,7 @@ extension QueryRetrieveOperation {
                 cancelled = true
                 break
             }
-            guard let context = self.storageContext(for: file) else {
+            guard let negotiated = self.connection.negotiated, let context = file.context(in: negotiated, requestorSends: false) else {
                 self.logger.info(
                     "C-GET sub-operation: no context with the SCP role for the instance",
                     metadata: ["sop.class": "\(file.sopClassUID)", "transfer.syntax": "\(file.transferSyntaxUID)"])
@@ -149,16 +149,6 @@ extension QueryRetrieveOperation {
         } else {
             try await self.sendFinal(self.retrieveStatus)
         }
-    }
-
-    /// The context to send `file` on for C-GET: its SOP class with the requestor as SCP, the file's own transfer
-    /// syntax first, then (native files only) an uncompressed one.
-    func storageContext(for file: StorableFile) -> NegotiatedAssociation.Context? {
-        guard let negotiated = self.connection.negotiated else { return nil }
-        let candidates = negotiated.acceptedContexts.filter { $0.abstractSyntax == file.sopClassUID && $0.requestorIsSCP }
-        if let exact = candidates.first(where: { $0.transferSyntax == file.transferSyntaxUID }) { return exact }
-        guard !TransferSyntax(uid: file.transferSyntaxUID).isEncapsulated else { return nil }
-        return candidates.first { TransferSyntaxLists.uncompressed.contains($0.transferSyntax) }
     }
 
     /// Reads until the C-STORE-RSP for `messageID`; a C-CANCEL-RQ on the way is noted. Anything else aborts.

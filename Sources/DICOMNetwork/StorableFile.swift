@@ -47,6 +47,20 @@ public struct StorableFile: Sendable, Hashable {
         return [[self.transferSyntaxUID], TransferSyntaxLists.uncompressed]
     }
 
+    /// The accepted context to send this file on with C-STORE: one for its SOP class where the sender has
+    /// the SCU role of C-STORE (the requestor when `requestorSends`; for C-GET sub-operations the acceptor
+    /// sends, to a requestor accepted as SCP, PS3.7 §D.3.3.4), in the file's own transfer syntax, or else,
+    /// for a native file only, in an uncompressed syntax it can be re-encoded to (PS3.5 §10).
+    /// Encapsulated pixel data cannot be re-encoded: such a file without its own syntax has no context.
+    func context(in negotiated: NegotiatedAssociation, requestorSends: Bool) -> NegotiatedAssociation.Context? {
+        let candidates = negotiated.acceptedContexts.filter {
+            $0.abstractSyntax == self.sopClassUID && (requestorSends ? $0.requestorIsSCU : $0.requestorIsSCP)
+        }
+        if let own = candidates.first(where: { $0.transferSyntax == self.transferSyntaxUID }) { return own }
+        guard !TransferSyntax(uid: self.transferSyntaxUID).isEncapsulated else { return nil }
+        return candidates.first { TransferSyntaxLists.uncompressed.contains($0.transferSyntax) }
+    }
+
     /// The contexts a set of files needs: one per distinct (SOP class, transfer syntax list).
     public static func presentationContexts(for files: [StorableFile]) -> [ProposedPresentationContext] {
         var seen = Set<[String]>()

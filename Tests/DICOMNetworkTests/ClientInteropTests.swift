@@ -105,6 +105,28 @@ struct ClientInteropTests {
         } throws: { ($0 as? DICOMNetworkError)?.code == .acseTimeout }
     }
 
+    @Test("a compressed file is not sent on an uncompressed context another file of its SOP class got accepted")
+    func compressedFileNeedsItsOwnSyntax() async throws {
+        try await TestSupport.withTemporaryDirectory { dir in
+            let corpus = try await TestSupport.makeCorpus(in: dir + "/corpus")
+            let native = try #require(corpus.first { $0.hasSuffix("/image-mono16-explicit-le.dcm") })
+            let jpeg = try #require(corpus.first { $0.hasSuffix("/image-mono16-jpeg-lossless-sv1.dcm") })
+            let ct = try StorableFile(readingHeaderOf: native).sopClassUID
+            let received = dir + "/received"
+            try FileManager.default.createDirectory(atPath: received, withIntermediateDirectories: true)
+            // The acceptor takes CT in Explicit VR Little Endian only: the JPEG file's own context is refused.
+            let results = try await TestSupport.withServer(
+                directory: received, configure: { $0.supportedAbstractSyntaxes = [ct: [WellKnownUID.explicitVRLittleEndian]] }
+            ) { server in
+                try await Self.client().store(files: [native, jpeg], to: DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXSCP"))
+            }
+            #expect(results[0].status == .success)
+            #expect(results[1].status == nil)
+            #expect(results[1].error?.hasPrefix("no accepted presentation context") == true, "\(results[1])")
+            #expect(TestSupport.dicomFiles(in: received).count == 1)
+        }
+    }
+
     @Test("echo against our own server")
     func echoOwnServer() async throws {
         try await TestSupport.withTemporaryDirectory { dir in

@@ -17,8 +17,23 @@ extension DICOMAssociation {
     /// ``StorableFile`` chooses the context). A file that no accepted
     /// context can carry, or that cannot be read, is reported in the result without sending anything.
     public func store(_ file: StorableFile) async throws -> StoreResult {
+        try await self.storeOne(file, moveOriginator: nil)
+    }
+
+    /// One C-STORE sub-operation of a C-MOVE (PS3.4 §C.4.2.2): like ``store(_:)-(StorableFile)``, with Move
+    /// Originator Application Entity Title (0000,1030) and Move Originator Message ID (0000,1031).
+    func storeSubOperation(_ file: StorableFile, moveOriginatorAETitle: String, moveOriginatorMessageID: UInt16) async throws
+        -> StoreResult
+    {
+        try await self.storeOne(file, moveOriginator: (moveOriginatorAETitle, moveOriginatorMessageID))
+    }
+
+    /// Who asked for a C-STORE sub-operation: Move Originator AE Title and Message ID.
+    typealias MoveOriginator = (aeTitle: String, messageID: UInt16)
+
+    private func storeOne(_ file: StorableFile, moveOriginator: MoveOriginator?) async throws -> StoreResult {
         var stored = StoreResult(path: file.path, sopClassUID: file.sopClassUID, sopInstanceUID: file.sopInstanceUID, status: nil, error: nil)
-        try await self.store([file]) { _, result in stored = result }
+        try await self.store([file], moveOriginator: moveOriginator) { _, result in stored = result }
         return stored
     }
 
@@ -29,6 +44,12 @@ extension DICOMAssociation {
     /// they come; `onResult` gets each file's index and result as its response arrives (a file not sent
     /// at once). Every wait for a response is bounded by the DIMSE timeout.
     public func store(_ files: [StorableFile], onResult: (Int, StoreResult) async throws -> Void) async throws {
+        try await self.store(files, moveOriginator: nil, onResult: onResult)
+    }
+
+    private func store(
+        _ files: [StorableFile], moveOriginator: MoveOriginator?, onResult: (Int, StoreResult) async throws -> Void
+    ) async throws {
         let window = max(1, self.negotiated?.maximumOutstandingRequests ?? 1)
         var outstanding: [UInt16: (index: Int, result: StoreResult)] = [:]
         outstanding.reserveCapacity(min(window, files.count))
@@ -37,7 +58,7 @@ extension DICOMAssociation {
             while outstanding.count >= window {
                 try await self.completeStore(&outstanding, onResult: onResult)
             }
-            let (messageID, result) = try await self.sendStore(file)
+            let (messageID, result) = try await self.sendStore(file, moveOriginator: moveOriginator)
             if let messageID {
                 outstanding[messageID] = (index, result)
             } else {
@@ -51,7 +72,7 @@ extension DICOMAssociation {
 
     /// Sends one C-STORE-RQ and its data set; returns its message ID, or `nil` with the reason in the
     /// result when nothing could be sent.
-    private func sendStore(_ file: StorableFile) async throws -> (UInt16?, StoreResult) {
+    private func sendStore(_ file: StorableFile, moveOriginator: MoveOriginator?) async throws -> (UInt16?, StoreResult) {
         var result = StoreResult(
             path: file.path, sopClassUID: file.sopClassUID, sopInstanceUID: file.sopInstanceUID, status: nil, error: nil)
         guard let negotiated = self.negotiated else {
@@ -62,7 +83,9 @@ extension DICOMAssociation {
             return (nil, result)
         }
         let messageID = self.nextMessageID()
-        let request = CStoreRQ(messageID: messageID, affectedSOPClassUID: file.sopClassUID, affectedSOPInstanceUID: file.sopInstanceUID)
+        let request = CStoreRQ(
+            messageID: messageID, affectedSOPClassUID: file.sopClassUID, affectedSOPInstanceUID: file.sopInstanceUID,
+            moveOriginatorAETitle: moveOriginator?.aeTitle, moveOriginatorMessageID: moveOriginator?.messageID)
         if context.transferSyntax == file.transferSyntaxUID {
             // The file's own encoding: its data set goes out byte for byte, streamed from disk.
             let source: OpenFile
@@ -143,17 +166,11 @@ extension DICOMAssociation {
             }
             let size = Int(info.st_size)
             var prefix = [UInt8](repeating: 0, count: min(size, 64 * 1024))
-            var done = 0
-            while done < prefix.count {
-                let n = prefix.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, $0.count - done, off_t(done)) }
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else {
-                    closeFile(fd)
-                    throw DICOMNetworkError.fileError("cannot read \(path): errno \(errno)")
-                }
-                done += n
-            }
             do {
+                try prefix.withUnsafeMutableBytes { raw in
+                    guard let base = raw.baseAddress else { return }  // an empty file
+                    _ = try AssociationConnection.readFully(fd, into: base, count: raw.count, at: 0, path: path)
+                }
                 self.dataSetOffset = try DICOMAssociation.dataSetOffset(prefix, path: path)
             } catch {
                 closeFile(fd)

@@ -14,17 +14,11 @@ python=${PX_VENV:-$root/.venv}/bin/python
 export TCP_NODELAY=1 LC_ALL=C
 
 mkdir -p "$work"
-ct="$work/ct300"
-if [ ! -f "$ct/.complete" ]; then
-    rm -rf "$ct" && mkdir -p "$ct"
-    "$python" "$root/scripts/make-qr-corpus.py" --ct-bench 300 "$ct" >/dev/null
-    touch "$ct/.complete"
-fi
+. "$root/scripts/bench-common.sh"
+ct=$(bench_ct300 "$work")
 (cd "$root" && swift build -c release --static-swift-stdlib --product px-echo >/dev/null && swift build -c release --static-swift-stdlib --product px-find >/dev/null)
 bin="$root/.build/release"
 
-free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 time_us() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N); echo $(( (t1 - t0) / 1000 )); }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 

@@ -7,15 +7,11 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$root/bench-data}
-ct="$work/ct300"
 runs=${PX_BENCH_RUNS:-11}
 python=${PX_VENV:-$root/.venv}/bin/python
-
-if [ ! -f "$ct/.complete" ]; then
-    rm -rf "$ct" && mkdir -p "$ct"
-    "$python" "$root/scripts/make-qr-corpus.py" --ct-bench 300 "$ct" >/dev/null
-    touch "$ct/.complete"
-fi
+. "$root/scripts/bench-common.sh"
+mkdir -p "$work"
+ct=$(bench_ct300 "$work")
 (cd "$root" && swift build -c release --static-swift-stdlib --product px-bench >/dev/null && swift build -c release --static-swift-stdlib --product px-dump >/dev/null)
 bench="$root/.build/release/px-bench"
 
@@ -23,7 +19,6 @@ echo "== px (one process, median of $runs runs)"
 "$bench" "$ct" "$runs"
 
 files=("$ct"/*.dcm)
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 time_ms() { # command... -> wall time in ms
     local t0 t1
     t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N)

@@ -19,17 +19,11 @@ extra=(${PX_BENCH_LISTEN_ARGS:-})
 export TCP_NODELAY=1 LC_ALL=C
 
 mkdir -p "$work"
-ct="$work/ct300"
-if [ ! -f "$ct/.complete" ]; then
-    rm -rf "$ct" && mkdir -p "$ct"
-    "$python" "$root/scripts/make-qr-corpus.py" --ct-bench 300 "$ct" >/dev/null
-    touch "$ct/.complete"
-fi
+. "$root/scripts/bench-common.sh"
+ct=$(bench_ct300 "$work")
 (cd "$root" && swift build -c release --static-swift-stdlib --product px-listen >/dev/null)
 bin="$root/.build/release"
 
-free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 # PX_BENCH_RX_PARENT: where the receivers write (default WORKDIR; /dev/shm takes the disk out).
 out=$(mktemp -d "${PX_BENCH_RX_PARENT:-$work}/listen.XXXXXX")
 pid=

@@ -27,12 +27,8 @@ python=${PX_VENV:-$root/.venv}/bin/python
 export TCP_NODELAY=1 LC_ALL=C
 
 mkdir -p "$work"
-ct="$work/ct300"
-if [ ! -f "$ct/.complete" ]; then
-    rm -rf "$ct" && mkdir -p "$ct"
-    "$python" "$root/scripts/make-qr-corpus.py" --ct-bench 300 "$ct" >/dev/null
-    touch "$ct/.complete"
-fi
+. "$root/scripts/bench-common.sh"
+ct=$(bench_ct300 "$work")
 big="$work/big-260mb.dcm"
 if [ ! -f "$big" ]; then
     # One CT with 500 frames of 512x512 16-bit: 262 MB of pixel data.
@@ -52,8 +48,6 @@ bin="$root/.build/release"
 
 files=("$ct"/*.dcm)
 bytes=$(cat "${files[@]}" | wc -c)
-free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 time_us() {
     local t0 t1
     t0=$(date +%s%N)

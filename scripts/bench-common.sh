@@ -1,0 +1,20 @@
+# Sourced by the bench-*.sh scripts (not run alone): the shared CT corpus and helpers.
+# Needs $root (the project) and $python (the test venv's python) set by the script.
+
+# bench_ct300 WORKDIR: the 300 x 512x512 16-bit CT corpus (about 158 MB) in WORKDIR/ct300, made once
+# by make-qr-corpus.py; prints its path.
+bench_ct300() {
+    local ct="$1/ct300"
+    if [ ! -f "$ct/.complete" ]; then
+        rm -rf "$ct" && mkdir -p "$ct"
+        "$python" "$root/scripts/make-qr-corpus.py" --ct-bench 300 "$ct" >/dev/null
+        touch "$ct/.complete"
+    fi
+    echo "$ct"
+}
+
+# A free TCP port on 127.0.0.1.
+free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# The median of the numbers on stdin, one per line.
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }

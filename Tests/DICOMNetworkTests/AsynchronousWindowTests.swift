@@ -179,15 +179,8 @@ struct AsynchronousWindowTests {
                 }
             }
             #expect(granted == 4)
-            let copies = TestSupport.dicomFiles(in: received)
-            #expect(copies.count == files.count)
-            var byUID: [String: String] = [:]
-            for path in copies { byUID[try Part10File(contentsOf: path).dataSet.string(.sopInstanceUID) ?? ""] = path }
-            for file in files {
-                let uid = try Part10File(contentsOf: file).dataSet.string(.sopInstanceUID) ?? ""
-                let copy = try #require(byUID[uid], "\(file) not received")
-                #expect(try TestSupport.dataSetBytes(copy) == TestSupport.dataSetBytes(file), "\(file)")
-            }
+            #expect(TestSupport.dicomFiles(in: received).count == files.count)
+            try TestSupport.expectIdenticalDataSets(files, receivedIn: received)
         }
     }
 

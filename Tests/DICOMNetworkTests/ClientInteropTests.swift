@@ -54,15 +54,7 @@ struct ClientInteropTests {
             for result in results {
                 #expect(result.status == .success, "\(result.path): \(result.error ?? "")")
             }
-            var receivedByUID: [String: String] = [:]
-            for path in TestSupport.dicomFiles(in: received) {
-                receivedByUID[try Part10File(contentsOf: path).dataSet.string(.sopInstanceUID) ?? ""] = path
-            }
-            for file in files {
-                let uid = try Part10File(contentsOf: file).dataSet.string(.sopInstanceUID) ?? ""
-                let copy = try #require(receivedByUID[uid], "\(file) not received")
-                #expect(try TestSupport.dataSetBytes(copy) == TestSupport.dataSetBytes(file), "\(file)")
-            }
+            try TestSupport.expectIdenticalDataSets(files, receivedIn: received)
         }
     }
 

@@ -218,6 +218,20 @@ enum TestSupport {
         return files.sorted()
     }
 
+    /// Expects every one of `files` among the Part 10 files below `directory` (matched by SOP Instance UID)
+    /// with a byte-identical data set.
+    static func expectIdenticalDataSets(_ files: [String], receivedIn directory: String) throws {
+        var receivedByUID: [String: String] = [:]
+        for path in dicomFiles(in: directory) {
+            receivedByUID[try Part10File(contentsOf: path).dataSet.string(.sopInstanceUID) ?? ""] = path
+        }
+        for file in files {
+            let uid = try Part10File(contentsOf: file).dataSet.string(.sopInstanceUID) ?? ""
+            let copy = try #require(receivedByUID[uid], "\(file) not received")
+            #expect(try dataSetBytes(copy) == dataSetBytes(file), "\(file)")
+        }
+    }
+
     /// The data set of a Part 10 file as DICOM JSON, for byte-identity comparisons.
     static func dataSetJSON(_ path: String) throws -> String {
         let file = try Part10File(contentsOf: path)

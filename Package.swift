@@ -231,6 +231,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // What every test target shares: the project's paths and venv, the built executables, processes,
+        // peers and free ports (one definition each).
+        .target(
+            name: "PXTestSupport",
+            dependencies: ["DICOMData"],
+            path: "Tests/PXTestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "PXCoreTests",
             dependencies: ["PXCore", "DICOMData"],
@@ -246,12 +254,12 @@ let package = Package(
             name: "PXCommandsTests",
             // The executables are dependencies so that `swift test` builds them: the integration
             // tests run them against real DCMTK peers.
-            dependencies: ["PXCommandLine", "PXCore", "DICOMData", "px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get"],
+            dependencies: ["PXCommandLine", "PXCore", "DICOMData", "PXTestSupport", "px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "DICOMDataTests",
-            dependencies: ["DICOMData"],
+            dependencies: ["DICOMData", "PXTestSupport"],
             exclude: ["Support/pydicom_json.py"],
             swiftSettings: strictSettings
         ),
@@ -268,6 +276,7 @@ let package = Package(
         .testTarget(
             name: "DICOMNetworkTests",
             dependencies: [
+                "PXTestSupport",
                 "DICOMNetwork",
                 "DICOMProtocol",
                 "DICOMData",

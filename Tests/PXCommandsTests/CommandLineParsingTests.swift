@@ -3,7 +3,7 @@ import PXCommandLine
 import PXCore
 import Testing
 
-@Suite struct PeerSpecTests {
+@Suite(.timeLimit(.minutes(10))) struct PeerSpecTests {
     @Test func forms() throws {
         #expect(try PeerSpec.parse("127.0.0.1:104") == .address(host: "127.0.0.1", port: 104, aeTitle: nil))
         #expect(try PeerSpec.parse("QRSCP@pacs.local:11112") == .address(host: "pacs.local", port: 11112, aeTitle: "QRSCP"))
@@ -17,7 +17,7 @@ import Testing
     }
 }
 
-@Suite struct TOMLSubsetTests {
+@Suite(.timeLimit(.minutes(10))) struct TOMLSubsetTests {
     @Test func configFile() throws {
         let config = try PXConfig(parsing: """
             # px config
@@ -51,7 +51,7 @@ import Testing
     }
 }
 
-@Suite struct QueryKeyTests {
+@Suite(.timeLimit(.minutes(10))) struct QueryKeyTests {
     @Test func spellings() throws {
         #expect(try QueryKey.parse("PatientName=Doe*") == QueryKey(tag: .patientName, vr: .PN, value: "Doe*"))
         #expect(try QueryKey.parse("(0010,0020)=PAT1").tag == .patientID)
@@ -80,7 +80,7 @@ import Testing
 
 /// Every command's `--help` explains its exit codes, and its text fits an 80-column terminal without
 /// being re-wrapped mid-line by ArgumentParser.
-@Suite struct HelpTextTests {
+@Suite(.timeLimit(.minutes(10))) struct HelpTextTests {
     @Test(arguments: ["px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get", "px-dump"])
     func exitTableAndWidth(command: String) throws {
         // A wide terminal: ArgumentParser wraps nothing, so the lines are the ones we wrote.
@@ -104,7 +104,7 @@ import Testing
 
 /// A usage error found while parsing the arguments is a JSON envelope on stdout too (exit 64), with
 /// ArgumentParser's message and usage line on stderr; `--help` stays plain text.
-@Suite struct UsageErrorTests {
+@Suite(.timeLimit(.minutes(10))) struct UsageErrorTests {
     @Test(arguments: [
         ("px-echo", ["127.0.0.1:1", "--no-such-option"], "Unknown option '--no-such-option'"),
         ("px-find", ["127.0.0.1:1", "--limit", "many"], "The value 'many' is invalid for '--limit <limit>'"),

@@ -125,6 +125,30 @@ import Testing
         #expect(run.stderr.contains("Error: " + message), "\(run.stderr)")
     }
 
+    /// An enumerated option's value is checked by ArgumentParser, which names the valid ones.
+    @Test(arguments: [
+        ("px-find", ["127.0.0.1:1", "--level", "instance"], "The value 'instance' is invalid for '--level <level>'. Please provide one of 'patient', 'study', 'series' or 'image'."),
+        ("px-find", ["127.0.0.1:1", "--format", "csv"], "The value 'csv' is invalid for '--format <format>'. Please provide one of 'pypx', 'dicom-json', 'ndjson' or 'table'."),
+        ("px-listen", ["--on-duplicate", "replace"], "The value 'replace' is invalid for '--on-duplicate <on-duplicate>'. Please provide one of 'keep', 'overwrite' or 'rename'."),
+    ])
+    func enumeratedValues(command: String, arguments: [String], message: String) throws {
+        let run = try PeerHarness.run(command, arguments)
+        #expect(run.exitCode == 64, "\(run.stdout) \(run.stderr)")
+        #expect(run.json?["error"]?["code"]?.stringValue == "usage")
+        #expect(run.json?["error"]?["message"]?.stringValue == message, "\(run.stdout)")
+    }
+
+    /// DICOM spells QueryRetrieveLevel in capitals (PS3.4 §C.6): `--level IMAGE` is `--level image`.
+    /// The query then runs (and finds the port closed), it is not a usage error.
+    @Test(arguments: ["IMAGE", "image", "Series", "PATIENT"])
+    func levelInAnyCase(level: String) throws {
+        let port = String(PeerHarness.freePort())
+        let run = try PeerHarness.run(
+            "px-find", ["127.0.0.1:" + port, "--level", level, "--model", "PATIENT", "--backend", "native"])
+        #expect(run.exitCode == 1, "\(run.stdout) \(run.stderr)")
+        #expect(run.json?["error"]?["code"]?.stringValue == "connectionRefused")
+    }
+
     @Test func helpIsNotAnError() throws {
         let run = try PeerHarness.run("px-find", ["--help"])
         #expect(run.exitCode == 0)

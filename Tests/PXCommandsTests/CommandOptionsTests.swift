@@ -1,15 +1,12 @@
 import ArgumentParser
 import DICOMData
+import Foundation
 import Logging
 import PXCommandLine
 import PXCommands
 import PXCore
 import Synchronization
 import Testing
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The enumerated options: parsed by ArgumentParser, case-insensitive where DICOM spells the value in
 /// capitals (QueryRetrieveLevel `IMAGE`, PS3.4 §C.6).
@@ -237,19 +234,6 @@ import Glibc
         directory: "/data/P1/S1/SE1", seriesInstanceUID: "1.2.3", studyInstanceUID: "1.2", patientID: "P1; rm -rf /",
         instances: 7, reason: "timeout")
 
-    static func read(_ path: String) -> String? {
-        guard let file = fopen(path, "rb") else { return nil }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = fread(&buffer, 1, buffer.count, file)
-            if n <= 0 { break }
-            bytes += buffer[0..<n]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
     @Test func theHookGetsTheSeriesInItsEnvironment() async throws {
         let dir = PeerHarness.temporaryDirectory()
         let out = dir + "/env.txt"
@@ -260,7 +244,7 @@ import Glibc
         hooks.run(for: Self.series)
         await hooks.waitForAll(upTo: 20)
         #expect(hooks.runningCount == 0)
-        let text = try #require(Self.read(out))
+        let text = try String(contentsOfFile: out, encoding: .utf8)
         let lines = Set(text.split(separator: "\n").map(String.init))
         for line in [
             "PX_SERIES_DIR=/data/P1/S1/SE1", "PX_SERIES_UID=1.2.3", "PX_STUDY_UID=1.2", "PX_PATIENT_ID=P1; rm -rf /",

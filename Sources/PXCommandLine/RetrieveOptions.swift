@@ -47,27 +47,9 @@ public struct RetrieveOptions: ParsableArguments {
                     sopInstanceUIDs: sopInstanceUIDs)
             ]
         }
-        let found = try MoveTarget.parse(pxFindOutput: StandardInput.readText())
+        var found = try RetrieveSelection.parse(pxFindOutput: StandardInput.readText())
         guard !found.isEmpty else { throw .usage("nothing to \(verb): stdin holds no StudyInstanceUID") }
-        return found.map {
-            RetrieveSelection(
-                patientID: $0.patientID ?? patientID, studyInstanceUID: $0.studyInstanceUID,
-                seriesInstanceUID: $0.seriesInstanceUID, sopInstanceUIDs: $0.sopInstanceUID.map { [$0] } ?? [])
-        }
-    }
-}
-
-/// One C-MOVE or C-GET's UIDs, as ``RetrieveOptions`` read them.
-public struct RetrieveSelection: Hashable, Sendable {
-    public var patientID: String?
-    public var studyInstanceUID: String
-    public var seriesInstanceUID: String?
-    public var sopInstanceUIDs: [String]
-
-    public init(patientID: String?, studyInstanceUID: String, seriesInstanceUID: String?, sopInstanceUIDs: [String]) {
-        self.patientID = patientID
-        self.studyInstanceUID = studyInstanceUID
-        self.seriesInstanceUID = seriesInstanceUID
-        self.sopInstanceUIDs = sopInstanceUIDs
+        for index in found.indices where found[index].patientID == nil { found[index].patientID = patientID }
+        return found
     }
 }

@@ -66,14 +66,14 @@ import Testing
             "series":[{"SeriesInstanceUID":{"tag":"0020,000e","value":"1.2.3","label":"SeriesInstanceUID"}},
                       {"SeriesInstanceUID":{"tag":"0020,000e","value":"1.2.4","label":"SeriesInstanceUID"}}]}]}
             """
-        let targets = try MoveTarget.parse(pxFindOutput: text)
+        let targets = try RetrieveSelection.parse(pxFindOutput: text)
         #expect(targets == [
-            MoveTarget(studyInstanceUID: "1.2", seriesInstanceUID: "1.2.3"),
-            MoveTarget(studyInstanceUID: "1.2", seriesInstanceUID: "1.2.4"),
+            RetrieveSelection(studyInstanceUID: "1.2", seriesInstanceUID: "1.2.3"),
+            RetrieveSelection(studyInstanceUID: "1.2", seriesInstanceUID: "1.2.4"),
         ])
         let ndjson = "{\"StudyInstanceUID\":\"9.8\",\"SeriesInstanceUID\":\"9.8.7\",\"SOPInstanceUID\":\"9.8.7.6\"}\n{\"status\":\"success\",\"data\":{\"count\":1}}\n"
-        #expect(try MoveTarget.parse(pxFindOutput: ndjson) == [
-            MoveTarget(studyInstanceUID: "9.8", seriesInstanceUID: "9.8.7", sopInstanceUID: "9.8.7.6")
+        #expect(try RetrieveSelection.parse(pxFindOutput: ndjson) == [
+            RetrieveSelection(studyInstanceUID: "9.8", seriesInstanceUID: "9.8.7", sopInstanceUIDs: ["9.8.7.6"])
         ])
     }
 }

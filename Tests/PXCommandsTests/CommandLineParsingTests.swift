@@ -1,6 +1,7 @@
 import DICOMData
 import PXCommandLine
 import PXCore
+import PXTestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(10))) struct PeerSpecTests {
@@ -142,7 +143,7 @@ import Testing
     /// The query then runs (and finds the port closed), it is not a usage error.
     @Test(arguments: ["IMAGE", "image", "Series", "PATIENT"])
     func levelInAnyCase(level: String) throws {
-        let port = String(PeerHarness.freePort())
+        let port = String(try TestSupport.freePort())
         let run = try PeerHarness.run(
             "px-find", ["127.0.0.1:" + port, "--level", level, "--model", "PATIENT", "--backend", "native"])
         #expect(run.exitCode == 1, "\(run.stdout) \(run.stderr)")

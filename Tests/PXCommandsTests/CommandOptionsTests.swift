@@ -5,6 +5,7 @@ import Logging
 import PXCommandLine
 import PXCommands
 import PXCore
+import PXTestSupport
 import Synchronization
 import Testing
 
@@ -235,25 +236,26 @@ import Testing
         instances: 7, reason: "timeout")
 
     @Test func theHookGetsTheSeriesInItsEnvironment() async throws {
-        let dir = PeerHarness.temporaryDirectory()
-        let out = dir + "/env.txt"
-        // `env` by name (found in PATH), its stdout sent to a file by a shell that we name ourselves:
-        // px never interprets the command.
-        let hooks = SeriesHookRunner(
-            command: ["sh", "-c", "env > \"$0.tmp\" && mv \"$0.tmp\" \"$0\"", out], logger: Logger(label: "test"))
-        hooks.run(for: Self.series)
-        await hooks.waitForAll(upTo: 20)
-        #expect(hooks.runningCount == 0)
-        let text = try String(contentsOfFile: out, encoding: .utf8)
-        let lines = Set(text.split(separator: "\n").map(String.init))
-        for line in [
-            "PX_SERIES_DIR=/data/P1/S1/SE1", "PX_SERIES_UID=1.2.3", "PX_STUDY_UID=1.2", "PX_PATIENT_ID=P1; rm -rf /",
-            "PX_INSTANCES=7", "PX_COMPLETION_REASON=timeout",
-        ] {
-            #expect(lines.contains(line), "\(line) missing")
+        try await TestSupport.withTemporaryDirectory { dir in
+            let out = dir + "/env.txt"
+            // `env` by name (found in PATH), its stdout sent to a file by a shell that we name ourselves:
+            // px never interprets the command.
+            let hooks = SeriesHookRunner(
+                command: ["sh", "-c", "env > \"$0.tmp\" && mv \"$0.tmp\" \"$0\"", out], logger: Logger(label: "test"))
+            hooks.run(for: Self.series)
+            await hooks.waitForAll(upTo: 20)
+            #expect(hooks.runningCount == 0)
+            let text = try String(contentsOfFile: out, encoding: .utf8)
+            let lines = Set(text.split(separator: "\n").map(String.init))
+            for line in [
+                "PX_SERIES_DIR=/data/P1/S1/SE1", "PX_SERIES_UID=1.2.3", "PX_STUDY_UID=1.2", "PX_PATIENT_ID=P1; rm -rf /",
+                "PX_INSTANCES=7", "PX_COMPLETION_REASON=timeout",
+            ] {
+                #expect(lines.contains(line), "\(line) missing")
+            }
+            // px-listen's own environment is passed on.
+            #expect(lines.contains { $0.hasPrefix("PATH=") })
         }
-        // px-listen's own environment is passed on.
-        #expect(lines.contains { $0.hasPrefix("PATH=") })
     }
 
     @Test func aHangingHookBlocksNothing() async throws {

@@ -259,15 +259,20 @@ import Testing
     }
 
     @Test func aHangingHookBlocksNothing() async throws {
-        let hooks = SeriesHookRunner(command: ["/bin/sleep", "5"], logger: Logger(label: "test"))
-        let clock = ContinuousClock()
-        let start = clock.now
-        hooks.run(for: Self.series)
-        hooks.run(for: Self.series)
-        #expect(clock.now - start < .seconds(1))
-        await hooks.waitForAll(upTo: 0.2)
-        #expect(clock.now - start < .seconds(3))
-        #expect(hooks.runningCount == 2)
+        try await TestSupport.withTemporaryDirectory { dir in
+            // Each hook waits until the test creates `release`.
+            let release = dir + "/release"
+            let hooks = SeriesHookRunner(
+                command: ["/bin/sh", "-c", "while [ ! -e \"$0\" ]; do sleep 0.05; done", release], logger: Logger(label: "test"))
+            hooks.run(for: Self.series)
+            hooks.run(for: Self.series)
+            // Both still run: starting them waited for neither, and waiting gives up at its deadline.
+            await hooks.waitForAll(upTo: 0.2)
+            #expect(hooks.runningCount == 2)
+            #expect(FileManager.default.createFile(atPath: release, contents: nil))
+            await hooks.waitForAll(upTo: 20)
+            #expect(hooks.runningCount == 0)
+        }
     }
 
     @Test func aMissingCommandIsLoggedNotFatal() async throws {

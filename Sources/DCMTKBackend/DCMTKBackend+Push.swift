@@ -55,7 +55,7 @@ extension DCMTKBackend {
                 session.startAssociation()
                 let arguments = base + batch.map { request.files[$0].path }
                 let outcome = try await runner("storescu").run(arguments, deadline: deadline, logger: logger) { line in
-                    if line.level == .info, line.text.hasPrefix("Sending file: ") {
+                    if line.level == .info, line.text.hasPrefix("Sending file: "), parser.associationLost == nil {
                         let path = line.text.dropFirst("Sending file: ".count)
                         if let index = open.first(where: { request.files[$0].path == path }) {
                             session.sent(index)
@@ -66,7 +66,9 @@ extension DCMTKBackend {
                 }
                 if let event = parser.finish() { await record(event, associationWentOn: false) }
                 let ended = !open.isEmpty || outcome.timedOut || outcome.signal != nil
-                if ended, let error = Self.failure(tool: "storescu", outcome: outcome, connection: connection) {
+                // With -nh storescu may exit 0 after an abort: its log says the association was lost.
+                let lost = parser.associationLost.map { PXError.aborted("association aborted: \($0)") }
+                if ended, let error = Self.failure(tool: "storescu", outcome: outcome, connection: connection) ?? lost {
                     let inFlight = sentHere.filter { open.contains($0) }
                     // Nothing went out (refused, rejected, no context at all): the push failed.
                     if session.associations == 1 && inFlight.isEmpty && !session.anyAnswered { throw error }
@@ -79,7 +81,7 @@ extension DCMTKBackend {
                         work = session.unanswered
                         continue runs
                     }
-                    if !session.unanswered.isEmpty { failure = error }
+                    failure = error
                     break runs
                 }
             }

@@ -27,6 +27,9 @@ public struct StoreSCULogParser: Sendable {
     /// Whether the association went on after the last file reported as not sent (storescu sent the next
     /// file, or released the association): the file was refused on its own, not lost with the association.
     public private(set) var associationWentOn = false
+    /// What ended the association, once storescu logged it (`0006:0317 Peer aborted Association`, a DUL
+    /// error): with `-nh` storescu still goes through the remaining files, which then fail without being sent.
+    public private(set) var associationLost: String?
 
     public init() {}
 
@@ -89,7 +92,10 @@ public struct StoreSCULogParser: Sendable {
             }
             return nil
         }
-        if line.isFailure, current != nil { errors.append(text) }
+        if line.isFailure, current != nil {
+            errors.append(text)
+            if associationLost == nil, Self.associationLost(text), !text.hasPrefix("Store Failed") { associationLost = text }
+        }
         return nil
     }
 
@@ -97,7 +103,7 @@ public struct StoreSCULogParser: Sendable {
     /// (`0006:0317 Peer aborted Association`, `0006:020e DIMSE Failed to send message`, DUL errors): the
     /// file was not refused, the association ended under it.
     public static func associationLost(_ reason: String) -> Bool {
-        ["0006:0317", "Peer aborted", "0006:020e", "0006:0303", "DUL "].contains { reason.contains($0) }
+        ["0006:0317", "Peer aborted", "0006:0303", "DUL "].contains { reason.contains($0) }
     }
 
     /// The file in flight at the end of the log, if any.
@@ -105,7 +111,7 @@ public struct StoreSCULogParser: Sendable {
 
     private mutating func flush(wentOn: Bool) -> Event? {
         guard let path = current else { return nil }
-        associationWentOn = wentOn
+        associationWentOn = wentOn && associationLost == nil
         defer {
             current = nil
             requestSent = false

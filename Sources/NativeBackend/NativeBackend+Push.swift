@@ -85,7 +85,7 @@ extension NativeBackend {
                 for result in failed { await onFile(result) }
                 logger.warning("the association ended early", metadata: ["error": "\(error)", "inFlight": "\(inFlight.count)"])
                 guard goOn, !inFlight.isEmpty || session.anyAnswered else {
-                    if !session.unanswered.isEmpty { failure = error }
+                    failure = error  // what ended the last association
                     break
                 }
                 // Next time one file at a time: the file in flight when an association ends is the one charged.

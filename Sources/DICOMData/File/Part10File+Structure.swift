@@ -65,19 +65,10 @@ extension Part10File {
             var source = StructureSource(bytes: inflated)
             try Self.walkDataSet(&source, end: inflated.count, syntax: .explicitVRLittleEndian, found: &found)
         } else {
+            // No implicit-VR fallback (Part10File has one for reading): a peer decodes the data set in the
+            // transfer syntax it is sent under, so a data set not encoded in its own syntax is broken on the wire.
             var source = StructureSource(fd: fd, path: path, size: size)
-            do {
-                try Self.walkDataSet(&source, start: metaEnd, end: size, syntax: syntax, found: &found)
-            } catch where error.code == .invalidVR && error.offset == metaEnd + 4 && syntax.isExplicitVR && !syntax.isBigEndian {
-                // Explicit VR announced, implicit written (a known writer mistake Part10File reads too).
-                let explicitError = error
-                found = FoundUIDs()
-                do {
-                    try Self.walkDataSet(&source, start: metaEnd, end: size, syntax: .implicitVRLittleEndian, found: &found)
-                } catch {
-                    throw explicitError
-                }
-            }
+            try Self.walkDataSet(&source, start: metaEnd, end: size, syntax: syntax, found: &found)
         }
         return Part10Structure(
             meta: meta, transferSyntax: syntax, dataSetOffset: metaEnd, sopClassUID: found.sopClass,

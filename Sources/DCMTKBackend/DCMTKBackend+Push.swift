@@ -35,6 +35,7 @@ extension DCMTKBackend {
             case .status(_, let status):
                 result = PushFileResult(file: file, status: status)
             case .notSent(_, let noContext, let reason):
+                if noContext { session.withdraw(index) }
                 result = noContext ? .noContext(file) : PushFileResult(file: file, status: nil, error: .io("cannot send the file: \(reason)", path: file.path))
             }
             await onFile(session.finish(index, result))

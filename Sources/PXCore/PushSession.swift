@@ -45,6 +45,12 @@ public struct PushSession: Sendable {
         attempts[index] += 1
     }
 
+    /// File `index`, counted as going out, was not sent after all (storescu names each file before it finds
+    /// that no accepted context can carry it).
+    public mutating func withdraw(_ index: Int) {
+        attempts[index] = max(0, attempts[index] - 1)
+    }
+
     /// File `index` is done on the current association: `result` with its attempts filled in.
     @discardableResult
     public mutating func finish(_ index: Int, _ result: PushFileResult) -> PushFileResult {

@@ -7,7 +7,12 @@ import Testing
 /// broken ones fail locally with their reason, and nothing answered Success is missing or different on
 /// the peer. px-find against a raw-socket SCP that floods pending responses (issue 14 item 7).
 @Suite(.serialized) struct PushHostileFilesTests {
-    static let pydicomFiles = PeerHarness.root + "/.venv/lib/python3.11/site-packages/pydicom/data/test_files"
+    /// pydicom's test data in the venv (.venv/lib/python3.X/site-packages/pydicom/data/test_files).
+    static let pydicomFiles: String = {
+        let lib = PeerHarness.root + "/.venv/lib"
+        let python = (try? FileManager.default.contentsOfDirectory(atPath: lib))?.sorted().last { $0.hasPrefix("python3") } ?? "python3"
+        return lib + "/" + python + "/site-packages/pydicom/data/test_files"
+    }()
     static let python = PeerHarness.root + "/.venv/bin/python"
 
     /// pydicom's files: four good ones (rtplan.dcm's meta names another SOP Instance UID than its data set,

@@ -140,19 +140,25 @@ import Testing
         throw PeerHarness.SpawnFailed(path: "pynetdicom-scp.py did not listen: \(log)", code: 0)
     }
 
+    /// px-push of `paths` to a storescp started with `options` (on a free port), stopped afterwards.
+    static func pushToStorescp(_ options: [String], _ paths: [String], backend: String, log: String) async throws -> PeerHarness.Run {
+        let port = PeerHarness.freePort()
+        let storescp = try PushGetCommandTests.start("storescp", options + [String(port)], log: log)
+        try await PushGetCommandTests.waitForEcho(port: port, aeTitle: "STORESCP")
+        let push = try await PeerHarness.runAsync("px-push", ["STORESCP@127.0.0.1:\(port)"] + paths + ["--backend", backend])
+        await PushGetCommandTests.stop(storescp)
+        return push
+    }
+
     @Test func brokenFilesAmongGoodOnesToStorescp() async throws {
         guard PeerHarness.requireTools(["storescp", "storescu", "echoscu"]) else { return }
         let work = PeerHarness.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: work) }
         let files = try Self.folder(work)
         for backend in PushGetCommandTests.backends {
-            let port = PeerHarness.freePort()
             let received = work + "/storescp-" + backend
             try FileManager.default.createDirectory(atPath: received, withIntermediateDirectories: true)
-            let storescp = try PushGetCommandTests.start("storescp", ["-od", received, String(port)], log: work + "/storescp-\(backend).log")
-            try await PushGetCommandTests.waitForEcho(port: port, aeTitle: "STORESCP")
-            let push = try await PeerHarness.runAsync("px-push", ["STORESCP@127.0.0.1:\(port)", files, "--backend", backend])
-            await PushGetCommandTests.stop(storescp)
+            let push = try await Self.pushToStorescp(["-od", received], [files], backend: backend, log: work + "/storescp-\(backend).log")
             try Self.expectPushed(push, backend: backend, peer: "storescp", received: received)
         }
     }
@@ -237,11 +243,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: work) }
         let files = try Self.folder(work)
         for backend in PushGetCommandTests.backends {
-            let port = PeerHarness.freePort()
-            let storescp = try PushGetCommandTests.start("storescp", ["--abort-after", "--ignore", String(port)], log: work + "/abort-\(backend).log")
-            try await PushGetCommandTests.waitForEcho(port: port, aeTitle: "STORESCP")
-            let push = try await PeerHarness.runAsync("px-push", ["STORESCP@127.0.0.1:\(port)", files, "--backend", backend])
-            await PushGetCommandTests.stop(storescp)
+            let push = try await Self.pushToStorescp(["--abort-after", "--ignore"], [files], backend: backend, log: work + "/abort-\(backend).log")
             let json = try #require(push.json, "\(backend): \(push.stdout)")
             #expect(push.exitCode == 1)
             #expect(json["error"]?["code"]?.stringValue == "aborted", "\(backend): \(push.stdout)")
@@ -262,12 +264,8 @@ import Testing
         let work = PeerHarness.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: work) }
         for backend in PushGetCommandTests.backends {
-            let port = PeerHarness.freePort()
-            let storescp = try PushGetCommandTests.start("storescp", ["--abort-after", "--ignore", String(port)], log: work + "/one-\(backend).log")
-            try await PushGetCommandTests.waitForEcho(port: port, aeTitle: "STORESCP")
-            let push = try await PeerHarness.runAsync(
-                "px-push", ["STORESCP@127.0.0.1:\(port)", Self.pydicomFiles + "/CT_small.dcm", "--backend", backend])
-            await PushGetCommandTests.stop(storescp)
+            let push = try await Self.pushToStorescp(
+                ["--abort-after", "--ignore"], [Self.pydicomFiles + "/CT_small.dcm"], backend: backend, log: work + "/one-\(backend).log")
             let json = try #require(push.json, "\(backend): \(push.stdout)")
             #expect(json["error"]?["code"]?.stringValue == "aborted", "\(backend): \(push.stdout)")
             let files = json["data"]?["files"]?.arrayValue ?? []

@@ -36,12 +36,8 @@ extension Part10File {
     public static func checkStructure(contentsOf path: String, maximumInflatedSize: Int) throws(DICOMDataError)
         -> Part10Structure
     {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .io("cannot open", path: path, errno: errno) }
+        let (fd, size) = try Self.openForStructure(path)
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .io("cannot stat", path: path, errno: errno) }
-        let size = Int(info.st_size)
         // The meta information: read a prefix, larger until the group 0002 elements end inside it.
         var prefixCount = min(size, 16 * 1024)
         var prefix = try FileIO.readPrefix(fd, path: path, count: prefixCount)
@@ -83,13 +79,23 @@ extension Part10File {
     public static func inflatedDataSet(contentsOf path: String, dataSetOffset: Int, maximumInflatedSize: Int) throws(DICOMDataError)
         -> [UInt8]
     {
+        let (fd, size) = try Self.openForStructure(path)
+        defer { close(fd) }
+        let compressed = try FileIO.readPrefix(fd, path: path, count: max(0, size - dataSetOffset), from: dataSetOffset)
+        return try Inflate.inflate(compressed, range: 0..<compressed.count, limit: maximumInflatedSize)
+    }
+
+    /// The file open for reading, and its size.
+    private static func openForStructure(_ path: String) throws(DICOMDataError) -> (Int32, Int) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .io("cannot open", path: path, errno: errno) }
-        defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .io("cannot stat", path: path, errno: errno) }
-        let compressed = try FileIO.readPrefix(fd, path: path, count: max(0, Int(info.st_size) - dataSetOffset), from: dataSetOffset)
-        return try Inflate.inflate(compressed, range: 0..<compressed.count, limit: maximumInflatedSize)
+        guard fstat(fd, &info) == 0 else {
+            let code = errno
+            close(fd)
+            throw .io("cannot stat", path: path, errno: code)
+        }
+        return (fd, Int(info.st_size))
     }
 
     /// The top-level UIDs seen on the walk.

@@ -32,10 +32,11 @@ struct PXPush: PXCommand {
             counts them and each file's attempts the associations it was sent on. A file
             during which two associations ended is failed; after three associations in a
             row that answered nothing (or a timeout) px-push stops, the files not answered
-            are listed as not stored, and error is what ended the last association. The DCMTK backend
-            runs storescu -R -nh. The native backend proposes an asynchronous operations
-            window (--window) and, when the peer grants one, sends the next file while
-            the peer is still storing the previous ones; DCMTK peers answer one at a time.
+            are listed as not stored, and error is what ended the last association.
+            The DCMTK backend runs storescu -R -nh. The native backend proposes an
+            asynchronous operations window (--window) and, when the peer grants one,
+            sends the next file while the peer is still storing the previous ones; DCMTK
+            peers answer one at a time.
 
             \(PXExit.helpTable)
             """

@@ -1,13 +1,14 @@
 import DICOMData
 import Foundation
+import PXTestSupport
 import Testing
 
 /// px-find against scripts/hostile-find-scp.py, a raw-socket C-FIND SCP that floods pending responses
 /// (issue 14 item 7): with ndjson, px-find's peak resident memory (the kernel's hiwater mark, VmHWM) does not
 /// grow with the number of responses, and --max-responses stops a flood with C-CANCEL and an error.
 @Suite(.serialized) struct FindFloodTests {
-    static let python = PeerHarness.root + "/.venv/bin/python"
-    static let script = PeerHarness.root + "/scripts/hostile-find-scp.py"
+    static let python = TestSupport.python
+    static let script = TestSupport.repositoryRoot + "/scripts/hostile-find-scp.py"
 
     struct Flood {
         var json: JSONValue
@@ -26,7 +27,7 @@ import Testing
     static func flood(_ count: Int, backend: String, _ arguments: [String]) async throws -> Flood {
         let run = try await PeerHarness.runAsync(
             Self.python,
-            [Self.script, String(count), "--", PeerHarness.binDirectory + "/px-find", "HOSTILE@127.0.0.1:{port}", "--level", "study",
+            [Self.script, String(count), "--", TestSupport.binDirectory + "/px-find", "HOSTILE@127.0.0.1:{port}", "--level", "study",
              "--backend", backend] + arguments)
         try #require(run.exitCode == 0, "hostile-find-scp.py: \(run.stderr)")
         return Flood(json: try #require(run.json, "hostile-find-scp.py printed: \(run.stdout)"))

@@ -1,5 +1,6 @@
 import DICOMData
 import Foundation
+import PXTestSupport
 import Testing
 
 /// px-push with broken files among good ones, and peers that abort (issue 14 item 8), on both backends,
@@ -9,11 +10,11 @@ import Testing
 @Suite(.serialized) struct PushHostileFilesTests {
     /// pydicom's test data in the venv (.venv/lib/python3.X/site-packages/pydicom/data/test_files).
     static let pydicomFiles: String = {
-        let lib = PeerHarness.root + "/.venv/lib"
+        let lib = TestSupport.venv + "/lib"
         let python = (try? FileManager.default.contentsOfDirectory(atPath: lib))?.sorted().last { $0.hasPrefix("python3") } ?? "python3"
         return lib + "/" + python + "/site-packages/pydicom/data/test_files"
     }()
-    static let python = PeerHarness.root + "/.venv/bin/python"
+    static let python = TestSupport.python
 
     /// pydicom's files: four good ones (rtplan.dcm's meta names another SOP Instance UID than its data set,
     /// image_dfl.dcm is deflated), one truncated (Pixel Data longer than the file) and one whose data set is
@@ -125,34 +126,35 @@ import Testing
     }
 
     /// Starts scripts/pynetdicom-scp.py; returns it and its port once it listens.
-    static func startPynetdicom(_ output: String, log: String, extra: [String] = []) async throws -> (Process, Int) {
-        let process = try PushGetCommandTests.start(
-            "env", [Self.python, PeerHarness.root + "/scripts/pynetdicom-scp.py", output, "--aet", "PYSCP"] + extra, log: log)
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            for line in text.split(separator: "\n") where line.contains("\"listening\"") {
-                if case .number(let n)? = (try? JSONParser.parse(String(line)))?["port"], let port = Int(n) { return (process, port) }
+    static func startPynetdicom(_ output: String, log: String, extra: [String] = []) async throws -> (PeerProcess, Int) {
+        let scp = try PeerProcess(
+            TestSupport.python, [TestSupport.repositoryRoot + "/scripts/pynetdicom-scp.py", output, "--aet", "PYSCP"] + extra, logFile: log)
+        do {
+            let listening = try await scp.waitForEvent { $0["event"]?.stringValue == "listening" }
+            guard case .number(let n)? = listening["port"], let port = Int(n) else {
+                throw PeerProcess.PeerFailed(description: "pynetdicom-scp.py listens on no port: \(scp.log)")
             }
-            try await Task.sleep(for: .milliseconds(50))
+            return (scp, port)
+        } catch {
+            await scp.stop()
+            throw error
         }
-        await PushGetCommandTests.stop(process)
-        throw PeerHarness.SpawnFailed(path: "pynetdicom-scp.py did not listen: \(log)", code: 0)
     }
 
     /// px-push of `paths` to a storescp started with `options` (on a free port), stopped afterwards.
     static func pushToStorescp(_ options: [String], _ paths: [String], backend: String, log: String) async throws -> PeerHarness.Run {
-        let port = PeerHarness.freePort()
-        let storescp = try PushGetCommandTests.start("storescp", options + [String(port)], log: log)
+        let port = try TestSupport.freePort()
+        let storescp = try PeerProcess("storescp", options + [String(port)], logFile: log)
+        defer { storescp.kill() }
         try await PushGetCommandTests.waitForEcho(port: port, aeTitle: "STORESCP")
         let push = try await PeerHarness.runAsync("px-push", ["STORESCP@127.0.0.1:\(port)"] + paths + ["--backend", backend])
-        await PushGetCommandTests.stop(storescp)
+        await storescp.stop()
         return push
     }
 
     @Test func brokenFilesAmongGoodOnesToStorescp() async throws {
         guard PeerHarness.requireTools(["storescp", "storescu", "echoscu"]) else { return }
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: work) }
         let files = try Self.folder(work)
         for backend in PushGetCommandTests.backends {
@@ -164,14 +166,14 @@ import Testing
     }
 
     @Test func brokenFilesAmongGoodOnesToPynetdicom() async throws {
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: work) }
         let files = try Self.folder(work)
         for backend in PushGetCommandTests.backends {
             let received = work + "/pynetdicom-" + backend
             let (scp, port) = try await Self.startPynetdicom(received, log: work + "/pynetdicom-\(backend).log")
             let push = try await PeerHarness.runAsync("px-push", ["PYSCP@127.0.0.1:\(port)", files, "--backend", backend])
-            await PushGetCommandTests.stop(scp)
+            await scp.stop()
             try Self.expectPushed(push, backend: backend, peer: "pynetdicom", received: received)
         }
     }
@@ -180,13 +182,13 @@ import Testing
         guard PeerHarness.requireTools(["Orthanc", "storescu"]) || FileManager.default.isExecutableFile(atPath: "/usr/sbin/Orthanc") else {
             return
         }
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: work) }
         let files = try Self.folder(work)
         for backend in PushGetCommandTests.backends {
             let orthanc = work + "/orthanc-" + backend
             let start = try await PeerHarness.runAsync(
-                PeerHarness.root + "/scripts/orthanc-start.sh", [orthanc], environment: ["PATH": OrthancCommandPeer.path])
+                TestSupport.repositoryRoot + "/scripts/orthanc-start.sh", [orthanc], environment: ["PATH": OrthancCommandPeer.path])
             try #require(start.exitCode == 0, "orthanc-start.sh: \(start.stderr)")
             let ports = (start.stdout.split(separator: "\n").last ?? "").split(separator: " ").compactMap { Int($0) }
             try #require(ports.count == 2, "orthanc-start.sh printed no ports: \(start.stdout)")
@@ -199,7 +201,7 @@ import Testing
     /// A peer that aborts the association on one instance: px-push opens a new association and goes on,
     /// sends that instance once more (it is charged two attempts and failed), and stores every other file.
     @Test func reconnectAfterAnAbort() async throws {
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: work) }
         let directory = work + "/files"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -212,7 +214,7 @@ import Testing
             let received = work + "/pynetdicom-" + backend
             let (scp, port) = try await Self.startPynetdicom(received, log: work + "/abort-\(backend).log", extra: ["--abort-on", victim])
             let push = try await PeerHarness.runAsync("px-push", ["PYSCP@127.0.0.1:\(port)", directory, "--backend", backend])
-            await PushGetCommandTests.stop(scp)
+            await scp.stop()
             let json = try #require(push.json, "\(backend): \(push.stdout) \(push.stderr)")
             #expect(push.exitCode == 1)
             #expect(json["error"]?["code"]?.stringValue == "partialFailure", "\(backend): \(push.stdout)")
@@ -239,7 +241,7 @@ import Testing
     /// A peer that aborts every association: px-push stops after a bounded number of them.
     @Test func aPeerThatAbortsEverythingEndsThePush() async throws {
         guard PeerHarness.requireTools(["storescp", "storescu", "echoscu"]) else { return }
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: work) }
         let files = try Self.folder(work)
         for backend in PushGetCommandTests.backends {
@@ -261,7 +263,7 @@ import Testing
     /// One file and an abort: data is the per-file list, not null (DCMTK backend included).
     @Test func oneFileAndAnAbortStillListsTheFile() async throws {
         guard PeerHarness.requireTools(["storescp", "storescu", "echoscu"]) else { return }
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: work) }
         for backend in PushGetCommandTests.backends {
             let push = try await Self.pushToStorescp(

@@ -207,7 +207,7 @@ def read_file(path):
         else:
             length = struct.unpack("<H", raw[offset + 6:offset + 8])[0]
             start = offset + 8
-        values[element] = raw[start:start + length].rstrip(b"\0 ").decode()
+        values[element] = raw[start:start + length].rstrip(b"\0 ").decode("latin-1")
         offset = start + length
     return values[0x0002], values[0x0003], values[0x0010], raw[offset:]
 
@@ -223,6 +223,8 @@ def store(args):
             sock.sendall(pdata(1, 0x02 if last else 0x00, dataset[offset:offset + chunk]))
         status = response_status(sock)
         sock.sendall(struct.pack(">BBI", 0x05, 0, 4) + b"\0\0\0\0")
+        recv_pdu(sock)  # A-RELEASE-RP
+        sock.close()
         print(json.dumps({"status": status}))
     except (OSError, ConnectionError) as error:
         print(json.dumps({"status": None, "error": str(error)}))
@@ -309,7 +311,8 @@ def no_read(args):
         except OSError:
             closed = time.monotonic() - start
             break
-    print(json.dumps({"closedAfter": closed, "requests": counter[0]}))
+    stalled = None if sent_all[0] is None else sent_all[0] - start
+    print(json.dumps({"closedAfter": closed, "stalledAfter": stalled, "requests": counter[0]}))
 
 
 def pre_association(args):

@@ -65,6 +65,22 @@ struct PXListen: PXCommand {
     @Option(name: [.customShort("e"), .customLong("executable")], help: "pypx: path of storescp.") var executable: String?
     @Option(name: .customLong("acse-timeout"), help: "Association negotiation and release timeout (s).") var acse: Double = 30
     @Option(name: .customLong("dimse-timeout"), help: "How long a peer may stay silent on an association (s).") var dimse: Double = 60
+    @Option(
+        name: .customLong("min-transfer-rate"),
+        help: "Bytes/s a peer must keep sending while a PDU or message is in progress, over --transfer-rate-window; a trickling peer is aborted (native; 0: off).")
+    var minTransferRate: Int = 1024
+    @Option(name: .customLong("transfer-rate-window"), help: "Seconds over which --min-transfer-rate is measured (native).")
+    var transferRateWindow: Double = 20
+    @Option(name: .customLong("write-timeout"), help: "Seconds a response may wait for a peer that does not read before it is disconnected (native).")
+    var writeTimeout: Double = 60
+    @Option(
+        name: .customLong("max-pending-connections"),
+        help: "Connections that have not yet sent their A-ASSOCIATE-RQ; beyond it the oldest is closed (native).")
+    var maxPendingConnections: Int = 64
+    @Option(
+        name: .customLong("decoding-memory"),
+        help: "MiB all associations together may use to read received headers; beyond it a C-STORE is refused with 0xA700 (native).")
+    var decodingMemory: Int = 256
     @OptionGroup(title: "Backend") var backend: BackendOptions
     @OptionGroup(title: "Logging") var logging: LoggingOptions
     @Option(
@@ -82,6 +98,13 @@ struct PXListen: PXCommand {
         if let layout { do { _ = try StorageLayout(template: layout) } catch { throw ValidationError(error.message) } }
         if let seriesTimeout, !(seriesTimeout > 0) { throw ValidationError("--series-timeout must be positive") }
         if shutdownGrace < 0 { throw ValidationError("--shutdown-grace must not be negative") }
+        do { _ = try self.limits() } catch { throw ValidationError(error.message) }
+    }
+
+    func limits() throws(PXError) -> ListenLimits {
+        try ListenLimits(
+            minimumTransferRate: minTransferRate, transferRateWindow: transferRateWindow, writeTimeout: writeTimeout,
+            maximumPendingConnections: maxPendingConnections, decodingMemory: decodingMemory << 20)
     }
 
     func run() async throws {
@@ -96,13 +119,14 @@ struct PXListen: PXCommand {
             backendName = dicomBackend.name
             let absoluteRoot = root.hasPrefix("/") ? root : (currentDirectory() + "/" + root)
             let allowed: Set<String>? = allowCalling.map { Set($0.split(separator: ",").map { String($0) }) }
-            let config = try ListenConfiguration(
+            var config = try ListenConfiguration(
                 port: port, aeTitle: aeTitle, root: absoluteRoot,
                 layout: try layout.map { try StorageLayout(template: $0) } ?? StorageLayout(),
                 timeouts: Timeouts(connect: 10, acse: acse, dimse: dimse, deadline: nil),
                 duplicates: DuplicatePolicy(rawValue: onDuplicate) ?? .keep, fsync: fsync, seriesTimeout: seriesTimeout,
                 maximumAssociations: maxAssociations, acceptsAnyCalledAETitle: anyCalledAET,
                 allowedCallingAETitles: allowed, shutdownGrace: shutdownGrace)
+            config.limits = try self.limits()
             let service = ListenService(backend: dicomBackend, configuration: config, logger: logger) { event in
                 output.write(PXOutput.json(event), pretty: false)
                 if case .seriesComplete(let completion) = event { hooks.run(for: completion) }

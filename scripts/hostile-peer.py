@@ -4,6 +4,9 @@
     hostile-peer.py bomb-file OUT [--inflated-mib N]
         Writes a Part 10 file in Deflated Explicit VR Little Endian whose data set inflates to N MiB
         (a private OB element of zeros before Pixel Data). Prints {"path", "bytes", "inflated"}.
+        With --plain, the same file uncompressed (Explicit VR Little Endian): a long element before Pixel Data.
+    hostile-peer.py measure CMD [ARGS...]
+        Runs CMD and prints {"exitCode", "maxRSSKiB", "stdout"} (its peak resident memory).
     hostile-peer.py store HOST PORT FILE
         Associates and sends FILE's data set as one C-STORE in the file's transfer syntax, as it is on
         disk. Prints {"status": <C-STORE-RSP status>} or {"status": null, "error": ...}.
@@ -14,7 +17,7 @@
         Associates with a tiny receive buffer and sends C-ECHO-RQs without ever reading the responses.
         Prints {"closedAfter": <seconds until the server closed, or null>}.
     hostile-peer.py pre-association HOST PORT --connections N --bytes B --seconds T
-        Opens N connections, each sending the first B bytes of a 1 MiB A-ASSOCIATE-RQ and nothing more;
+        Opens N connections, each sending the first B bytes of a ~1 MB A-ASSOCIATE-RQ and nothing more;
         holds them for T seconds. Prints {"opened", "closedByServer"}.
 
 Every mode prints one JSON line on stdout.
@@ -80,6 +83,16 @@ def bomb_file(args):
         + explicit(0x0029, 0x0010, b"LO", pad("PX BOMB"))
     )
     size = args.inflated_mib << 20
+    if args.plain:
+        with open(args.out, "wb") as f:
+            f.write(meta(CT, sop, EXPLICIT) + head + struct.pack("<HH2sHI", 0x0029, 0x1010, b"OB", 0, size))
+            zeros = b"\0" * (1 << 20)
+            for _ in range(args.inflated_mib):
+                f.write(zeros)
+            f.write(explicit(0x7FE0, 0x0010, b"OW", b"\0" * 64))
+            written = f.tell()
+        print(json.dumps({"path": args.out, "sopInstanceUID": sop, "bytes": written, "inflated": size}))
+        return
     compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
     with open(args.out, "wb") as f:
         f.write(meta(CT, sop, DEFLATED))
@@ -317,11 +330,11 @@ def no_read(args):
 
 def pre_association(args):
     request = associate_rq([(CT, [EXPLICIT])], extra_user=struct.pack(">BBH", 0x55, 0, 0))
-    # Grow the request to ~1 MiB with a user-information sub-item of an unknown type the server must buffer.
-    filler = b"\0" * (1 << 20)
-    body = request[6:] + struct.pack(">BBH", 0x59, 0, 0xFFFF) + filler[:0xFFFF]
-    while len(body) < (1 << 20):
-        body += struct.pack(">BBH", 0x59, 0, 0xFFFF) + filler[:0xFFFF]
+    # Grow the request to just under 1 MiB (what a 1 MiB PDU cap would buffer) with user-information
+    # sub-items of an unknown type, which the server must read before it can negotiate.
+    body = request[6:]
+    while len(body) < 1000000 - 0x10003:
+        body += struct.pack(">BBH", 0x59, 0, 0xFFFF) + b"\0" * 0xFFFF
     request = struct.pack(">BBI", 0x01, 0, len(body)) + body
     sockets = []
     for _ in range(args.connections):
@@ -353,12 +366,24 @@ def pre_association(args):
     sys.stdout.flush()
 
 
+def measure(args):
+    import resource
+    import subprocess
+
+    run = subprocess.run(args.command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    print(json.dumps({"exitCode": run.returncode, "maxRSSKiB": peak, "stdout": run.stdout.decode(errors="replace")}))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="mode", required=True)
     p = sub.add_parser("bomb-file")
     p.add_argument("out")
     p.add_argument("--inflated-mib", type=int, default=1024)
+    p.add_argument("--plain", action="store_true")
+    p = sub.add_parser("measure")
+    p.add_argument("command", nargs=argparse.REMAINDER)
     p = sub.add_parser("store")
     p.add_argument("host")
     p.add_argument("port", type=int)
@@ -379,7 +404,7 @@ def main():
     p.add_argument("--bytes", type=int, default=1000000)
     p.add_argument("--seconds", type=float, default=10)
     args = parser.parse_args()
-    {"bomb-file": bomb_file, "store": store, "trickle": trickle, "no-read": no_read, "pre-association": pre_association}[
+    {"bomb-file": bomb_file, "measure": measure, "store": store, "trickle": trickle, "no-read": no_read, "pre-association": pre_association}[
         args.mode
     ](args)
 

@@ -56,39 +56,28 @@ public struct ListenConfiguration: Hashable, Sendable {
 public struct ListenLimits: Hashable, Sendable {
     /// Bytes per second a peer must send while a PDU or DIMSE message is in progress, averaged over
     /// `transferRateWindow` seconds; 0 disables the check.
-    public var minimumTransferRate: Int
-    public var transferRateWindow: Double
+    public var minimumTransferRate = 1024
+    public var transferRateWindow: Double = 20
     /// Seconds a write may make no progress (the peer does not read) before the connection is closed.
-    public var writeTimeout: Double
+    public var writeTimeout: Double = 60
     /// Connections that have not yet sent a complete A-ASSOCIATE-RQ; beyond it the oldest is closed.
-    public var maximumPendingConnections: Int
+    public var maximumPendingConnections = 64
     /// Bytes all associations together may spend decoding received headers; beyond it a C-STORE is
     /// refused with 0xA700.
-    public var decodingMemory: Int
+    public var decodingMemory = 256 << 20
 
-    public init(
-        minimumTransferRate: Int = 1024, transferRateWindow: Double = 20, writeTimeout: Double = 60,
-        maximumPendingConnections: Int = 64, decodingMemory: Int = 256 << 20
-    ) throws(PXError) {
+    /// The defaults.
+    public init() {}
+
+    /// These limits, if they make sense.
+    /// - Throws: ``PXError/usage(_:)`` naming the px-listen option that is out of range.
+    public func validated() throws(PXError) -> ListenLimits {
         guard minimumTransferRate >= 0 else { throw .usage("--min-transfer-rate must not be negative") }
         guard transferRateWindow > 0 else { throw .usage("--transfer-rate-window must be positive") }
         guard writeTimeout > 0 else { throw .usage("--write-timeout must be positive") }
         guard maximumPendingConnections >= 1 else { throw .usage("--max-pending-connections must be at least 1") }
         guard decodingMemory >= 1 << 20 else { throw .usage("--decoding-memory must be at least 1 MiB") }
-        self.minimumTransferRate = minimumTransferRate
-        self.transferRateWindow = transferRateWindow
-        self.writeTimeout = writeTimeout
-        self.maximumPendingConnections = maximumPendingConnections
-        self.decodingMemory = decodingMemory
-    }
-
-    /// The defaults.
-    public init() {
-        self.minimumTransferRate = 1024
-        self.transferRateWindow = 20
-        self.writeTimeout = 60
-        self.maximumPendingConnections = 64
-        self.decodingMemory = 256 << 20
+        return self
     }
 }
 

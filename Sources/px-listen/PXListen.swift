@@ -68,19 +68,19 @@ struct PXListen: PXCommand {
     @Option(
         name: .customLong("min-transfer-rate"),
         help: "Bytes/s a peer must keep sending while a PDU or message is in progress, over --transfer-rate-window; a trickling peer is aborted (native; 0: off).")
-    var minTransferRate: Int = 1024
+    var minTransferRate: Int = ListenLimits().minimumTransferRate
     @Option(name: .customLong("transfer-rate-window"), help: "Seconds over which --min-transfer-rate is measured (native).")
-    var transferRateWindow: Double = 20
+    var transferRateWindow: Double = ListenLimits().transferRateWindow
     @Option(name: .customLong("write-timeout"), help: "Seconds a response may wait for a peer that does not read before it is disconnected (native).")
-    var writeTimeout: Double = 60
+    var writeTimeout: Double = ListenLimits().writeTimeout
     @Option(
         name: .customLong("max-pending-connections"),
         help: "Connections that have not yet sent their A-ASSOCIATE-RQ; beyond it the oldest is closed (native).")
-    var maxPendingConnections: Int = 64
+    var maxPendingConnections: Int = ListenLimits().maximumPendingConnections
     @Option(
         name: .customLong("decoding-memory"),
         help: "MiB all associations together may use to read received headers; beyond it a C-STORE is refused with 0xA700 (native).")
-    var decodingMemory: Int = 256
+    var decodingMemory: Int = ListenLimits().decodingMemory >> 20
     @OptionGroup(title: "Backend") var backend: BackendOptions
     @OptionGroup(title: "Logging") var logging: LoggingOptions
     @Option(
@@ -102,9 +102,13 @@ struct PXListen: PXCommand {
     }
 
     func limits() throws(PXError) -> ListenLimits {
-        try ListenLimits(
-            minimumTransferRate: minTransferRate, transferRateWindow: transferRateWindow, writeTimeout: writeTimeout,
-            maximumPendingConnections: maxPendingConnections, decodingMemory: decodingMemory << 20)
+        var limits = ListenLimits()
+        limits.minimumTransferRate = minTransferRate
+        limits.transferRateWindow = transferRateWindow
+        limits.writeTimeout = writeTimeout
+        limits.maximumPendingConnections = maxPendingConnections
+        limits.decodingMemory = decodingMemory << 20
+        return try limits.validated()
     }
 
     func run() async throws {

@@ -46,15 +46,9 @@ import Testing
         return try Part10File(dataSet: set, transferSyntax: .explicitVRLittleEndian).encoded()
     }
 
-    static func write(_ bytes: [UInt8]) throws -> String {
-        let path = NSTemporaryDirectory() + "px-header-limits-" + UUID().uuidString + ".dcm"
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
-        return path
-    }
-
     @Test("a value longer than maximumValueLength is skipped, never held: the read holds well under it")
     func longValueSkipped() throws {
-        let path = try Self.write(try Self.fileWithLongValue(8 << 20))
+        let path = try Part10FileHeaderTests.write(try Self.fileWithLongValue(8 << 20))
         defer { unlink(path) }
         var held = 0
         let header = try Part10File.readHeader(
@@ -69,7 +63,7 @@ import Testing
 
     @Test("a header above maximumSize is refused with tooLarge")
     func headerTooLarge() throws {
-        let path = try Self.write(try Self.fileWithLongValue(200_000))
+        let path = try Part10FileHeaderTests.write(try Self.fileWithLongValue(200_000))
         defer { unlink(path) }
         #expect {
             try Part10File.readHeader(contentsOf: path, limits: HeaderLimits(maximumSize: 100_000))
@@ -78,7 +72,7 @@ import Testing
 
     @Test("a budget that refuses ends the read with its error")
     func budgetRefuses() throws {
-        let path = try Self.write(try Self.fileWithLongValue(300_000))
+        let path = try Part10FileHeaderTests.write(try Self.fileWithLongValue(300_000))
         defer { unlink(path) }
         #expect {
             try Part10File.readHeader(
@@ -92,7 +86,7 @@ import Testing
     @Test("a file truncated inside a skipped value is an error, not a short header")
     func truncatedInsideSkippedValue() throws {
         let bytes = try Self.fileWithLongValue(4 << 20)
-        let path = try Self.write(Array(bytes.prefix(2 << 20)))
+        let path = try Part10FileHeaderTests.write(Array(bytes.prefix(2 << 20)))
         defer { unlink(path) }
         #expect(throws: DICOMDataError.self) {
             try Part10File.readHeader(contentsOf: path, limits: HeaderLimits(maximumValueLength: 1 << 20))

@@ -1,3 +1,4 @@
+import DICOMProtocol
 import Logging
 import NIOCore
 import Synchronization
@@ -177,7 +178,13 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         // After a refusal nothing more reaches the decoder.
         guard !self.tripped else { return }
         if let refusal = self.follow(buffer) {
-            self.trip(context: context, refusal)
+            // As the frame decoder does for a length above its cap: the association task answers the
+            // invalid PDU with an A-ABORT (PS3.8 §9.2, AA-1 in Sta2), before the body is buffered.
+            self.tripped = true
+            self.stop()
+            self.logger.info("refusing the connection", metadata: ["reason": "\(refusal)"])
+            context.fireErrorCaught(refusal)
+            self.closeSoon(context: context)
             return
         }
         context.fireChannelRead(data)
@@ -189,8 +196,8 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     /// Follows the framing through `buffer`; returns why the connection must be refused, if it must.
-    private func follow(_ buffer: ByteBuffer) -> String? {
-        buffer.withUnsafeReadableBytes { bytes -> String? in
+    private func follow(_ buffer: ByteBuffer) -> PDUError? {
+        buffer.withUnsafeReadableBytes { bytes -> PDUError? in
             var i = 0
             let n = bytes.count
             while i < n {
@@ -206,7 +213,9 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
                     self.pdvHeader.removeAll(keepingCapacity: true)
                     self.pdvRemaining = 0
                     if !self.sawFirstPDU && self.pduType == 0x01 && self.pduRemaining > self.limits.maximumAssociationRequestLength {
-                        return "an A-ASSOCIATE-RQ of \(self.pduRemaining) bytes, above the limit of \(self.limits.maximumAssociationRequestLength)"
+                        return PDUError.pduTooLarge(
+                            type: 0x01, announced: UInt32(self.pduRemaining),
+                            maximum: UInt32(clamping: self.limits.maximumAssociationRequestLength))
                     }
                     if self.pduRemaining == 0 { self.pduEnded() }
                     continue
@@ -316,6 +325,11 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         self.stop()
         self.logger.info("aborting the connection", metadata: ["reason": "\(reason)"])
         context.fireErrorCaught(TimeoutSignal(kind: .dimse))
+        self.closeSoon(context: context)
+    }
+
+    /// Closes the connection in 2 s, in case the association task is not there to do it.
+    private func closeSoon(context: ChannelHandlerContext) {
         let channel = context.channel
         context.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
     }

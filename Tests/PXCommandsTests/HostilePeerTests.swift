@@ -132,18 +132,20 @@ import Testing
         await listener.stop()
     }
 
-    /// A peer that floods C-ECHO-RQs and never reads the responses is disconnected within the write timeout
-    /// (2 s here) of its responses backing up, and its slot is free again.
+    /// A peer that floods C-ECHO-RQs and never reads the responses is disconnected once the responses have
+    /// made no progress for the write timeout (2 s here), and its slot is free again. The peer sees it later
+    /// than 2 s after its own sends stall: px-listen first answers the requests already in the socket
+    /// buffers (megabytes on loopback). Without a write timeout it is never disconnected.
     @Test func aPeerThatDoesNotReadIsDisconnected() async throws {
         guard PeerHarness.requireTools(Self.tools) else { return }
         let work = PeerHarness.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: work) }
         let listener = try await ListenerProcess.start(
             backend: "native", root: work + "/root", work: work, extra: ["--max-associations", "1", "--write-timeout", "2"])
-        let flood = try await Self.peer(["no-read", "127.0.0.1", String(listener.port), "--seconds", "40"])
+        let flood = try await Self.peer(["no-read", "127.0.0.1", String(listener.port), "--seconds", "60"])
         let closed = try #require(Self.number(flood["closedAfter"]), "the peer was never disconnected: \(flood)")
-        let stalled = try #require(Self.number(flood["stalledAfter"]), "\(flood)")
-        #expect(closed - stalled < 8, "disconnected \(closed - stalled) s after the peer's own sends stalled")
+        #expect(Self.number(flood["stalledAfter"]) != nil, "the peer's sends never stalled: \(flood)")
+        #expect(closed < 45, "disconnected after \(closed) s")
         #expect(try await Self.echo(listener.port).ok)
         #expect(listener.stderr().contains("has not read for the write timeout"))
         await listener.stop()

@@ -35,6 +35,12 @@ public struct Part10File: Sendable {
             self.inflate = inflate
         }
 
+        /// Refuse deflated data sets that inflate beyond this many bytes (``InflateLimits/maximumSize``).
+        public var maximumInflatedSize: Int {
+            get { self.inflate.maximumSize }
+            set { self.inflate.maximumSize = newValue }
+        }
+
         /// Stop before Pixel Data: everything a receiver needs to sort a file.
         public static let headerOnly = ReadOptions(dataSet: .init(stopBefore: .pixelData))
     }

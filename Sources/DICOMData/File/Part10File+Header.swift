@@ -60,6 +60,17 @@ extension Part10File {
             }
         }
         try reserve?(head.count)
+        // The common case: an uncompressed header that ends inside the first read, parsed where it lies
+        // (no value there can be longer than the read, so nothing would be skipped).
+        let headIsWholeFile = head.count < 16 * 1024
+        if !located.transferSyntax.isDeflated && limits.maximumValueLength >= head.count {
+            do {
+                let file = try Part10File(bytes: head, options: ReadOptions(dataSet: .init(stopBefore: stopBefore)))
+                if file.stoppedEarly || headIsWholeFile { return file }
+            } catch where !headIsWholeFile && (error.code == .truncated || error.code == .lengthPastEnd) {
+                // The header goes on past the first read: walk it.
+            }
+        }
         let source: HeaderByteSource
         if located.transferSyntax.isDeflated {
             source = try HeaderByteSource(deflated: file, at: located.dataSetOffset, cached: head, limits: limits.inflate)
@@ -170,10 +181,10 @@ final class HeaderByteSource {
                 continue
             }
             if self.inflater == nil {
-                let bytes = try self.readFile(min(remaining, Self.chunk))
-                if bytes.isEmpty { break }
-                out.append(contentsOf: bytes)
-                remaining -= bytes.count
+                // Read ahead a chunk: one pread (or one copy from the cached start) for many elements.
+                self.pending = try self.readFile(Self.chunk)
+                self.pendingIndex = 0
+                if self.pending.isEmpty { break }
             } else if try !self.inflateMore() {
                 break
             }

@@ -1,11 +1,12 @@
 import DICOMData
 import DICOMNetwork
 import Foundation
+import PXTestSupport
 import Testing
 
 /// ``ReceivedInstance/readHeader()`` within the server's ``DecodingBudget``: a header read that would take
 /// more than is left is refused with `tooLarge`, and every read gives back what it took.
-@Suite("Decoding budget") struct DecodingBudgetTests {
+@Suite("Decoding budget", .timeLimit(.minutes(2))) struct DecodingBudgetTests {
     /// A received file whose header holds a 300 KB value (under the 1 MiB skip length: it is read).
     static func instance(in directory: String, budget: DecodingBudget) throws -> ReceivedInstance {
         var set = DataSet()

@@ -4,7 +4,7 @@ import PXCore
 import Testing
 
 /// ``InstancePlacer`` and ``StorageLayout`` templates on a real file system.
-@Suite struct InstancePlacerTests {
+@Suite(.timeLimit(.minutes(2))) struct InstancePlacerTests {
     func dataSet(sop: String = "1.2.3.4", patient: String = "P1") -> DataSet {
         var ds = DataSet()
         ds.set(.patientID, vr: .LO, string: patient)

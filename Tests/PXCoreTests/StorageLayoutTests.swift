@@ -2,7 +2,7 @@ import DICOMData
 import PXCore
 import Testing
 
-@Suite struct StorageLayoutTests {
+@Suite(.timeLimit(.minutes(2))) struct StorageLayoutTests {
     func header(_ values: [DICOMData.Tag: String]) -> DataSet {
         var ds = DataSet()
         let vrs: [DICOMData.Tag: VR] = [

@@ -118,4 +118,12 @@ public struct DICOMDataError: Error, Hashable, Sendable, CustomStringConvertible
     public static func tooLarge(_ what: String, limit: Int) -> Self {
         .init(code: .tooLarge, offset: nil, message: "\(what) exceeds the limit of \(limit) bytes")
     }
+
+    /// A deflated data set expands beyond ``InflateLimits/maximumRatio``: a decompression bomb, refused
+    /// before it costs the memory it asks for.
+    public static func inflateRatioExceeded(ratio: Int) -> Self {
+        .init(
+            code: .tooLarge, offset: nil,
+            message: "deflated data set expands more than \(ratio) times its compressed size (a decompression bomb?)")
+    }
 }

@@ -82,7 +82,7 @@ extension Part10File {
         let (fd, size) = try Self.openForStructure(path)
         defer { close(fd) }
         let compressed = try FileIO.readPrefix(fd, path: path, count: max(0, size - dataSetOffset), from: dataSetOffset)
-        return try Inflate.inflate(compressed, range: 0..<compressed.count, limit: maximumInflatedSize)
+        return try Inflate.inflate(compressed, range: 0..<compressed.count, limits: InflateLimits(maximumSize: maximumInflatedSize))
     }
 
     /// The file open for reading, and its size.

@@ -86,6 +86,7 @@ let package = Package(
         .executableTarget(
             name: "px-net-bench",
             dependencies: [
+                "DICOMData",
                 "DICOMNetwork",
                 "DICOMProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),

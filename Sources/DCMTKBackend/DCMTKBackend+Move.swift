@@ -1,3 +1,4 @@
+import DICOMData
 import Logging
 import PXCore
 

@@ -1,3 +1,4 @@
+import DICOMData
 import DICOMNetwork
 import DICOMProtocol
 import Logging
@@ -13,8 +14,7 @@ extension NativeBackend {
         let start = ContinuousClock.now
         let client = self.client(connection, logger: logger)
         let peer = self.peer(connection)
-        let raw = try await run("C-ECHO", connection) { try await client.echo(peer).rawValue }
-        let status = PXCore.DIMSEStatus(code: raw, service: .echo)
+        let status = try await run("C-ECHO", connection) { try await client.echo(peer) }
         if status.isFailure { throw PXError.dimseFailure(status, operation: "C-ECHO") }
         let elapsed = ContinuousClock.now - start
         return EchoResult(

@@ -16,18 +16,17 @@ extension NativeBackend {
         // The deadline runs the association in a child task, which needs an escaping closure:
         // responses go through a stream and `onResponse` is called here, in order.
         let (stream, continuation) = AsyncThrowingStream<PXCore.FindResponse, any Error>.makeStream()
-        async let final: UInt16 = run("C-FIND", connection) {
+        async let final: DIMSEStatus = run("C-FIND", connection) {
             do {
                 let status = try await client.withAssociation(to: peer, proposing: [.find(request.model.network)]) { association in
-                    var last: UInt16 = 0
+                    var last = DIMSEStatus.success
                     let responses = try await association.find(
                         request.identifierWithLevel, model: request.model.network, limit: request.limit)
                     for try await response in responses {
-                        let status = PXCore.DIMSEStatus(code: response.status.rawValue, service: .find)
-                        if status.isPending, let identifier = response.identifier {
-                            continuation.yield(PXCore.FindResponse(status: status, identifier: identifier))
-                        } else if !status.isPending {
-                            last = response.status.rawValue
+                        if response.status.isPending, let identifier = response.identifier {
+                            continuation.yield(PXCore.FindResponse(status: response.status, identifier: identifier))
+                        } else if !response.status.isPending {
+                            last = response.status
                         }
                     }
                     return last
@@ -50,7 +49,6 @@ extension NativeBackend {
             _ = try await final
             throw error
         }
-        let status = PXCore.DIMSEStatus(code: try await final, service: .find)
-        return FindResult(request: request, matches: matches, status: status)
+        return FindResult(request: request, matches: matches, status: try await final)
     }
 }

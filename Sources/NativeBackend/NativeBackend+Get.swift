@@ -38,7 +38,7 @@ extension NativeBackend {
             }
             return try await client.withAssociation(to: peer, proposing: ProposedPresentationContext.get(model)) { association in
                 try await association.get(keys, model: model, storage: storage, directory: incoming) { counts in
-                    continuation.yield(Self.progress(counts, status: 0xFF00, service: .get))
+                    continuation.yield(Self.progress(counts, status: DIMSEStatus(code: 0xFF00, service: .get)))
                 }
             }
         }
@@ -57,7 +57,7 @@ extension NativeBackend {
             default: break
             }
         }
-        let last = Self.progress(final.subOperations, status: final.status.rawValue, service: .get)
+        let last = Self.progress(final.subOperations, status: final.status)
         await onProgress(last)
         return GetResult(
             request: request, status: last.status, remaining: last.remaining ?? 0, completed: last.completed, failed: last.failed,

@@ -131,7 +131,7 @@ final class LayoutStorage: StorageDelegate {
         events.yield(.storeFailed(path: nil, sopInstanceUID: sopInstanceUID, error: .io(reason)))
     }
 
-    func didReceive(_ instance: DICOMNetwork.ReceivedInstance) async throws -> DICOMProtocol.DIMSEStatus {
+    func didReceive(_ instance: DICOMNetwork.ReceivedInstance) async throws -> DIMSEStatus {
         do {
             let header: Part10File
             do {

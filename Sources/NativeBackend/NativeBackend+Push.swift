@@ -46,7 +46,7 @@ extension NativeBackend {
                 let file = request.files[index]
                 let result: PushFileResult
                 if let status = stored.status {
-                    result = PushFileResult(file: file, status: PXCore.DIMSEStatus(code: status.rawValue, service: .store))
+                    result = PushFileResult(file: file, status: status)
                 } else if stored.error?.hasPrefix("no accepted presentation context") == true {
                     result = .noContext(file)
                 } else {

@@ -81,8 +81,7 @@ public struct NativeBackend: DICOMBackend {
         case .fileError:
             return .io(error.detail)
         case .operationFailed:
-            let status = error.status.map { PXCore.DIMSEStatus(code: $0.rawValue, service: .general) } ?? PXCore.DIMSEStatus(code: 0xC000)
-            return .dimseFailure(status, operation: operation)
+            return .dimseFailure(error.status ?? DIMSEStatus(code: 0xC000), operation: operation)
         default:
             return .aborted(error.detail)
         }

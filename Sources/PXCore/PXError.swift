@@ -1,3 +1,5 @@
+import DICOMData
+
 /// An error from a px operation, whichever backend ran it.
 ///
 /// Errors are built only through the named static factories, so every error carries a stable

@@ -1,3 +1,4 @@
+import DICOMData
 import DICOMProtocol
 
 /// A SOP instance received by a C-STORE SCP (``DICOMServer``, or the C-GET sub-operations of

@@ -1,3 +1,4 @@
+import DICOMData
 import DICOMProtocol
 
 /// An error of the network layer: connecting, negotiating, or running DIMSE operations (PS3.8 §7, PS3.7 §9).

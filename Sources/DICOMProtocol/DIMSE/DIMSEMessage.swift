@@ -1,3 +1,4 @@
+import DICOMData
 import NIOCore
 
 /// Any DIMSE-C message this implementation understands (PS3.7 §9.3).

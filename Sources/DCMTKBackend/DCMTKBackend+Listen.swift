@@ -32,7 +32,7 @@ extension DCMTKBackend {
         if configuration.allowedCallingAETitles != nil {
             throw PXError.usage("--allow-calling is not supported by the dcmtk backend (storescp has no allow-list); use --backend native")
         }
-        try FileSystem.makeDirectories(configuration.root)
+        try InstancePlacer.makeDirectories(configuration.root)
         let staging = try TemporaryDirectory(prefix: ".px-incoming", in: configuration.root)
         defer { staging.remove(logger: logger) }
         let t = configuration.timeouts
@@ -155,24 +155,4 @@ struct ListenSession {
             return .storeFailed(path: nil, sopInstanceUID: nil, error: error as? PXError ?? PXError.io("\(error)", path: path))
         }
     }
-}
-
-/// Small POSIX helpers.
-enum FileSystem {
-    /// `mkdir -p`.
-    static func makeDirectories(_ path: String) throws(PXError) {
-        var current = path.hasPrefix("/") ? "" : "."
-        for part in path.split(separator: "/") {
-            current += "/" + part
-            if mkdir(current, 0o755) != 0 && errno != EEXIST {
-                throw .io("cannot create directory (\(errnoText()))", path: current)
-            }
-        }
-    }
-}
-
-func errnoText() -> String {
-    let code = errno
-    guard let text = strerror(code) else { return "errno \(code)" }
-    return String(cString: text)
 }

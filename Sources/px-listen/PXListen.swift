@@ -142,9 +142,7 @@ struct ListenService: Service {
 }
 
 func currentDirectory() -> String {
-    var buffer = [CChar](repeating: 0, count: 4096)
-    guard getcwd(&buffer, buffer.count) != nil else { return "." }
-    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    POSIX.currentDirectory() ?? "."
 }
 
 /// glibc malloc settings for a receiver that allocates and frees PDU-sized buffers (64 KiB to 1 MiB)

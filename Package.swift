@@ -9,9 +9,11 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+// Supported platform: Linux (Glibc). The file, socket and process code calls Glibc directly (fsync, pread,
+// link, posix_spawn, malloc settings) and is built and tested on Linux only, so no Apple platform is
+// declared.
 let package = Package(
     name: "px",
-    platforms: [.macOS(.v15)],
     products: [
         .library(name: "DICOMData", targets: ["DICOMData"]),
         .library(name: "PX", targets: ["PX"]),

@@ -269,6 +269,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "NativeBackendTests",
+            dependencies: [
+                "NativeBackend", "PXCommandLine", "PXCore", "DICOMData", "DICOMProtocol", "DICOMNetwork",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "DICOMNetworkTests",
             dependencies: [
                 "DICOMNetwork",

@@ -43,7 +43,6 @@ import Testing
         Case(error: .fileError("cannot open x"), code: .io, exit: 1),
         Case(error: .operationFailed("C-FIND", status: DIMSEStatus(code: 0xA700, service: .find)), code: .dimseFailure, exit: 1),
         Case(error: .aborted(by: Abort.provider(.unexpectedPDU)), code: .aborted, exit: 1),
-        Case(error: .providerAborted("the transport closed"), code: .aborted, exit: 1),
         Case(error: .protocolError("invalid PDU"), code: .aborted, exit: 1),
         Case(error: .connectionClosed("the peer closed the connection"), code: .aborted, exit: 1),
     ]

@@ -100,9 +100,6 @@ public struct DICOMNetworkError: Error, Hashable, Sendable, CustomStringConverti
     public static func aborted(by abort: Abort) -> Self {
         Self(.aborted, "association aborted by the peer (source \(abort.source), reason \(abort.reason))", abort: abort)
     }
-    public static func providerAborted(_ detail: String) -> Self {
-        Self(.aborted, detail)
-    }
     public static func protocolError(_ detail: String) -> Self {
         Self(.protocolError, detail)
     }

@@ -14,8 +14,8 @@ extension DCMTKBackend {
     /// reports writing it, and handed to `onResponse`. The temporary directory is removed.
     public func find(
         _ request: FindRequest, connection: Connection, logger: Logger,
-        onResponse: @Sendable (FindResponse) async throws -> Void
-    ) async throws -> FindResult {
+        onResponse: @Sendable (FindResponse) async throws(PXError) -> Void
+    ) async throws(PXError) -> FindResult {
         let directory = try TemporaryDirectory(prefix: "px-find")
         defer { directory.remove(logger: logger) }
         var arguments = [request.model == .studyRoot ? "-S" : "-P", "-v", "-X", "-od", directory.path]
@@ -30,7 +30,7 @@ extension DCMTKBackend {
         var finalStatus: DIMSEStatus?
         // findscu logs "Writing response dataset to file" before it writes the file: a file is
         // read once the next response (or the end) shows it is complete.
-        func takePending() async throws {
+        func takePending() async throws(PXError) {
             guard let path = pendingFile else { return }
             pendingFile = nil
             // Past the limit: findscu has sent its C-CANCEL, but the peer may have sent more
@@ -46,7 +46,7 @@ extension DCMTKBackend {
             matches.append(file.dataSet)
             try await onResponse(FindResponse(status: pendingStatus ?? .pending, identifier: file.dataSet))
         }
-        let outcome = try await runner("findscu").run(arguments, deadline: connection.timeouts.deadline, logger: logger) { line in
+        let outcome = try await runner("findscu").run(arguments, deadline: connection.timeouts.deadline, logger: logger) { (line) async throws(PXError) in
             switch FindLogParser.parse(line) {
             case .response(_, let status)?:
                 try await takePending()

@@ -17,7 +17,7 @@ extension DCMTKBackend {
     public func get(
         _ request: GetRequest, connection: Connection, logger: Logger,
         onProgress: @Sendable (MoveProgress) async -> Void
-    ) async throws -> GetResult {
+    ) async throws(PXError) -> GetResult {
         try InstancePlacer.makeDirectories(request.root)
         let staging = try TemporaryDirectory(prefix: ".px-incoming", in: request.root)
         defer { staging.remove(logger: logger) }

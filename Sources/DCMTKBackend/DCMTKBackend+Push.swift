@@ -10,7 +10,7 @@ extension DCMTKBackend {
     public func push(
         _ request: PushRequest, connection: Connection, logger: Logger,
         onFile: @Sendable (PushFileResult) async -> Void
-    ) async throws -> PushResult {
+    ) async throws(PXError) -> PushResult {
         var results: [PushFileResult?] = Array(repeating: nil, count: request.files.count)
         var pending: [Int] = []
         for (index, file) in request.files.enumerated() {

@@ -10,7 +10,7 @@ import Glibc
 
 extension NativeBackend {
     /// C-ECHO (PS3.4 Annex A) on its own association.
-    public func echo(connection: Connection, logger: Logger) async throws -> EchoResult {
+    public func echo(connection: Connection, logger: Logger) async throws(PXError) -> EchoResult {
         let start = ContinuousClock.now
         let client = self.client(connection, logger: logger)
         let peer = self.peer(connection)

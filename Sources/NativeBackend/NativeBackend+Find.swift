@@ -9,8 +9,8 @@ extension NativeBackend {
     /// they arrive; ``FindRequest/limit`` sends a C-CANCEL after that many matches.
     public func find(
         _ request: FindRequest, connection: Connection, logger: Logger,
-        onResponse: @Sendable (PXCore.FindResponse) async throws -> Void
-    ) async throws -> FindResult {
+        onResponse: @Sendable (PXCore.FindResponse) async throws(PXError) -> Void
+    ) async throws(PXError) -> FindResult {
         let client = self.client(connection, logger: logger)
         let peer = self.peer(connection)
         // The deadline runs the association in a child task, which needs an escaping closure:
@@ -46,9 +46,11 @@ extension NativeBackend {
             }
         } catch {
             // The association task ends with the same failure, already mapped to a PXError.
-            _ = try await final
-            throw error
+            do { _ = try await final } catch { throw PXError.from(error) }
+            throw PXError.from(error)
         }
-        return FindResult(request: request, matches: matches, status: try await final)
+        let status: DIMSEStatus
+        do { status = try await final } catch { throw PXError.from(error) }
+        return FindResult(request: request, matches: matches, status: status)
     }
 }

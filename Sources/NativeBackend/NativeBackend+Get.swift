@@ -16,7 +16,7 @@ extension NativeBackend {
     public func get(
         _ request: GetRequest, connection: Connection, logger: Logger,
         onProgress: @Sendable (MoveProgress) async -> Void
-    ) async throws -> GetResult {
+    ) async throws(PXError) -> GetResult {
         let incoming = request.root + "/.px-incoming"
         try InstancePlacer.makeDirectories(incoming)
         defer { rmdir(incoming) }
@@ -47,7 +47,8 @@ extension NativeBackend {
             responses += 1
             await onProgress(progress)
         }
-        let final = try await result
+        let final: RetrieveResult
+        do { final = try await result } catch { throw PXError.from(error) }
         var instances: [PXCore.ReceivedInstance] = []
         var failures: [ListenEvent] = []
         while let event = await events.next() {

@@ -31,7 +31,7 @@ extension NativeBackend {
     public func listen(
         _ configuration: ListenConfiguration, logger: Logger,
         onEvent: @Sendable (ListenEvent) async -> Void
-    ) async throws {
+    ) async throws(PXError) {
         let incoming = configuration.root + "/.px-incoming"
         try InstancePlacer.makeDirectories(incoming)
         let continuation = ListenEventChannel()
@@ -58,7 +58,7 @@ extension NativeBackend {
         }
         await onEvent(.listening(port: server.localPort, aeTitle: configuration.aeTitle))
         let grace = configuration.shutdownGrace
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        try await PXError.catching { try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await book.runTimer() }
             group.addTask {
                 defer { continuation.finish() }
@@ -79,8 +79,8 @@ extension NativeBackend {
             while let event = await continuation.next() { await onEvent(event) }
             group.cancelAll()
             try await group.waitForAll()
-        }
-        try Task.checkCancellation()
+        } }
+        if Task.isCancelled { throw PXError.from(CancellationError()) }
     }
 }
 

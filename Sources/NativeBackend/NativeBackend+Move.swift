@@ -9,7 +9,7 @@ extension NativeBackend {
     public func move(
         _ request: MoveRequest, connection: Connection, logger: Logger,
         onProgress: @Sendable (MoveProgress) async -> Void
-    ) async throws -> MoveResult {
+    ) async throws(PXError) -> MoveResult {
         let client = self.client(connection, logger: logger)
         let peer = self.peer(connection)
         let keys = Self.identifier(request.keys)
@@ -27,7 +27,8 @@ extension NativeBackend {
             responses += 1
             await onProgress(progress)
         }
-        let final = try await result
+        let final: RetrieveResult
+        do { final = try await result } catch { throw PXError.from(error) }
         let last = Self.progress(final.subOperations, status: final.status)
         await onProgress(last)
         return MoveResult(

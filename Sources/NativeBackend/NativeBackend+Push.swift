@@ -14,7 +14,7 @@ extension NativeBackend {
     public func push(
         _ request: PushRequest, connection: Connection, logger: Logger,
         onFile: @Sendable (PushFileResult) async -> Void
-    ) async throws -> PushResult {
+    ) async throws(PXError) -> PushResult {
         var results: [PushFileResult?] = Array(repeating: nil, count: request.files.count)
         var pending: [(index: Int, file: StorableFile)] = []
         for (index, file) in request.files.enumerated() {
@@ -60,6 +60,8 @@ extension NativeBackend {
             } catch let error as PXError where pending.contains(where: { results[$0.index] != nil }) {
                 // Some files went: report them, and what ended the association.
                 failure = error
+            } catch {
+                throw PXError.from(error)
             }
         }
         return PushResult(

@@ -149,3 +149,21 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
             details: ["failed": String(failed), "total": String(total)])
     }
 }
+
+extension PXError {
+    /// `error` as a ``PXError``: itself when it is one, otherwise an I/O error that names it (an error no
+    /// layer below explained: cancellation, a failed read of a temporary file, ...).
+    public static func from(_ error: any Error) -> PXError {
+        error as? PXError ?? .io("\(error)")
+    }
+
+    /// Runs `body`, reporting what it throws with ``from(_:)``: the edge where untyped errors (task groups,
+    /// streams, subprocesses) become the typed errors of ``DICOMBackend``.
+    public static func catching<T>(_ body: () async throws -> T) async throws(PXError) -> T {
+        do {
+            return try await body()
+        } catch {
+            throw from(error)
+        }
+    }
+}

@@ -53,7 +53,7 @@ extension DCMTKBackend {
         let connection = try placeholderConnection(configuration)
         // storescp logs nothing when it is ready; its port is the configured one.
         await onEvent(.listening(port: configuration.port, aeTitle: configuration.aeTitle))
-        try await PXError.catching { try await withThrowingTaskGroup(of: Void.self) { group in
+        try await PXError.catchingUntilCancelled { try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await book.runTimer() }
             group.addTask {
                 defer { continuation.finish() }

@@ -58,7 +58,7 @@ extension NativeBackend {
         }
         await onEvent(.listening(port: server.localPort, aeTitle: configuration.aeTitle))
         let grace = configuration.shutdownGrace
-        try await PXError.catching { try await withThrowingTaskGroup(of: Void.self) { group in
+        try await PXError.catchingUntilCancelled { try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await book.runTimer() }
             group.addTask {
                 defer { continuation.finish() }
@@ -80,7 +80,6 @@ extension NativeBackend {
             group.cancelAll()
             try await group.waitForAll()
         } }
-        if Task.isCancelled { throw PXError.from(CancellationError()) }
     }
 }
 

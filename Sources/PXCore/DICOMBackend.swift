@@ -52,8 +52,8 @@ public protocol DICOMBackend: Sendable {
         onProgress: @Sendable (MoveProgress) async -> Void
     ) async throws(PXError) -> GetResult
 
-    /// Receives C-STORE requests into the ``StorageLayout`` tree until the task is cancelled,
-    /// calling `onEvent` for each ``ListenEvent``.
+    /// Receives C-STORE requests into the ``StorageLayout`` tree until the task is cancelled (then it
+    /// returns), calling `onEvent` for each ``ListenEvent``.
     /// - Throws: ``PXError`` when the receiver cannot start or dies.
     func listen(
         _ configuration: ListenConfiguration, logger: Logger,

@@ -166,4 +166,16 @@ extension PXError {
             throw from(error)
         }
     }
+
+    /// ``catching(_:)`` for a receiver that runs until its task is cancelled: the cancellation is its
+    /// normal end, not an error.
+    public static func catchingUntilCancelled(_ body: () async throws -> Void) async throws(PXError) {
+        do {
+            try await body()
+        } catch is CancellationError {
+            return
+        } catch {
+            throw from(error)
+        }
+    }
 }

@@ -17,8 +17,8 @@ extension DCMTKBackend {
     public func get(
         _ request: GetRequest, connection: Connection, logger: Logger,
         onProgress: @Sendable (MoveProgress) async -> Void
-    ) async throws -> GetResult {
-        try FileSystem.makeDirectories(request.root)
+    ) async throws(PXError) -> GetResult {
+        try InstancePlacer.makeDirectories(request.root)
         let staging = try TemporaryDirectory(prefix: ".px-incoming", in: request.root)
         defer { staging.remove(logger: logger) }
         var arguments = [request.model == .studyRoot ? "-S" : "-P", "-v", "+B", "-od", staging.path]
@@ -66,25 +66,24 @@ extension DCMTKBackend {
         let ds = file.dataSet
         let destination = try request.layout.path(for: ds, root: request.root)
         let directory = String(destination[..<destination.lastIndex(of: "/")!])
-        try FileSystem.makeDirectories(directory)
+        try InstancePlacer.makeDirectories(directory)
         guard rename(path, destination) == 0 else {
-            throw PXError.io("cannot move the received file into place (\(errnoText()))", path: destination)
+            throw PXError.io("cannot move the received file into place (\(POSIX.errorText()))", path: destination)
         }
         var info = stat()
         let size = stat(destination, &info) == 0 ? Int(info.st_size) : 0
-        let metaLength = file.meta.integer(.fileMetaInformationGroupLength) ?? 0
         return ReceivedInstance(
             path: destination,
             sopClassUID: ds.string(.sopClassUID) ?? file.meta.string(.mediaStorageSOPClassUID) ?? "",
             sopInstanceUID: ds.string(.sopInstanceUID) ?? file.meta.string(.mediaStorageSOPInstanceUID) ?? "",
             studyInstanceUID: ds.string(.studyInstanceUID) ?? "", seriesInstanceUID: ds.string(.seriesInstanceUID) ?? "",
-            callingAETitle: sender, bytes: max(0, size - 132 - 12 - metaLength),
+            callingAETitle: sender, bytes: max(0, size - file.dataSetOffset),
             transferSyntaxUID: file.transferSyntax.uid)
     }
 
     /// The regular files directly in `directory`.
     static func fileNames(in directory: String) throws(PXError) -> [String] {
-        guard let dir = opendir(directory) else { throw PXError.io("cannot read the staging directory (\(errnoText()))", path: directory) }
+        guard let dir = opendir(directory) else { throw PXError.io("cannot read the staging directory (\(POSIX.errorText()))", path: directory) }
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {

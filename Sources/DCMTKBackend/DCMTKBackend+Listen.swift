@@ -28,11 +28,11 @@ extension DCMTKBackend {
     public func listen(
         _ configuration: ListenConfiguration, logger: Logger,
         onEvent: @Sendable (ListenEvent) async -> Void
-    ) async throws {
+    ) async throws(PXError) {
         if configuration.allowedCallingAETitles != nil {
             throw PXError.usage("--allow-calling is not supported by the dcmtk backend (storescp has no allow-list); use --backend native")
         }
-        try FileSystem.makeDirectories(configuration.root)
+        try InstancePlacer.makeDirectories(configuration.root)
         let staging = try TemporaryDirectory(prefix: ".px-incoming", in: configuration.root)
         defer { staging.remove(logger: logger) }
         let t = configuration.timeouts
@@ -53,7 +53,7 @@ extension DCMTKBackend {
         let connection = try placeholderConnection(configuration)
         // storescp logs nothing when it is ready; its port is the configured one.
         await onEvent(.listening(port: configuration.port, aeTitle: configuration.aeTitle))
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        try await PXError.catchingUntilCancelled { try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await book.runTimer() }
             group.addTask {
                 defer { continuation.finish() }
@@ -92,10 +92,10 @@ extension DCMTKBackend {
             while let event = await continuation.next() { await onEvent(event) }
             group.cancelAll()
             try await group.waitForAll()
-        }
+        } }
     }
 
-    private func placeholderConnection(_ configuration: ListenConfiguration) throws -> Connection {
+    private func placeholderConnection(_ configuration: ListenConfiguration) throws(PXError) -> Connection {
         Connection(
             node: try DICOMNode(host: "127.0.0.1", port: max(1, configuration.port), calledAETitle: configuration.aeTitle),
             local: try LocalAE(aeTitle: configuration.aeTitle), timeouts: configuration.timeouts)
@@ -155,24 +155,4 @@ struct ListenSession {
             return .storeFailed(path: nil, sopInstanceUID: nil, error: error as? PXError ?? PXError.io("\(error)", path: path))
         }
     }
-}
-
-/// Small POSIX helpers.
-enum FileSystem {
-    /// `mkdir -p`.
-    static func makeDirectories(_ path: String) throws(PXError) {
-        var current = path.hasPrefix("/") ? "" : "."
-        for part in path.split(separator: "/") {
-            current += "/" + part
-            if mkdir(current, 0o755) != 0 && errno != EEXIST {
-                throw .io("cannot create directory (\(errnoText()))", path: current)
-            }
-        }
-    }
-}
-
-func errnoText() -> String {
-    let code = errno
-    guard let text = strerror(code) else { return "errno \(code)" }
-    return String(cString: text)
 }

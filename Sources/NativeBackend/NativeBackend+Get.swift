@@ -16,7 +16,7 @@ extension NativeBackend {
     public func get(
         _ request: GetRequest, connection: Connection, logger: Logger,
         onProgress: @Sendable (MoveProgress) async -> Void
-    ) async throws -> GetResult {
+    ) async throws(PXError) -> GetResult {
         let incoming = request.root + "/.px-incoming"
         try InstancePlacer.makeDirectories(incoming)
         defer { rmdir(incoming) }
@@ -38,7 +38,7 @@ extension NativeBackend {
             }
             return try await client.withAssociation(to: peer, proposing: ProposedPresentationContext.get(model)) { association in
                 try await association.get(keys, model: model, storage: storage, directory: incoming) { counts in
-                    continuation.yield(Self.progress(counts, status: 0xFF00, service: .get))
+                    continuation.yield(Self.progress(counts, status: DIMSEStatus(code: 0xFF00, service: .get)))
                 }
             }
         }
@@ -47,7 +47,8 @@ extension NativeBackend {
             responses += 1
             await onProgress(progress)
         }
-        let final = try await result
+        let final: RetrieveResult
+        do { final = try await result } catch { throw PXError.from(error) }
         var instances: [PXCore.ReceivedInstance] = []
         var failures: [ListenEvent] = []
         while let event = await events.next() {
@@ -57,7 +58,7 @@ extension NativeBackend {
             default: break
             }
         }
-        let last = Self.progress(final.subOperations, status: final.status.rawValue, service: .get)
+        let last = Self.progress(final.subOperations, status: final.status)
         await onProgress(last)
         return GetResult(
             request: request, status: last.status, remaining: last.remaining ?? 0, completed: last.completed, failed: last.failed,

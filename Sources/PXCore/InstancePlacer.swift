@@ -93,7 +93,7 @@ public final class InstancePlacer: Sendable {
                     break
                 }
                 guard rename(temporaryFile, destination) == 0 else {
-                    throw .io("cannot move the received file into place (\(Self.errnoText()))", path: destination)
+                    throw .io("cannot move the received file into place (\(POSIX.errorText()))", path: destination)
                 }
                 removeTemporary = false
                 break
@@ -106,7 +106,7 @@ public final class InstancePlacer: Sendable {
                 try ensure(directories)
                 continue
             }
-            throw .io("cannot move the received file into place (\(Self.errnoText(code)))", path: destination)
+            throw .io("cannot move the received file into place (\(POSIX.errorText(code)))", path: destination)
         }
         if fsync { try Self.flush(directory) }
         return placement
@@ -118,7 +118,7 @@ public final class InstancePlacer: Sendable {
         for n in 1...100_000 {
             let candidate = "\(stem)-\(n)\(ext)"
             if link(temporaryFile, candidate) == 0 { return candidate }
-            if errno != EEXIST { throw .io("cannot store a duplicate (\(Self.errnoText()))", path: candidate) }
+            if errno != EEXIST { throw .io("cannot store a duplicate (\(POSIX.errorText()))", path: candidate) }
         }
         throw .io("too many duplicates", path: destination)
     }
@@ -128,7 +128,7 @@ public final class InstancePlacer: Sendable {
         for directory in directories {
             if madeDirectories.withLock({ $0.contains(directory) }) { continue }
             if mkdir(directory, 0o755) != 0 && errno != EEXIST {
-                throw .io("cannot create directory (\(Self.errnoText()))", path: directory)
+                throw .io("cannot create directory (\(POSIX.errorText()))", path: directory)
             }
             madeDirectories.withLock { _ = $0.insert(directory) }
         }
@@ -137,9 +137,9 @@ public final class InstancePlacer: Sendable {
     /// fsync(2) of a file or directory.
     static func flush(_ path: String) throws(PXError) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .io("cannot open for fsync (\(errnoText()))", path: path) }
+        guard fd >= 0 else { throw .io("cannot open for fsync (\(POSIX.errorText()))", path: path) }
         defer { close(fd) }
-        guard Glibc.fsync(fd) == 0 else { throw .io("fsync failed (\(errnoText()))", path: path) }
+        guard Glibc.fsync(fd) == 0 else { throw .io("fsync failed (\(POSIX.errorText()))", path: path) }
     }
 
     /// `mkdir -p`.
@@ -148,13 +148,8 @@ public final class InstancePlacer: Sendable {
         for part in path.split(separator: "/") {
             current += "/" + part
             if mkdir(current, 0o755) != 0 && errno != EEXIST {
-                throw .io("cannot create directory (\(errnoText()))", path: current)
+                throw .io("cannot create directory (\(POSIX.errorText()))", path: current)
             }
         }
-    }
-
-    static func errnoText(_ code: Int32 = errno) -> String {
-        guard let text = strerror(code) else { return "errno \(code)" }
-        return String(cString: text) + " (errno \(code))"
     }
 }

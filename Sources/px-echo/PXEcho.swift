@@ -34,9 +34,8 @@ struct PXEcho: PXCommand {
         var backendName = backend.reportedName
         let status: Int32
         do {
-            let dicomBackend = try backend.make(executables: connection.executables(for: "echoscu"))
+            let (dicomBackend, conn) = try connection.backendAndConnection(backend, tool: "echoscu", timeouts: timeouts.timeouts)
             backendName = dicomBackend.name
-            let conn = try connection.connection(timeouts: timeouts.timeouts)
             let result = try await dicomBackend.echo(connection: conn, logger: logger)
             status = output.finish(backend: backendName, data: PXOutput.json(result), error: nil)
         } catch {

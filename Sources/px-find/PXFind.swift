@@ -128,9 +128,8 @@ struct PXFind: PXCommand {
         var data: JSONValue?
         var failure: PXError?
         do {
-            let dicomBackend = try backend.make(executables: connection.executables(for: "findscu"), tool: "findscu")
+            let (dicomBackend, conn) = try connection.backendAndConnection(backend, tool: "findscu", timeouts: timeouts.timeouts)
             backendName = dicomBackend.name
-            let conn = try connection.connection(timeouts: timeouts.timeouts)
             let queryModel = QueryModel(rawValue: model)!
             let keys = try matchingKeys()
             let singleLevel = level.flatMap(QueryLevel.init(rawValue:)) ?? (studyOnly ? .study : nil)

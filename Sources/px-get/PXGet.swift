@@ -95,9 +95,8 @@ struct PXGet: PXCommand {
         var results: [GetResult] = []
         var failure: PXError?
         do {
-            let dicomBackend = try backend.make(executables: connection.executables(for: "getscu"), tool: "getscu")
+            let (dicomBackend, conn) = try connection.backendAndConnection(backend, tool: "getscu", timeouts: timeouts.timeouts)
             backendName = dicomBackend.name
-            let conn = try connection.connection(timeouts: timeouts.timeouts)
             let absoluteRoot = root.hasPrefix("/") ? root : (currentDirectory() + "/" + root)
             let showProgress = CommandOutput.standardErrorIsTerminal
             for request in try requests(root: absoluteRoot) {

@@ -91,9 +91,8 @@ struct PXMove: PXCommand {
         var results: [MoveResult] = []
         var failure: PXError?
         do {
-            let dicomBackend = try backend.make(executables: connection.executables(for: "movescu"), tool: "movescu")
+            let (dicomBackend, conn) = try connection.backendAndConnection(backend, tool: "movescu", timeouts: timeouts.timeouts)
             backendName = dicomBackend.name
-            let conn = try connection.connection(timeouts: timeouts.timeouts)
             let showProgress = CommandOutput.standardErrorIsTerminal
             for request in try requests() {
                 let result = try await dicomBackend.move(request, connection: conn, logger: logger) { progress in

@@ -59,9 +59,8 @@ struct PXPush: PXCommand {
         var result: PushResult?
         var failure: PXError?
         do {
-            let dicomBackend = try backend.make(executables: connection.executables(for: "storescu"), tool: "storescu")
+            let (dicomBackend, conn) = try connection.backendAndConnection(backend, tool: "storescu", timeouts: timeouts.timeouts)
             backendName = dicomBackend.name
-            let conn = try connection.connection(timeouts: timeouts.timeouts)
             var request = try PushRequest(paths: paths)
             request.window = window
             let showProgress = CommandOutput.standardErrorIsTerminal

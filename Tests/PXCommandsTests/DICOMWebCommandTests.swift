@@ -1,0 +1,266 @@
+import DICOMData
+import Foundation
+import PXTestSupport
+import Testing
+
+/// px-echo, px-find, px-get and px-push against Orthanc's DICOMweb plugin (PS3.18), the same Orthanc
+/// answering DIMSE: QIDO-RS answers equal C-FIND answers, WADO-RS retrievals equal the loaded files,
+/// STOW-RS then WADO-RS gives the stored data sets back; errors are JSON with a non-zero exit and
+/// leave no file at a final name.
+@Suite("px commands against Orthanc's DICOMweb", .serialized, OrthancCommandPeer(dicomWeb: true), .timeLimit(.minutes(10)))
+struct DICOMWebCommandTests {
+    static func context() throws -> OrthancCommandPeer.Context {
+        try #require(OrthancCommandPeer.current, "the suite's Orthanc is not running")
+    }
+
+    static func url(_ context: OrthancCommandPeer.Context) -> String { "http://127.0.0.1:\(context.httpPort)/dicom-web" }
+
+    @Test("px-echo of a DICOMweb URL: success, backend dicomweb")
+    func echo() async throws {
+        let context = try Self.context()
+        let run = try await PeerHarness.runAsync("px-echo", [Self.url(context)])
+        #expect(run.exitCode == 0, "\(run.stdout) \(run.stderr)")
+        #expect(run.json?["status"]?.stringValue == "success")
+        #expect(run.json?["backend"]?.stringValue == "dicomweb")
+        #expect(run.json?["data"]?["port"] == .number(String(context.httpPort)))
+    }
+
+    /// The `data` of px-find's dicom-json answer, sorted by `uidTag` so order does not count.
+    static func findData(_ peer: String, _ arguments: [String], uidTag: String) async throws -> [JSONValue] {
+        let run = try await PeerHarness.runAsync("px-find", [peer, "--format", "dicom-json"] + arguments)
+        #expect(run.exitCode == 0, "px-find \(peer) \(arguments): \(run.stdout) \(run.stderr)")
+        let data = try #require(run.json?["data"]?.arrayValue, "px-find \(peer) printed no data: \(run.stdout)")
+        return data.sorted { ($0[uidTag]?["Value"]?.arrayValue?.first?.stringValue ?? "") < ($1[uidTag]?["Value"]?.arrayValue?.first?.stringValue ?? "") }
+    }
+
+    @Test(
+        "px-find: QIDO-RS answers equal C-FIND answers of the same Orthanc at study, series and image level",
+        arguments: [
+            (["--level", "study"], "0020000D"),
+            (["--level", "study", "--PatientName", "Doe*", "--StudyDate", "19000101-29991231"], "0020000D"),
+            (["--level", "series", "-k", "Modality"], "0020000E"),
+            (["--level", "image", "-k", "InstanceNumber", "-k", "SOPClassUID"], "00080018"),
+        ])
+    func findEqualsCFind(arguments: [String], uidTag: String) async throws {
+        let context = try Self.context()
+        let dimse = try await Self.findData("\(OrthancCommandPeer.orthancAETitle)@127.0.0.1:\(context.dicomPort)", arguments + ["--backend", "native"], uidTag: uidTag)
+        let web = try await Self.findData(Self.url(context), arguments, uidTag: uidTag)
+        #expect(!dimse.isEmpty)
+        #expect(web.count == dimse.count)
+        for (a, b) in zip(dimse, web) {
+            // Orthanc adds RetrieveAETitle (0008,0054) to C-FIND answers unasked; a DICOMweb service has no AE title.
+            let a = JSONValue.object((a.objectValue ?? []).filter { $0.key != "00080054" })
+            #expect(a == b, "C-FIND \(JSONValue.array([a]).serialized()) vs QIDO-RS \(JSONValue.array([b]).serialized())")
+        }
+    }
+
+    @Test("px-find without --level (studies with their series): same pypx JSON as C-FIND's")
+    func twoPhaseFind() async throws {
+        let context = try Self.context()
+        let dimse = try await PeerHarness.runAsync("px-find", ["\(OrthancCommandPeer.orthancAETitle)@127.0.0.1:\(context.dicomPort)", "--backend", "native"])
+        let web = try await PeerHarness.runAsync("px-find", [Self.url(context)])
+        #expect(web.exitCode == 0, "\(web.stdout) \(web.stderr)")
+        func studies(_ run: PeerHarness.Run) -> [JSONValue] {
+            (run.json?["data"]?.arrayValue ?? []).sorted {
+                ($0["StudyInstanceUID"]?["value"]?.stringValue ?? "") < ($1["StudyInstanceUID"]?["value"]?.stringValue ?? "")
+            }
+        }
+        #expect(studies(dimse).count == context.corpus.studies.count)
+        #expect(studies(web).count == studies(dimse).count)
+        for (a, b) in zip(studies(dimse), studies(web)) {
+            // Series order inside a study may differ between the two protocols.
+            func normalised(_ study: JSONValue) -> JSONValue {
+                guard case .object(var members) = study else { return study }
+                for i in members.indices where members[i].key == "series" {
+                    let sorted = (members[i].value.arrayValue ?? []).sorted {
+                        ($0["SeriesInstanceUID"]?["value"]?.stringValue ?? "") < ($1["SeriesInstanceUID"]?["value"]?.stringValue ?? "")
+                    }
+                    members[i].value = .array(sorted.map { entry in
+                        // pypx's per-series `command` names the peer: it differs by design.
+                        guard case .object(let fields) = entry else { return entry }
+                        return .object(fields.filter { $0.key != "command" })
+                    })
+                }
+                // Orthanc adds RetrieveAETitle to C-FIND answers unasked; a DICOMweb service has no AE title.
+                return .object(members.filter { $0.key != "RetrieveAETitle" })
+            }
+            #expect(normalised(a) == normalised(b))
+        }
+    }
+
+    /// Data sets (by SOP Instance UID) of the Part 10 files px-get reported.
+    static func retrieved(_ run: PeerHarness.Run) throws -> [String: (path: String, dataSet: DataSet)] {
+        var out: [String: (String, DataSet)] = [:]
+        for get in run.json?["data"]?["gets"]?.arrayValue ?? [] {
+            for instance in get["instances"]?.arrayValue ?? [] {
+                let path = try #require(instance["path"]?.stringValue)
+                let dataSet = try Part10File(contentsOf: path).dataSet
+                out[dataSet.string(.sopInstanceUID) ?? "?"] = (path, dataSet)
+            }
+        }
+        return out
+    }
+
+    @Test("px-get of a DICOMweb URL: each study's instances, identical to the loaded data sets, placed in the layout")
+    func getEqualsLoaded() async throws {
+        let context = try Self.context()
+        let root = context.work + "/wado-get"
+        var seen: Set<String> = []
+        for (study, instances) in context.corpus.studies {
+            let run = try await PeerHarness.runAsync("px-get", [Self.url(context), "--StudyInstanceUID", study, "-d", root])
+            #expect(run.exitCode == 0, "\(run.stdout) \(run.stderr)")
+            #expect(run.json?["backend"]?.stringValue == "dicomweb")
+            #expect(run.json?["data"]?["completed"] == .number(String(instances.count)), "\(run.stdout)")
+            let got = try Self.retrieved(run)
+            #expect(got.count == instances.count)
+            for (uid, file) in got {
+                #expect(file.path.hasPrefix(root + "/"))
+                let original = try #require(context.corpus.dataSets[uid], "unexpected instance \(uid)")
+                let differences = OrthancCommandTests.differences(original, file.dataSet)
+                #expect(differences.isEmpty, "\(file.path) differs from the loaded instance in \(differences)")
+                seen.insert(uid)
+            }
+        }
+        #expect(seen == Set(context.corpus.dataSets.keys))
+        #expect(!FileManager.default.fileExists(atPath: root + "/.px-incoming"))
+    }
+
+    @Test("px-get of one series and of one instance by URL")
+    func getSeriesAndInstance() async throws {
+        let context = try Self.context()
+        let (seriesUID, members) = try #require(context.corpus.series.max { $0.value.count < $1.value.count })
+        let studyUID = try #require(members.first?.string(.studyInstanceUID))
+        let sopUID = try #require(members.first?.string(.sopInstanceUID))
+        let root = context.work + "/wado-series"
+        let series = try await PeerHarness.runAsync(
+            "px-get", [Self.url(context), "--StudyInstanceUID", studyUID, "--SeriesInstanceUID", seriesUID, "-d", root])
+        #expect(series.exitCode == 0, "\(series.stdout) \(series.stderr)")
+        #expect(try Set(Self.retrieved(series).keys) == Set(members.compactMap { $0.string(.sopInstanceUID) }))
+        let one = try await PeerHarness.runAsync(
+            "px-get", [Self.url(context), "--StudyInstanceUID", studyUID, "--SeriesInstanceUID", seriesUID, "--SOPInstanceUID", sopUID, "-d", root])
+        #expect(one.exitCode == 0, "\(one.stdout) \(one.stderr)")
+        #expect(try Array(Self.retrieved(one).keys) == [sopUID])
+    }
+
+    @Test("px-push of make-corpus.sh's files (seven transfer syntaxes) by STOW-RS, then px-get by WADO-RS: identical data sets")
+    func stowThenWado() async throws {
+        let context = try Self.context()
+        let corpus = context.work + "/stow-corpus"
+        let made = try await PeerHarness.runAsync(TestSupport.repositoryRoot + "/scripts/make-corpus.sh", [corpus])
+        try #require(made.exitCode == 0, "make-corpus.sh: \(made.stderr)")
+        var originals: [String: DataSet] = [:]
+        var syntaxes: Set<String> = []
+        var paths: [String] = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: corpus).sorted() where name.hasSuffix(".dcm") {
+            paths.append(corpus + "/" + name)
+            let file = try Part10File(contentsOf: corpus + "/" + name)
+            let uid = try #require(file.dataSet.string(.sopInstanceUID))
+            originals[uid] = file.dataSet
+            syntaxes.insert(file.transferSyntax.uid)
+        }
+        #expect(syntaxes.count >= 5, "\(syntaxes)")
+        let push = try await PeerHarness.runAsync("px-push", [Self.url(context)] + paths)
+        #expect(push.exitCode == 0, "\(push.stdout) \(push.stderr)")
+        #expect(push.json?["backend"]?.stringValue == "dicomweb")
+        let files = push.json?["data"]?["files"]?.arrayValue ?? []
+        #expect(files.count == originals.count, "\(push.stdout)")
+        #expect(push.json?["data"]?["completed"] == .number(String(originals.count)), "\(push.stdout)")
+
+        let root = context.work + "/stow-back"
+        var back: [String: DataSet] = [:]
+        for study in Set(originals.values.compactMap { $0.string(.studyInstanceUID) }) {
+            let run = try await PeerHarness.runAsync("px-get", [Self.url(context), "--StudyInstanceUID", study, "-d", root])
+            #expect(run.exitCode == 0, "\(run.stdout) \(run.stderr)")
+            for (uid, file) in try Self.retrieved(run) { back[uid] = file.dataSet }
+        }
+        #expect(Set(back.keys) == Set(originals.keys))
+        for (uid, original) in originals {
+            guard let dataSet = back[uid] else { continue }
+            let differences = OrthancCommandTests.differences(original, dataSet)
+            #expect(differences.isEmpty, "\(uid) differs after STOW-RS and WADO-RS in \(differences)")
+        }
+    }
+
+    @Test("errors: a wrong URL, 404 for an unknown study, move to a DICOMweb peer: JSON errors, non-zero exits, no files")
+    func errors() async throws {
+        let context = try Self.context()
+        let root = context.work + "/errors"
+        let closedPort = try TestSupport.freePort()
+        let refused = try await PeerHarness.runAsync("px-echo", ["http://127.0.0.1:\(closedPort)/dicom-web"])
+        #expect(refused.exitCode == 1, "\(refused.stdout)")
+        #expect(refused.json?["status"]?.stringValue == "error")
+        #expect(refused.json?["error"]?["code"]?.stringValue == "connectionRefused", "\(refused.stdout)")
+
+        let wrongPath = try await PeerHarness.runAsync("px-find", ["http://127.0.0.1:\(context.httpPort)/not-dicom-web", "--level", "study"])
+        #expect(wrongPath.exitCode == 1, "\(wrongPath.stdout)")
+        #expect(wrongPath.json?["error"]?["code"]?.stringValue == "httpFailure", "\(wrongPath.stdout)")
+        #expect(wrongPath.json?["error"]?["details"]?["httpStatus"]?.stringValue == "404", "\(wrongPath.stdout)")
+
+        let unknown = try await PeerHarness.runAsync("px-get", [Self.url(context), "--StudyInstanceUID", "1.2.3.999", "-d", root])
+        #expect(unknown.exitCode == 1, "\(unknown.stdout)")
+        #expect(unknown.json?["error"]?["code"]?.stringValue == "httpFailure", "\(unknown.stdout)")
+        #expect(unknown.json?["error"]?["details"]?["httpStatus"]?.stringValue == "404", "\(unknown.stdout)")
+        #expect(unknown.json?["error"]?["details"]?["archiveMessage"]?.stringValue?.isEmpty == false, "\(unknown.stdout)")
+        #expect(Self.files(under: root).isEmpty)
+
+        let move = try await PeerHarness.runAsync("px-move", [Self.url(context), "--destination", "X", "--StudyInstanceUID", "1.2.3"])
+        #expect(move.exitCode == 64, "\(move.stdout)")
+        #expect(move.json?["error"]?["message"]?.stringValue?.contains("not supported for a DICOMweb peer") == true, "\(move.stdout)")
+    }
+
+    /// A WADO-RS server that stops in the middle of a part: once with a clean end of the connection
+    /// (no Content-Length: the body ends at EOF), once with a Content-Length it does not deliver.
+    static let truncatingServer = #"""
+        import http.server, sys
+        data = open(sys.argv[1], "rb").read()
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            def do_GET(self):
+                head = b"--pxb\r\nContent-Type: application/dicom\r\n\r\n"
+                body = head + data + b"\r\n--pxb\r\nContent-Type: application/dicom\r\n\r\n" + data[: len(data) // 2]
+                self.send_response(200)
+                self.send_header("Content-Type", 'multipart/related; type="application/dicom"; boundary=pxb')
+                if "lying" in self.path:
+                    self.send_header("Content-Length", str(len(body) * 2))
+                else:
+                    self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write(body)
+                self.wfile.flush()
+                self.close_connection = True
+            def log_message(self, *args):
+                pass
+        server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        print(server.server_address[1], flush=True)
+        server.serve_forever()
+        """#
+
+    static func files(under root: String) -> [String] {
+        (FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".dcm") || $0.contains("px-web-") }
+    }
+
+    @Test("a server that stops mid-multipart: JSON error, non-zero exit, no partial file anywhere under the root")
+    func truncatedMultipart() async throws {
+        let context = try Self.context()
+        let file = try #require(context.corpus.files.first)
+        let log = context.work + "/truncating-server.log"
+        let server = try PeerProcess(TestSupport.python, ["-c", Self.truncatingServer, file], logFile: log)
+        defer { server.kill() }
+        let ready = await server.waitFor(seconds: 20) { Int(server.log.trimmingCharacters(in: .whitespacesAndNewlines)) != nil }
+        let port = try #require(ready ? Int(server.log.trimmingCharacters(in: .whitespacesAndNewlines)) : nil, "server did not start: \(server.log)")
+        for kind in ["eof", "lying"] {
+            let root = context.work + "/truncated-\(kind)"
+            let run = try await PeerHarness.runAsync("px-get", ["http://127.0.0.1:\(port)/\(kind)", "--StudyInstanceUID", "1.2.3", "-d", root])
+            #expect(run.exitCode != 0, "\(kind): \(run.stdout)")
+            #expect(run.json?["status"]?.stringValue == "error", "\(kind): \(run.stdout)")
+            // The first, complete part is placed; the broken second part is nowhere.
+            let left = Self.files(under: root)
+            #expect(left.count <= 1, "\(kind): \(left)")
+            #expect(!left.contains { $0.contains("px-web-") }, "\(kind): a temporary file was left: \(left)")
+            for name in left {
+                let data = try #require(FileManager.default.contents(atPath: root + "/" + name))
+                #expect(data == FileManager.default.contents(atPath: file), "\(kind): \(name) is not the complete first part")
+            }
+        }
+    }
+}

@@ -44,6 +44,9 @@ public struct DICOMWebClient: Sendable {
         configuration.timeout = .init(connect: amount(timeouts.connect), read: amount(timeouts.dimse))
         // A redirect to another host would carry the credentials there.
         configuration.redirectConfiguration = .disallow
+        // A refused connection is an answer, not something to retry until the connect timeout (the
+        // client's default); retries are px's own, on 429/503 only.
+        configuration.connectionPool.retryConnectionEstablishment = false
         let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         let client = DICOMWebClient(place: place, timeouts: timeouts, http: http, logger: logger)
         let result: Result<T, any Error>

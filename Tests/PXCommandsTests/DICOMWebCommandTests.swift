@@ -211,32 +211,95 @@ struct DICOMWebCommandTests {
         #expect(move.json?["error"]?["message"]?.stringValue?.contains("not supported for a DICOMweb peer") == true, "\(move.stdout)")
     }
 
-    /// A WADO-RS server that stops in the middle of a part: once with a clean end of the connection
-    /// (no Content-Length: the body ends at EOF), once with a Content-Length it does not deliver.
-    static let truncatingServer = #"""
-        import http.server, sys
+    /// A scripted WADO-RS server; the first path segment picks its behaviour:
+    /// `eof` and `lying` stop in the middle of the second part (the body ends at EOF without a
+    /// Content-Length, or the Content-Length promises more than is sent); `busy` answers 503 with
+    /// Retry-After: 0 twice, then one complete part; `auth` answers 401 unless the request has
+    /// `Authorization: Bearer s3cret`, then one complete part; `large` streams one part of
+    /// `PX_LARGE_BYTES` bytes (the file's bytes padded inside an OB element), never held whole in memory.
+    /// Prints its port, then one line per request: `PATH AUTHORIZATION`.
+    static let scriptedServer = #"""
+        import http.server, os, struct, sys
         data = open(sys.argv[1], "rb").read()
+        busy = {"count": 0}
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
-            def do_GET(self):
-                head = b"--pxb\r\nContent-Type: application/dicom\r\n\r\n"
-                body = head + data + b"\r\n--pxb\r\nContent-Type: application/dicom\r\n\r\n" + data[: len(data) // 2]
+            def start(self, length=None):
                 self.send_response(200)
                 self.send_header("Content-Type", 'multipart/related; type="application/dicom"; boundary=pxb')
-                if "lying" in self.path:
-                    self.send_header("Content-Length", str(len(body) * 2))
-                else:
+                if length is None:
                     self.send_header("Connection", "close")
+                else:
+                    self.send_header("Content-Length", str(length))
                 self.end_headers()
+            def do_GET(self):
+                print(self.path, self.headers.get("Authorization", "-"), flush=True)
+                head = b"--pxb\r\nContent-Type: application/dicom\r\n\r\n"
+                whole = head + data + b"\r\n--pxb--\r\n"
+                kind = self.path.split("/")[1]
+                if kind == "busy" and busy["count"] < 2:
+                    busy["count"] += 1
+                    self.send_response(503)
+                    self.send_header("Retry-After", "0")
+                    self.send_header("Content-Length", "4")
+                    self.end_headers()
+                    self.wfile.write(b"busy")
+                    return
+                if kind == "auth" and self.headers.get("Authorization") != "Bearer s3cret":
+                    body = b'{"Message": "credentials required"}'
+                    self.send_response(401)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                if kind in ("busy", "auth"):
+                    self.start(len(whole))
+                    self.wfile.write(whole)
+                    return
+                if kind == "large":
+                    total = int(os.environ["PX_LARGE_BYTES"])
+                    # The data set of `data` (Explicit VR Little Endian) with a private OB element of
+                    # `pad` zero bytes appended: (0009,0010) LO creator, (0009,1000) OB.
+                    creator = b"\x09\x00\x10\x00LO\x04\x00PXPX"
+                    pad = total - len(data) - len(creator) - 12
+                    element = b"\x09\x00\x00\x10OB\x00\x00" + struct.pack("<I", pad)
+                    tail = b"\r\n--pxb--\r\n"
+                    self.start(len(head) + len(data) + len(creator) + len(element) + pad + len(tail))
+                    self.wfile.write(head + data + creator + element)
+                    chunk = bytes(1 << 20)
+                    while pad > 0:
+                        n = min(pad, len(chunk))
+                        self.wfile.write(chunk[:n])
+                        pad -= n
+                    self.wfile.write(tail)
+                    return
+                body = whole[: -len(b"--pxb--\r\n")] + b"--pxb\r\nContent-Type: application/dicom\r\n\r\n" + data[: len(data) // 2]
+                self.start(len(body) * 2 if kind == "lying" else None)
                 self.wfile.write(body)
                 self.wfile.flush()
                 self.close_connection = True
             def log_message(self, *args):
                 pass
-        server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         print(server.server_address[1], flush=True)
         server.serve_forever()
         """#
+
+    /// Starts ``scriptedServer`` serving `file`; returns it and its port.
+    static func startScriptedServer(_ context: OrthancCommandPeer.Context, file: String, name: String, environment: [String: String] = [:])
+        async throws -> (PeerProcess, Int)
+    {
+        let server = try PeerProcess(
+            TestSupport.python, ["-c", Self.scriptedServer, file], logFile: context.work + "/\(name).log", environment: environment)
+        let firstLine = { String(server.log.split(separator: "\n").first ?? "") }
+        let ready = await server.waitFor(seconds: 20) { Int(firstLine()) != nil }
+        guard ready, let port = Int(firstLine()) else {
+            server.kill()
+            throw PeerProcess.PeerFailed(description: "the scripted DICOMweb server did not start: \(server.log)")
+        }
+        return (server, port)
+    }
 
     static func files(under root: String) -> [String] {
         (FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".dcm") || $0.contains("px-web-") }
@@ -246,11 +309,8 @@ struct DICOMWebCommandTests {
     func truncatedMultipart() async throws {
         let context = try Self.context()
         let file = try #require(context.corpus.files.first)
-        let log = context.work + "/truncating-server.log"
-        let server = try PeerProcess(TestSupport.python, ["-c", Self.truncatingServer, file], logFile: log)
+        let (server, port) = try await Self.startScriptedServer(context, file: file, name: "truncating-server")
         defer { server.kill() }
-        let ready = await server.waitFor(seconds: 20) { Int(server.log.trimmingCharacters(in: .whitespacesAndNewlines)) != nil }
-        let port = try #require(ready ? Int(server.log.trimmingCharacters(in: .whitespacesAndNewlines)) : nil, "server did not start: \(server.log)")
         for kind in ["eof", "lying"] {
             let root = context.work + "/truncated-\(kind)"
             let run = try await PeerHarness.runAsync("px-get", ["http://127.0.0.1:\(port)/\(kind)", "--StudyInstanceUID", "1.2.3", "-d", root])
@@ -265,5 +325,59 @@ struct DICOMWebCommandTests {
                 #expect(data == FileManager.default.contents(atPath: file), "\(kind): \(name) is not the complete first part")
             }
         }
+    }
+
+    @Test("503 with Retry-After is retried (bounded), 401 without credentials is an error; the token never shows in output")
+    func retriesAndCredentials() async throws {
+        let context = try Self.context()
+        let file = try #require(context.corpus.files.first)
+        let (server, port) = try await Self.startScriptedServer(context, file: file, name: "scripted-server")
+        defer { server.kill() }
+        let busy = try await PeerHarness.runAsync(
+            "px-get", ["http://127.0.0.1:\(port)/busy", "--StudyInstanceUID", "1.2.3", "-d", context.work + "/busy"])
+        #expect(busy.exitCode == 0, "\(busy.stdout) \(busy.stderr)")
+        #expect(busy.json?["data"]?["completed"] == .number("1"), "\(busy.stdout)")
+        #expect(server.log.components(separatedBy: "/busy/").count - 1 == 3, "expected two 503s then a success: \(server.log)")
+
+        let denied = try await PeerHarness.runAsync(
+            "px-get", ["http://127.0.0.1:\(port)/auth", "--StudyInstanceUID", "1.2.3", "-d", context.work + "/auth"])
+        #expect(denied.exitCode == 1, "\(denied.stdout)")
+        #expect(denied.json?["error"]?["details"]?["httpStatus"]?.stringValue == "401", "\(denied.stdout)")
+        #expect(denied.json?["error"]?["details"]?["archiveMessage"]?.stringValue == "credentials required", "\(denied.stdout)")
+        #expect(Self.files(under: context.work + "/auth").isEmpty)
+
+        let allowed = try await PeerHarness.runAsync(
+            "px-get", ["http://127.0.0.1:\(port)/auth", "--StudyInstanceUID", "1.2.3", "-d", context.work + "/auth", "--log-level", "trace"],
+            environment: ["PX_DICOMWEB_TOKEN": "s3cret"])
+        #expect(allowed.exitCode == 0, "\(allowed.stdout) \(allowed.stderr)")
+        #expect(allowed.json?["data"]?["completed"] == .number("1"), "\(allowed.stdout)")
+        #expect(server.log.contains("Bearer s3cret"))
+        #expect(!allowed.stdout.contains("s3cret") && !allowed.stderr.contains("s3cret"), "the token leaked into px's output")
+    }
+
+    @Test("WADO-RS of one 512 MiB instance: placed complete, px-get's peak RSS under 100 MB")
+    func largeInstanceMemory() async throws {
+        let context = try Self.context()
+        let file = try #require(context.corpus.files.first)
+        let size = 512 << 20
+        let (server, port) = try await Self.startScriptedServer(
+            context, file: file, name: "large-server", environment: ["PX_LARGE_BYTES": String(size)])
+        defer { server.kill() }
+        let root = context.work + "/large"
+        // getrusage(RUSAGE_CHILDREN).ru_maxrss: the peak resident set of px-get, in KiB.
+        let measure = "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(r.returncode)"
+        let run = try await PeerHarness.runAsync(
+            TestSupport.python,
+            ["-c", measure, TestSupport.binDirectory + "/px-get", "http://127.0.0.1:\(port)/large", "--StudyInstanceUID", "1.2.3", "-d", root])
+        let lines = run.stdout.split(separator: "\n")
+        #expect(run.exitCode == 0, "\(run.stdout) \(run.stderr)")
+        let json = try #require(lines.dropLast().last.flatMap { try? JSONParser.parse(String($0)) }, "\(run.stdout)")
+        let instance = try #require(json["data"]?["gets"]?.arrayValue?.first?["instances"]?.arrayValue?.first, "\(run.stdout)")
+        let path = try #require(instance["path"]?.stringValue)
+        let placed = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
+        #expect(placed == size)
+        let peakKiB = try #require(lines.last.flatMap { Int($0) }, "\(run.stdout)")
+        #expect(peakKiB < 100 * 1000, "px-get peaked at \(peakKiB) KiB resident for a \(size)-byte instance")
+        try FileManager.default.removeItem(atPath: root)
     }
 }

@@ -53,7 +53,7 @@ extension DICOMWebClient {
                 try chunk.withUnsafeReadableBytes { raw in
                     try parser.feed(raw) { event in try sink.handle(event) }
                 }
-                for file in sink.takeCompleted() { await onInstance(place(file, placer: placer)) }
+                for part in sink.takeCompleted() { await onInstance(place(part, placer: placer)) }
             }
             try parser.finish()
         } catch {
@@ -62,15 +62,16 @@ extension DICOMWebClient {
     }
 
     /// Places one received file; the temporary file is gone afterwards in every case.
-    func place(_ temporaryFile: String, placer: InstancePlacer) -> Result<ReceivedInstance, PXError> {
+    func place(_ part: ReceivedPart, placer: InstancePlacer) -> Result<ReceivedInstance, PXError> {
+        let temporaryFile = part.path
         let header: Part10File
         do {
-            header = try Part10File.readHeader(contentsOf: temporaryFile)
+            header = try Self.header(of: part)
         } catch {
             unlink(temporaryFile)
-            return .failure(.notDICOM(path: temporaryFile, reason: "a WADO-RS part is not a DICOM file (\(error))"))
+            return .failure(error)
         }
-        let fileSize = Self.size(of: temporaryFile)
+        let fileSize = part.size
         let metaLength = 132 + 12 + (header.meta.integer(.fileMetaInformationGroupLength) ?? 0)
         func uid(_ meta: Tag, _ dataSet: Tag) -> String {
             let value = header.meta.string(meta) ?? ""
@@ -92,19 +93,51 @@ extension DICOMWebClient {
         }
     }
 
-    static func size(of path: String) -> Int {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return 0 }
-        return Int(info.st_size)
+    /// The file meta information and the data set up to Pixel Data, parsed from the part's first
+    /// bytes (``PartSink/prefixLimit``) so a peer's huge element cannot make px read it into memory.
+    /// When an element before Pixel Data runs past them, the data set up to InstanceNumber (what the
+    /// default layout uses) is tried; a deflated file, which cannot be parsed from a prefix, is read
+    /// whole.
+    /// - Throws: ``PXError/notDICOM(path:reason:)``.
+    static func header(of part: ReceivedPart) throws(PXError) -> Part10File {
+        let isWhole = part.prefix.count >= part.size
+        do {
+            for stop in [Tag.pixelData, Tag(0x0020, 0x0014)] {
+                do {
+                    let file = try Part10File(bytes: part.prefix, options: .init(dataSet: .init(stopBefore: stop)))
+                    if file.stoppedEarly || isWhole { return file }
+                } catch where !isWhole && (error.code == .truncated || error.code == .lengthPastEnd) {
+                    continue
+                }
+            }
+            let meta = try Part10File(bytes: part.prefix, options: .init(dataSet: .init(stopBefore: Tag(0x0000, 0x0001))))
+            if meta.transferSyntax.isDeflated { return try Part10File.readHeader(contentsOf: part.path) }
+        } catch {
+            throw .notDICOM(path: part.path, reason: "a WADO-RS part is not a DICOM file (\(error))")
+        }
+        throw .notDICOM(
+            path: part.path, reason: "the data set's elements before InstanceNumber exceed \(PartSink.prefixLimit) bytes")
     }
 }
 
-/// Writes the parts of a multipart answer to temporary files as their bytes arrive.
+/// A part written to a temporary file: its size and first bytes.
+struct ReceivedPart {
+    var path: String
+    var size: Int
+    /// Up to ``PartSink/prefixLimit`` bytes.
+    var prefix: [UInt8]
+}
+
+/// Writes the parts of a multipart answer to temporary files as their bytes arrive, keeping only each
+/// part's first ``prefixLimit`` bytes in memory (for its header).
 struct PartSink {
+    static let prefixLimit = 1 << 20
     let directory: String
     private var fd: Int32 = -1
     private var current: String?
-    private var completed: [String] = []
+    private var prefix: [UInt8] = []
+    private var size = 0
+    private var completed: [ReceivedPart] = []
 
     init(directory: String) { self.directory = directory }
 
@@ -120,8 +153,12 @@ struct PartSink {
             guard made >= 0 else { throw .io("cannot create a temporary file (\(String(cString: strerror(errno))))", path: directory) }
             fd = made
             current = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            prefix.removeAll(keepingCapacity: true)
+            size = 0
         case .content(let bytes):
             guard fd >= 0 else { return }
+            if prefix.count < Self.prefixLimit { prefix += bytes.prefix(Self.prefixLimit - prefix.count) }
+            size += bytes.count
             var offset = 0
             while offset < bytes.count {
                 let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
@@ -140,12 +177,12 @@ struct PartSink {
                 unlink(path)
                 throw .io("cannot write (\(String(cString: strerror(errno))))", path: path)
             }
-            completed.append(path)
+            completed.append(ReceivedPart(path: path, size: size, prefix: prefix))
         }
     }
 
     /// The complete files not handed out yet.
-    mutating func takeCompleted() -> [String] {
+    mutating func takeCompleted() -> [ReceivedPart] {
         defer { completed.removeAll(keepingCapacity: true) }
         return completed
     }
@@ -156,7 +193,7 @@ struct PartSink {
         fd = -1
         if let current { unlink(current) }
         current = nil
-        for path in completed { unlink(path) }
+        for part in completed { unlink(part.path) }
         completed.removeAll()
     }
 }

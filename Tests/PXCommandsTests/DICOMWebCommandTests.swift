@@ -216,7 +216,8 @@ struct DICOMWebCommandTests {
     /// Content-Length, or the Content-Length promises more than is sent); `busy` answers 503 with
     /// Retry-After: 0 twice, then one complete part; `auth` answers 401 unless the request has
     /// `Authorization: Bearer s3cret`, then one complete part; `large` streams one part of
-    /// `PX_LARGE_BYTES` bytes (the file's bytes padded inside an OB element), never held whole in memory.
+    /// `PX_LARGE_BYTES` bytes (the file's data set without Pixel Data, padded by an OB element), never
+    /// held whole in memory.
     /// Prints its port, then one line per request: `PATH AUTHORIZATION`.
     static let scriptedServer = #"""
         import http.server, os, struct, sys
@@ -259,14 +260,17 @@ struct DICOMWebCommandTests {
                     return
                 if kind == "large":
                     total = int(os.environ["PX_LARGE_BYTES"])
-                    # The data set of `data` (Explicit VR Little Endian) with a private OB element of
-                    # `pad` zero bytes appended: (0009,0010) LO creator, (0009,1000) OB.
+                    # The data set of `data` (Explicit VR Little Endian) without its Pixel Data and with
+                    # a private OB element of `pad` zero bytes appended, (0009,0010) LO creator and
+                    # (0009,1000) OB: a huge element where a reader stopping before Pixel Data does not stop.
+                    cut = data.find(b"\xe0\x7f\x10\x00")
+                    stripped = data[:cut] if cut > 0 else data
                     creator = b"\x09\x00\x10\x00LO\x04\x00PXPX"
-                    pad = total - len(data) - len(creator) - 12
+                    pad = total - len(stripped) - len(creator) - 12
                     element = b"\x09\x00\x00\x10OB\x00\x00" + struct.pack("<I", pad)
                     tail = b"\r\n--pxb--\r\n"
-                    self.start(len(head) + len(data) + len(creator) + len(element) + pad + len(tail))
-                    self.wfile.write(head + data + creator + element)
+                    self.start(len(head) + len(stripped) + len(creator) + len(element) + pad + len(tail))
+                    self.wfile.write(head + stripped + creator + element)
                     chunk = bytes(1 << 20)
                     while pad > 0:
                         n = min(pad, len(chunk))
@@ -376,6 +380,7 @@ struct DICOMWebCommandTests {
         let path = try #require(instance["path"]?.stringValue)
         let placed = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
         #expect(placed == size)
+        #expect(instance["SOPInstanceUID"]?.stringValue == (try Part10File(contentsOf: file).dataSet.string(.sopInstanceUID)))
         let peakKiB = try #require(lines.last.flatMap { Int($0) }, "\(run.stdout)")
         #expect(peakKiB < 100 * 1000, "px-get peaked at \(peakKiB) KiB resident for a \(size)-byte instance")
         try FileManager.default.removeItem(atPath: root)

@@ -357,6 +357,23 @@ struct DICOMWebCommandTests {
         #expect(allowed.json?["data"]?["completed"] == .number("1"), "\(allowed.stdout)")
         #expect(server.log.contains("Bearer s3cret"))
         #expect(!allowed.stdout.contains("s3cret") && !allowed.stderr.contains("s3cret"), "the token leaked into px's output")
+
+        // A config node with `url`, `auth` and `credentials_file`.
+        let secret = context.work + "/token"
+        try "s3cret\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        let config = context.work + "/px.toml"
+        try """
+            [nodes.web]
+            url = "http://127.0.0.1:\(port)/auth"
+            auth = "bearer"
+            credentials_file = "\(secret)"
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let echo = try await PeerHarness.runAsync("px-echo", ["web"], environment: ["PX_CONFIG": config])
+        #expect(echo.exitCode == 0, "\(echo.stdout) \(echo.stderr)")
+        #expect(echo.json?["backend"]?.stringValue == "dicomweb", "\(echo.stdout)")
+        #expect(!echo.stdout.contains("s3cret"))
+        let missing = try await PeerHarness.runAsync("px-echo", ["web"], environment: ["PX_CONFIG": config + ".absent"])
+        #expect(missing.exitCode == 64, "\(missing.stdout)")
     }
 
     @Test("WADO-RS of one 512 MiB instance: placed complete, px-get's peak RSS under 100 MB")

@@ -4,9 +4,9 @@ import NIOHTTP1
 import PXCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The backend for a DICOMweb place (PS3.18): find is QIDO-RS, get is WADO-RS, push is STOW-RS, and
@@ -31,7 +31,9 @@ public struct DICOMWebBackend: DICOMBackend {
     public static func connection(
         for place: DICOMWebPlace, calledAETitle: String = "DICOMWEB", local: LocalAE, timeouts: Timeouts
     ) throws(PXError) -> Connection {
-        Connection(node: try DICOMNode(host: place.host, port: place.port, calledAETitle: calledAETitle), local: local, timeouts: timeouts)
+        Connection(
+            node: try DICOMNode(host: place.host, port: place.port, calledAETitle: calledAETitle), local: local,
+            timeouts: timeouts)
     }
 
     /// A search for at most one study (PS3.18 §10.6): the service answers and accepts the credentials.
@@ -44,7 +46,8 @@ public struct DICOMWebBackend: DICOMBackend {
         }
         let elapsed = ContinuousClock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return EchoResult(node: connection.node, callingAETitle: connection.local.aeTitle, status: .success, elapsed: seconds)
+        return EchoResult(
+            node: connection.node, callingAETitle: connection.local.aeTitle, status: .success, elapsed: seconds)
     }
 
     /// QIDO-RS (PS3.18 §10.6), each match shaped as a C-FIND response to the same identifier.
@@ -62,7 +65,8 @@ public struct DICOMWebBackend: DICOMBackend {
             return shaped
         }
         let limited = request.limit.map { matches.count >= $0 } ?? false
-        return FindResult(request: request, matches: matches, status: limited ? DIMSEStatus(code: 0xFE00, service: .find) : .success)
+        return FindResult(
+            request: request, matches: matches, status: limited ? DIMSEStatus(code: 0xFE00, service: .find) : .success)
     }
 
     /// Not a DICOMweb transaction.
@@ -121,25 +125,32 @@ public struct DICOMWebBackend: DICOMBackend {
         defer { rmdir(incoming) }
         let placer = InstancePlacer(root: request.root, layout: request.layout, duplicates: .overwrite, fsync: false)
         let paths = DICOMWebClient.retrievePaths(request)
-        let (instances, failures) = try await DICOMWebClient.with(place, timeouts: connection.timeouts, logger: logger) { client in
+        let (instances, failures) = try await DICOMWebClient.with(place, timeouts: connection.timeouts, logger: logger)
+        { client in
             var instances: [ReceivedInstance] = []
             var failures: [ListenEvent] = []
             for path in paths {
-                try await client.retrieve(path, transferSyntax: transferSyntax, placer: placer, incoming: incoming) { outcome in
+                try await client.retrieve(path, transferSyntax: transferSyntax, placer: placer, incoming: incoming) {
+                    outcome in
                     switch outcome {
                     case .success(let instance): instances.append(instance)
-                    case .failure(let error): failures.append(.storeFailed(path: nil, sopInstanceUID: nil, error: error))
+                    case .failure(let error):
+                        failures.append(.storeFailed(path: nil, sopInstanceUID: nil, error: error))
                     }
                     await onProgress(
-                        MoveProgress(remaining: nil, completed: instances.count, failed: failures.count, warning: 0, status: .pending))
+                        MoveProgress(
+                            remaining: nil, completed: instances.count, failed: failures.count, warning: 0,
+                            status: .pending))
                 }
             }
             return (instances, failures)
         }
         let status = failures.isEmpty ? DIMSEStatus.success : DIMSEStatus(code: 0xB000, service: .get)
-        await onProgress(MoveProgress(remaining: 0, completed: instances.count, failed: failures.count, warning: 0, status: status))
+        await onProgress(
+            MoveProgress(remaining: 0, completed: instances.count, failed: failures.count, warning: 0, status: status))
         return GetResult(
-            request: request, status: status, remaining: 0, completed: instances.count, failed: failures.count, warning: 0,
+            request: request, status: status, remaining: 0, completed: instances.count, failed: failures.count,
+            warning: 0,
             responses: paths.count, instances: instances, storeFailures: failures)
     }
 

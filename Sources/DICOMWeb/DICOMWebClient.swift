@@ -6,9 +6,9 @@ import NIOHTTP1
 import PXCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// HTTP to one DICOMweb service (PS3.18 §8): every request with a deadline, connect and read
@@ -86,7 +86,8 @@ public struct DICOMWebClient: Sendable {
         var out: [UInt8] = []
         for b in text.utf8 {
             switch b {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
                 out.append(b)
             case _ where literal.contains(b):
                 out.append(b)
@@ -111,7 +112,9 @@ public struct DICOMWebClient: Sendable {
             var request = HTTPClientRequest(url: url)
             request.method = method
             for (name, value) in headers { request.headers.add(name: name, value: value) }
-            if let authorization = place.authorization { request.headers.add(name: "Authorization", value: authorization) }
+            if let authorization = place.authorization {
+                request.headers.add(name: "Authorization", value: authorization)
+            }
             if let body { request.body = try body() }
             logger.debug("DICOMweb \(method.rawValue) \(url) (attempt \(attempt))")
             let response: HTTPClientResponse
@@ -126,7 +129,8 @@ public struct DICOMWebClient: Sendable {
             let message = await Self.message(of: response)
             if (status == 429 || status == 503) && attempt < Self.maximumAttempts {
                 let wait = Self.backoff(attempt: attempt, retryAfter: response.headers.first(name: "retry-after"))
-                logger.info("DICOMweb \(method.rawValue) \(url) answered \(status); retrying in \(Timeouts.format(wait)) s")
+                logger.info(
+                    "DICOMweb \(method.rawValue) \(url) answered \(status); retrying in \(Timeouts.format(wait)) s")
                 try await Task.sleep(for: .milliseconds(Int64(wait * 1000)))
                 attempt += 1
                 continue
@@ -158,7 +162,9 @@ public struct DICOMWebClient: Sendable {
         guard !bytes.isEmpty else { return response.status.reasonPhrase }
         do {
             if let object = try JSONParser.parse(bytes).objectValue {
-                let texts = ["Message", "Details", "message", "error"].compactMap { key in object.first { $0.key == key }?.value.stringValue }
+                let texts = ["Message", "Details", "message", "error"].compactMap { key in
+                    object.first { $0.key == key }?.value.stringValue
+                }
                 if !texts.isEmpty { return texts.joined(separator: ": ") }
             }
         } catch {
@@ -173,7 +179,8 @@ public struct DICOMWebClient: Sendable {
         if let px = error as? PXError { return px }
         if let http = error as? HTTPClientError {
             switch http {
-            case .connectTimeout, .tlsHandshakeTimeout: return .timeout("connect", seconds: timeouts.connect, detail: place.baseURL)
+            case .connectTimeout, .tlsHandshakeTimeout:
+                return .timeout("connect", seconds: timeouts.connect, detail: place.baseURL)
             case .readTimeout: return .timeout("read", seconds: timeouts.dimse, detail: place.baseURL)
             case .deadlineExceeded: return .timeout("deadline", seconds: timeouts.deadline, detail: place.baseURL)
             case .remoteConnectionClosed: return .aborted("\(place.baseURL) closed the connection")
@@ -185,7 +192,9 @@ public struct DICOMWebClient: Sendable {
         if text.contains("ECONNREFUSED") || text.contains("Connection refused") || text.contains("connection refused") {
             return .connectionRefused(host: place.host, port: place.port)
         }
-        if text.contains("dnsA") || text.contains("NXDOMAIN") || text.contains("unknown host") || text.contains("Name or service") {
+        if text.contains("dnsA") || text.contains("NXDOMAIN") || text.contains("unknown host")
+            || text.contains("Name or service")
+        {
             return .unknownHost(place.host)
         }
         return .io("DICOMweb \(place.baseURL): \(text)")

@@ -2,9 +2,9 @@ import DICOMData
 import PXCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A DICOMweb service (PS3.18): its base URL (`https://host/dicom-web`, to which `/studies` is
@@ -48,7 +48,9 @@ public struct DICOMWebPlace: Hashable, Sendable, CustomStringConvertible {
         guard !authority.contains("@") else {
             throw .usage("DICOMweb URL must not carry credentials; give them in an environment variable or a file")
         }
-        guard !rest.contains("?"), !rest.contains("#") else { throw .usage("DICOMweb URL '\(url)' must not have a query or fragment") }
+        guard !rest.contains("?"), !rest.contains("#") else {
+            throw .usage("DICOMweb URL '\(url)' must not have a query or fragment")
+        }
         var host = String(authority)
         var port = scheme == "https" ? 443 : 80
         if host.hasPrefix("[") {
@@ -56,7 +58,9 @@ public struct DICOMWebPlace: Hashable, Sendable, CustomStringConvertible {
             guard let close = host.firstIndex(of: "]") else { throw .usage("DICOMweb URL '\(url)': bad IPv6 host") }
             let after = host[host.index(after: close)...]
             if after.hasPrefix(":") {
-                guard let p = Int(after.dropFirst()), (1...65535).contains(p) else { throw .usage("DICOMweb URL '\(url)': bad port") }
+                guard let p = Int(after.dropFirst()), (1...65535).contains(p) else {
+                    throw .usage("DICOMweb URL '\(url)': bad port")
+                }
                 port = p
             }
             host = String(host[host.index(after: host.startIndex)..<close])
@@ -96,14 +100,19 @@ public struct DICOMWebPlace: Hashable, Sendable, CustomStringConvertible {
     /// when `file` is given, from that file's first line.
     ///
     /// - Throws: ``PXError/usage(_:)`` for an unknown kind, an unset variable or an unreadable file.
-    public static func authentication(kind: String, variable: String?, file: String?) throws(PXError) -> Authentication {
-        guard kind == "bearer" || kind == "basic" else { throw .usage("auth must be \"bearer\" or \"basic\", not '\(kind)'") }
+    public static func authentication(kind: String, variable: String?, file: String?) throws(PXError) -> Authentication
+    {
+        guard kind == "bearer" || kind == "basic" else {
+            throw .usage("auth must be \"bearer\" or \"basic\", not '\(kind)'")
+        }
         let secret: String
         if let file {
             secret = try readSecret(file)
         } else {
             let name = variable ?? (kind == "bearer" ? "PX_DICOMWEB_TOKEN" : "PX_DICOMWEB_BASIC")
-            guard let raw = getenv(name) else { throw .usage("auth = \"\(kind)\" needs the environment variable \(name)") }
+            guard let raw = getenv(name) else {
+                throw .usage("auth = \"\(kind)\" needs the environment variable \(name)")
+            }
             secret = String(cString: raw)
         }
         guard !secret.isEmpty else { throw .usage("the \(kind) credentials are empty") }
@@ -118,7 +127,9 @@ public struct DICOMWebPlace: Hashable, Sendable, CustomStringConvertible {
     /// `$PX_DICOMWEB_BASIC` (`user:password`), else none.
     public static func authenticationFromEnvironment() -> Authentication {
         if let raw = getenv("PX_DICOMWEB_TOKEN"), raw.pointee != 0 { return .bearer(token: String(cString: raw)) }
-        if let raw = getenv("PX_DICOMWEB_BASIC"), raw.pointee != 0 { return .basic(userAndPassword: String(cString: raw)) }
+        if let raw = getenv("PX_DICOMWEB_BASIC"), raw.pointee != 0 {
+            return .basic(userAndPassword: String(cString: raw))
+        }
         return .none
     }
 

@@ -1,9 +1,9 @@
 import PXCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A streaming parser of a `multipart/related` body (RFC 2387 on RFC 2046 §5.1), the form WADO-RS
@@ -60,7 +60,9 @@ public struct MultipartParser: Sendable {
             guard let eq = parameter.firstIndex(of: "=") else { continue }
             guard parameter[..<eq].trimmingCharacters(in: " \t").lowercased() == "boundary" else { continue }
             var value = parameter[parameter.index(after: eq)...].trimmingCharacters(in: " \t")
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+                value = String(value.dropFirst().dropLast())
+            }
             return value
         }
         throw .invalidResponse("multipart answer without a boundary parameter: '\(contentType)'")
@@ -84,7 +86,8 @@ public struct MultipartParser: Sendable {
         guard state == .epilogue else {
             throw .invalidResponse(
                 state == .content
-                    ? "the multipart answer ended in the middle of a part" : "the multipart answer ended without its closing delimiter")
+                    ? "the multipart answer ended in the middle of a part"
+                    : "the multipart answer ended without its closing delimiter")
         }
     }
 
@@ -149,7 +152,10 @@ public struct MultipartParser: Sendable {
                 for line in text.split(separator: "\r\n", omittingEmptySubsequences: true) {
                     guard let colon = line.firstIndex(of: ":") else { continue }
                     headers.append(
-                        (line[..<colon].trimmingCharacters(in: " \t").lowercased(), line[line.index(after: colon)...].trimmingCharacters(in: " \t")))
+                        (
+                            line[..<colon].trimmingCharacters(in: " \t").lowercased(),
+                            line[line.index(after: colon)...].trimmingCharacters(in: " \t")
+                        ))
                 }
                 start = next
                 state = .content

@@ -15,7 +15,8 @@ extension DICOMWebClient {
     /// QIDO-RS shares. A single study (and series) UID goes into the path instead.
     ///
     /// - Throws: ``PXError/usage(_:)`` for the patient level, which QIDO-RS does not search.
-    public static func searchTarget(_ request: FindRequest) throws(PXError) -> (path: String, query: [(String, String)]) {
+    public static func searchTarget(_ request: FindRequest) throws(PXError) -> (path: String, query: [(String, String)])
+    {
         let ids = request.identifier
         func single(_ tag: Tag) -> String? {
             guard let values = ids.strings(tag), values.count == 1, let value = values.first, !value.isEmpty,
@@ -53,7 +54,9 @@ extension DICOMWebClient {
         var query: [(String, String)] = []
         for element in ids where !inPath.contains(element.tag) {
             let tag = element.tag
-            if tag == .queryRetrieveLevel || tag == .specificCharacterSet || tag.isGroupLength || element.vr == .SQ { continue }
+            if tag == .queryRetrieveLevel || tag == .specificCharacterSet || tag.isGroupLength || element.vr == .SQ {
+                continue
+            }
             let values = element.stringValues(characterSet: ids.characterSet)
             if values.allSatisfy(\.isEmpty) {
                 query.append(("includefield", tag.hexString))
@@ -78,7 +81,8 @@ extension DICOMWebClient {
             var query = target.query
             query.append(("limit", String(wanted)))
             if !matches.isEmpty { query.append(("offset", String(matches.count))) }
-            let response = try await send(.GET, url(target.path, query: query), headers: [("Accept", "application/dicom+json")])
+            let response = try await send(
+                .GET, url(target.path, query: query), headers: [("Accept", "application/dicom+json")])
             let bytes = try await collect(response)
             let page = try Self.decodeDataSets(bytes)
             for match in page {
@@ -96,7 +100,9 @@ extension DICOMWebClient {
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return [] }
         do {
             let json = try JSONParser.parse(bytes)
-            guard let array = json.arrayValue else { throw PXError.invalidResponse("QIDO-RS answer is not a JSON array") }
+            guard let array = json.arrayValue else {
+                throw PXError.invalidResponse("QIDO-RS answer is not a JSON array")
+            }
             var out: [DataSet] = []
             out.reserveCapacity(array.count)
             for object in array { out.append(try DataSet(dicomJSON: object)) }

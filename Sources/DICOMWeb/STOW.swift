@@ -5,9 +5,9 @@ import NIOHTTP1
 import PXCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// STOW-RS, the store transaction (PS3.18 §10.5): files streamed from disk in a
@@ -42,7 +42,8 @@ extension DICOMWebClient {
             accepting: [200, 202, 409],
             body: {
                 .stream(
-                    MultipartFileBody(paths: paths, sizes: sizes, partHeader: partHeader, closing: closing), length: .known(Int64(length)))
+                    MultipartFileBody(paths: paths, sizes: sizes, partHeader: partHeader, closing: closing),
+                    length: .known(Int64(length)))
             })
         let bytes = try await collect(response)
         let answer: DataSet
@@ -65,7 +66,8 @@ extension DICOMWebClient {
         for item in answer.items(Tag(0x0008, 0x1199)) ?? [] {
             guard let uid = item.dataSet.string(Tag(0x0008, 0x1155)) else { continue }
             let warning = item.dataSet.integer(Tag(0x0008, 0x1196))
-            statusByUID[uid] = warning.map { DIMSEStatus(code: UInt16(truncatingIfNeeded: $0), service: .store) } ?? .success
+            statusByUID[uid] =
+                warning.map { DIMSEStatus(code: UInt16(truncatingIfNeeded: $0), service: .store) } ?? .success
         }
         for item in answer.items(Tag(0x0008, 0x1198)) ?? [] {
             guard let uid = item.dataSet.string(Tag(0x0008, 0x1155)) else { continue }
@@ -81,7 +83,8 @@ extension DICOMWebClient {
             if httpStatus == 200 { return PushFileResult(file: file, status: .success) }
             return PushFileResult(
                 file: file, status: nil,
-                error: .invalidResponse("the STOW-RS answer (HTTP \(httpStatus)) does not mention \(file.sopInstanceUID)"))
+                error: .invalidResponse(
+                    "the STOW-RS answer (HTTP \(httpStatus)) does not mention \(file.sopInstanceUID)"))
         }
     }
 
@@ -117,7 +120,8 @@ struct MultipartFileBody: AsyncSequence, Sendable {
             if done { return nil }
             if fd >= 0 {
                 if remaining > 0 {
-                    var buffer = ByteBufferAllocator().buffer(capacity: Swift.min(remaining, MultipartFileBody.chunkSize))
+                    var buffer = ByteBufferAllocator().buffer(
+                        capacity: Swift.min(remaining, MultipartFileBody.chunkSize))
                     let fdCopy = fd
                     let want = Swift.min(remaining, MultipartFileBody.chunkSize)
                     let n = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { raw in

@@ -5,9 +5,9 @@ import NIOHTTP1
 import PXCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// WADO-RS, the retrieve transaction (PS3.18 §10.4): instances as `multipart/related;
@@ -42,7 +42,8 @@ extension DICOMWebClient {
         onInstance: (Result<ReceivedInstance, PXError>) async -> Void
     ) async throws {
         let address = url(path)
-        let response = try await send(.GET, address, headers: [("Accept", Self.acceptHeader(transferSyntax: transferSyntax))])
+        let response = try await send(
+            .GET, address, headers: [("Accept", Self.acceptHeader(transferSyntax: transferSyntax))])
         if response.status.code == 204 { return }
         let contentType = response.headers.first(name: "content-type") ?? ""
         var parser = try MultipartParser(boundary: MultipartParser.boundary(ofContentType: contentType))
@@ -106,17 +107,19 @@ extension DICOMWebClient {
                 do {
                     let file = try Part10File(bytes: part.prefix, options: .init(dataSet: .init(stopBefore: stop)))
                     if file.stoppedEarly || isWhole { return file }
-                } catch where !isWhole && (error.code == .truncated || error.code == .lengthPastEnd) {
+                } catch  where !isWhole && (error.code == .truncated || error.code == .lengthPastEnd) {
                     continue
                 }
             }
-            let meta = try Part10File(bytes: part.prefix, options: .init(dataSet: .init(stopBefore: Tag(0x0000, 0x0001))))
+            let meta = try Part10File(
+                bytes: part.prefix, options: .init(dataSet: .init(stopBefore: Tag(0x0000, 0x0001))))
             if meta.transferSyntax.isDeflated { return try Part10File.readHeader(contentsOf: part.path) }
         } catch {
             throw .notDICOM(path: part.path, reason: "a WADO-RS part is not a DICOM file (\(error))")
         }
         throw .notDICOM(
-            path: part.path, reason: "the data set's elements before InstanceNumber exceed \(PartSink.prefixLimit) bytes")
+            path: part.path,
+            reason: "the data set's elements before InstanceNumber exceed \(PartSink.prefixLimit) bytes")
     }
 }
 
@@ -150,7 +153,9 @@ struct PartSink {
             }
             var template = Array((directory + "/px-web-XXXXXX").utf8CString)
             let made = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-            guard made >= 0 else { throw .io("cannot create a temporary file (\(String(cString: strerror(errno))))", path: directory) }
+            guard made >= 0 else {
+                throw .io("cannot create a temporary file (\(String(cString: strerror(errno))))", path: directory)
+            }
             fd = made
             current = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
             prefix.removeAll(keepingCapacity: true)

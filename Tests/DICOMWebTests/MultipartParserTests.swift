@@ -16,7 +16,9 @@ struct MultipartParserTests {
     static func body(_ parts: [[UInt8]], boundary: String, preamble: String = "", padding: String = "") -> [UInt8] {
         var out = Array(preamble.utf8)
         for (i, part) in parts.enumerated() {
-            out += Array("\(i == 0 && preamble.isEmpty ? "" : "\r\n")--\(boundary)\(padding)\r\nContent-Type: application/dicom\r\n\r\n".utf8)
+            out += Array(
+                "\(i == 0 && preamble.isEmpty ? "" : "\r\n")--\(boundary)\(padding)\r\nContent-Type: application/dicom\r\n\r\n"
+                    .utf8)
             out += part
         }
         out += Array("\r\n--\(boundary)--\r\nepilogue".utf8)
@@ -35,7 +37,8 @@ struct MultipartParserTests {
             try bytes[offset..<end].withUnsafeBytes { raw in
                 try parser.feed(raw) { event in
                     switch event {
-                    case .partBegin(let headers): parts.append(Part(headers: headers.map { "\($0.name): \($0.value)" }, content: []))
+                    case .partBegin(let headers):
+                        parts.append(Part(headers: headers.map { "\($0.name): \($0.value)" }, content: []))
                     case .content(let piece):
                         parts[parts.count - 1].content += piece
                         delivered += piece.count
@@ -83,7 +86,9 @@ struct MultipartParserTests {
         let bytes = Self.body([Array("0123456789".utf8)], boundary: boundary)
         let closing = bytes.count - Array("--\r\nepilogue".utf8).count
         for cut in [20, 45, closing - 3, closing] {
-            #expect(throws: PXError.self, "cut at \(cut)") { _ = try Self.parse(Array(bytes[..<cut]), boundary: boundary, chunk: 7) }
+            #expect(throws: PXError.self, "cut at \(cut)") {
+                _ = try Self.parse(Array(bytes[..<cut]), boundary: boundary, chunk: 7)
+            }
         }
     }
 
@@ -98,10 +103,16 @@ struct MultipartParserTests {
 
     @Test("boundary from Content-Type, quoted or not; a non-multipart type is an error")
     func boundaryParameter() throws {
-        #expect(try MultipartParser.boundary(ofContentType: "multipart/related; type=\"application/dicom\"; boundary=abc") == "abc")
-        #expect(try MultipartParser.boundary(ofContentType: "Multipart/Related;boundary=\"a b\";type=application/dicom") == "a b")
+        #expect(
+            try MultipartParser.boundary(ofContentType: "multipart/related; type=\"application/dicom\"; boundary=abc")
+                == "abc")
+        #expect(
+            try MultipartParser.boundary(ofContentType: "Multipart/Related;boundary=\"a b\";type=application/dicom")
+                == "a b")
         #expect(throws: PXError.self) { try MultipartParser.boundary(ofContentType: "application/dicom+json") }
-        #expect(throws: PXError.self) { try MultipartParser.boundary(ofContentType: "multipart/related; type=\"application/dicom\"") }
+        #expect(throws: PXError.self) {
+            try MultipartParser.boundary(ofContentType: "multipart/related; type=\"application/dicom\"")
+        }
     }
 }
 
@@ -124,7 +135,9 @@ struct QIDOQueryTests {
         #expect(query.contains("0020000E=1.2.3.4,1.2.3.5"))
         #expect(query.contains("includefield=00080060"))
         #expect(!query.contains { $0.hasPrefix("0020000D") })
-        #expect(throws: PXError.self) { try DICOMWebClient.searchTarget(FindRequest(level: .patient, model: .patientRoot, identifier: ids)) }
+        #expect(throws: PXError.self) {
+            try DICOMWebClient.searchTarget(FindRequest(level: .patient, model: .patientRoot, identifier: ids))
+        }
     }
 
     @Test("URLs: http(s) only, no credentials in them, port from the scheme")

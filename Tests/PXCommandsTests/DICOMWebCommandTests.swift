@@ -7,13 +7,16 @@ import Testing
 /// answering DIMSE: QIDO-RS answers equal C-FIND answers, WADO-RS retrievals equal the loaded files,
 /// STOW-RS then WADO-RS gives the stored data sets back; errors are JSON with a non-zero exit and
 /// leave no file at a final name.
-@Suite("px commands against Orthanc's DICOMweb", .serialized, OrthancCommandPeer(dicomWeb: true), .timeLimit(.minutes(10)))
+@Suite(
+    "px commands against Orthanc's DICOMweb", .serialized, OrthancCommandPeer(dicomWeb: true), .timeLimit(.minutes(10)))
 struct DICOMWebCommandTests {
     static func context() throws -> OrthancCommandPeer.Context {
         try #require(OrthancCommandPeer.current, "the suite's Orthanc is not running")
     }
 
-    static func url(_ context: OrthancCommandPeer.Context) -> String { "http://127.0.0.1:\(context.httpPort)/dicom-web" }
+    static func url(_ context: OrthancCommandPeer.Context) -> String {
+        "http://127.0.0.1:\(context.httpPort)/dicom-web"
+    }
 
     @Test("px-echo of a DICOMweb URL: success, backend dicomweb")
     func echo() async throws {
@@ -30,7 +33,10 @@ struct DICOMWebCommandTests {
         let run = try await PeerHarness.runAsync("px-find", [peer, "--format", "dicom-json"] + arguments)
         #expect(run.exitCode == 0, "px-find \(peer) \(arguments): \(run.stdout) \(run.stderr)")
         let data = try #require(run.json?["data"]?.arrayValue, "px-find \(peer) printed no data: \(run.stdout)")
-        return data.sorted { ($0[uidTag]?["Value"]?.arrayValue?.first?.stringValue ?? "") < ($1[uidTag]?["Value"]?.arrayValue?.first?.stringValue ?? "") }
+        return data.sorted {
+            ($0[uidTag]?["Value"]?.arrayValue?.first?.stringValue ?? "")
+                < ($1[uidTag]?["Value"]?.arrayValue?.first?.stringValue ?? "")
+        }
     }
 
     @Test(
@@ -43,26 +49,31 @@ struct DICOMWebCommandTests {
         ])
     func findEqualsCFind(arguments: [String], uidTag: String) async throws {
         let context = try Self.context()
-        let dimse = try await Self.findData("\(OrthancCommandPeer.orthancAETitle)@127.0.0.1:\(context.dicomPort)", arguments + ["--backend", "native"], uidTag: uidTag)
+        let dimse = try await Self.findData(
+            "\(OrthancCommandPeer.orthancAETitle)@127.0.0.1:\(context.dicomPort)", arguments + ["--backend", "native"],
+            uidTag: uidTag)
         let web = try await Self.findData(Self.url(context), arguments, uidTag: uidTag)
         #expect(!dimse.isEmpty)
         #expect(web.count == dimse.count)
         for (a, b) in zip(dimse, web) {
             // Orthanc adds RetrieveAETitle (0008,0054) to C-FIND answers unasked; a DICOMweb service has no AE title.
             let a = JSONValue.object((a.objectValue ?? []).filter { $0.key != "00080054" })
-            #expect(a == b, "C-FIND \(JSONValue.array([a]).serialized()) vs QIDO-RS \(JSONValue.array([b]).serialized())")
+            #expect(
+                a == b, "C-FIND \(JSONValue.array([a]).serialized()) vs QIDO-RS \(JSONValue.array([b]).serialized())")
         }
     }
 
     @Test("px-find without --level (studies with their series): same pypx JSON as C-FIND's")
     func twoPhaseFind() async throws {
         let context = try Self.context()
-        let dimse = try await PeerHarness.runAsync("px-find", ["\(OrthancCommandPeer.orthancAETitle)@127.0.0.1:\(context.dicomPort)", "--backend", "native"])
+        let dimse = try await PeerHarness.runAsync(
+            "px-find", ["\(OrthancCommandPeer.orthancAETitle)@127.0.0.1:\(context.dicomPort)", "--backend", "native"])
         let web = try await PeerHarness.runAsync("px-find", [Self.url(context)])
         #expect(web.exitCode == 0, "\(web.stdout) \(web.stderr)")
         func studies(_ run: PeerHarness.Run) -> [JSONValue] {
             (run.json?["data"]?.arrayValue ?? []).sorted {
-                ($0["StudyInstanceUID"]?["value"]?.stringValue ?? "") < ($1["StudyInstanceUID"]?["value"]?.stringValue ?? "")
+                ($0["StudyInstanceUID"]?["value"]?.stringValue ?? "")
+                    < ($1["StudyInstanceUID"]?["value"]?.stringValue ?? "")
             }
         }
         #expect(studies(dimse).count == context.corpus.studies.count)
@@ -76,7 +87,8 @@ struct DICOMWebCommandTests {
                 var members = (entry.objectValue ?? []).filter { !peerSpecific.contains($0.key) }
                 for i in members.indices where members[i].key == "series" {
                     let sorted = (members[i].value.arrayValue ?? []).sorted {
-                        ($0["SeriesInstanceUID"]?["value"]?.stringValue ?? "") < ($1["SeriesInstanceUID"]?["value"]?.stringValue ?? "")
+                        ($0["SeriesInstanceUID"]?["value"]?.stringValue ?? "")
+                            < ($1["SeriesInstanceUID"]?["value"]?.stringValue ?? "")
                     }
                     members[i].value = .array(sorted.map { .object(normalised($0)) })
                 }
@@ -110,7 +122,8 @@ struct DICOMWebCommandTests {
         let root = context.work + "/wado-get"
         var seen: Set<String> = []
         for (study, instances) in context.corpus.studies {
-            let run = try await PeerHarness.runAsync("px-get", [Self.url(context), "--StudyInstanceUID", study, "-d", root])
+            let run = try await PeerHarness.runAsync(
+                "px-get", [Self.url(context), "--StudyInstanceUID", study, "-d", root])
             #expect(run.exitCode == 0, "\(run.stdout) \(run.stderr)")
             #expect(run.json?["backend"]?.stringValue == "dicomweb")
             #expect(run.json?["data"]?["completed"] == .number(String(instances.count)), "\(run.stdout)")
@@ -140,12 +153,18 @@ struct DICOMWebCommandTests {
         #expect(series.exitCode == 0, "\(series.stdout) \(series.stderr)")
         #expect(try Set(Self.retrieved(series).keys) == Set(members.compactMap { $0.string(.sopInstanceUID) }))
         let one = try await PeerHarness.runAsync(
-            "px-get", [Self.url(context), "--StudyInstanceUID", studyUID, "--SeriesInstanceUID", seriesUID, "--SOPInstanceUID", sopUID, "-d", root])
+            "px-get",
+            [
+                Self.url(context), "--StudyInstanceUID", studyUID, "--SeriesInstanceUID", seriesUID, "--SOPInstanceUID",
+                sopUID, "-d", root,
+            ])
         #expect(one.exitCode == 0, "\(one.stdout) \(one.stderr)")
         #expect(try Array(Self.retrieved(one).keys) == [sopUID])
     }
 
-    @Test("px-push of make-corpus.sh's files (seven transfer syntaxes) by STOW-RS, then px-get by WADO-RS: identical data sets")
+    @Test(
+        "px-push of make-corpus.sh's files (seven transfer syntaxes) by STOW-RS, then px-get by WADO-RS: identical data sets"
+    )
     func stowThenWado() async throws {
         let context = try Self.context()
         let corpus = context.work + "/stow-corpus"
@@ -172,7 +191,8 @@ struct DICOMWebCommandTests {
         let root = context.work + "/stow-back"
         var back: [String: DataSet] = [:]
         for study in Set(originals.values.compactMap { $0.string(.studyInstanceUID) }) {
-            let run = try await PeerHarness.runAsync("px-get", [Self.url(context), "--StudyInstanceUID", study, "-d", root])
+            let run = try await PeerHarness.runAsync(
+                "px-get", [Self.url(context), "--StudyInstanceUID", study, "-d", root])
             #expect(run.exitCode == 0, "\(run.stdout) \(run.stderr)")
             for (uid, file) in try Self.retrieved(run) { back[uid] = file.dataSet }
         }
@@ -184,7 +204,8 @@ struct DICOMWebCommandTests {
         }
     }
 
-    @Test("errors: a wrong URL, 404 for an unknown study, move to a DICOMweb peer: JSON errors, non-zero exits, no files")
+    @Test(
+        "errors: a wrong URL, 404 for an unknown study, move to a DICOMweb peer: JSON errors, non-zero exits, no files")
     func errors() async throws {
         let context = try Self.context()
         let root = context.work + "/errors"
@@ -194,21 +215,27 @@ struct DICOMWebCommandTests {
         #expect(refused.json?["status"]?.stringValue == "error")
         #expect(refused.json?["error"]?["code"]?.stringValue == "connectionRefused", "\(refused.stdout)")
 
-        let wrongPath = try await PeerHarness.runAsync("px-find", ["http://127.0.0.1:\(context.httpPort)/not-dicom-web", "--level", "study"])
+        let wrongPath = try await PeerHarness.runAsync(
+            "px-find", ["http://127.0.0.1:\(context.httpPort)/not-dicom-web", "--level", "study"])
         #expect(wrongPath.exitCode == 1, "\(wrongPath.stdout)")
         #expect(wrongPath.json?["error"]?["code"]?.stringValue == "httpFailure", "\(wrongPath.stdout)")
         #expect(wrongPath.json?["error"]?["details"]?["httpStatus"]?.stringValue == "404", "\(wrongPath.stdout)")
 
-        let unknown = try await PeerHarness.runAsync("px-get", [Self.url(context), "--StudyInstanceUID", "1.2.3.999", "-d", root])
+        let unknown = try await PeerHarness.runAsync(
+            "px-get", [Self.url(context), "--StudyInstanceUID", "1.2.3.999", "-d", root])
         #expect(unknown.exitCode == 1, "\(unknown.stdout)")
         #expect(unknown.json?["error"]?["code"]?.stringValue == "httpFailure", "\(unknown.stdout)")
         #expect(unknown.json?["error"]?["details"]?["httpStatus"]?.stringValue == "404", "\(unknown.stdout)")
-        #expect(unknown.json?["error"]?["details"]?["archiveMessage"]?.stringValue?.isEmpty == false, "\(unknown.stdout)")
+        #expect(
+            unknown.json?["error"]?["details"]?["archiveMessage"]?.stringValue?.isEmpty == false, "\(unknown.stdout)")
         #expect(Self.files(under: root).isEmpty)
 
-        let move = try await PeerHarness.runAsync("px-move", [Self.url(context), "--destination", "X", "--StudyInstanceUID", "1.2.3"])
+        let move = try await PeerHarness.runAsync(
+            "px-move", [Self.url(context), "--destination", "X", "--StudyInstanceUID", "1.2.3"])
         #expect(move.exitCode == 64, "\(move.stdout)")
-        #expect(move.json?["error"]?["message"]?.stringValue?.contains("not supported for a DICOMweb peer") == true, "\(move.stdout)")
+        #expect(
+            move.json?["error"]?["message"]?.stringValue?.contains("not supported for a DICOMweb peer") == true,
+            "\(move.stdout)")
     }
 
     /// A scripted WADO-RS server; the first path segment picks its behaviour:
@@ -291,11 +318,14 @@ struct DICOMWebCommandTests {
         """#
 
     /// Starts ``scriptedServer`` serving `file`; returns it and its port.
-    static func startScriptedServer(_ context: OrthancCommandPeer.Context, file: String, name: String, environment: [String: String] = [:])
+    static func startScriptedServer(
+        _ context: OrthancCommandPeer.Context, file: String, name: String, environment: [String: String] = [:]
+    )
         async throws -> (PeerProcess, Int)
     {
         let server = try PeerProcess(
-            TestSupport.python, ["-c", Self.scriptedServer, file], logFile: context.work + "/\(name).log", environment: environment)
+            TestSupport.python, ["-c", Self.scriptedServer, file], logFile: context.work + "/\(name).log",
+            environment: environment)
         let firstLine = { String(server.log.split(separator: "\n").first ?? "") }
         let ready = await server.waitFor(seconds: 20) { Int(firstLine()) != nil }
         guard ready, let port = Int(firstLine()) else {
@@ -306,7 +336,9 @@ struct DICOMWebCommandTests {
     }
 
     static func files(under root: String) -> [String] {
-        (FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".dcm") || $0.contains("px-web-") }
+        (FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []).filter {
+            $0.hasSuffix(".dcm") || $0.contains("px-web-")
+        }
     }
 
     @Test("a server that stops mid-multipart: JSON error, non-zero exit, no partial file anywhere under the root")
@@ -317,7 +349,8 @@ struct DICOMWebCommandTests {
         defer { server.kill() }
         for kind in ["eof", "lying"] {
             let root = context.work + "/truncated-\(kind)"
-            let run = try await PeerHarness.runAsync("px-get", ["http://127.0.0.1:\(port)/\(kind)", "--StudyInstanceUID", "1.2.3", "-d", root])
+            let run = try await PeerHarness.runAsync(
+                "px-get", ["http://127.0.0.1:\(port)/\(kind)", "--StudyInstanceUID", "1.2.3", "-d", root])
             #expect(run.exitCode != 0, "\(kind): \(run.stdout)")
             #expect(run.json?["status"]?.stringValue == "error", "\(kind): \(run.stdout)")
             // The first, complete part is placed; the broken second part is nowhere.
@@ -326,12 +359,16 @@ struct DICOMWebCommandTests {
             #expect(!left.contains { $0.contains("px-web-") }, "\(kind): a temporary file was left: \(left)")
             for name in left {
                 let data = try #require(FileManager.default.contents(atPath: root + "/" + name))
-                #expect(data == FileManager.default.contents(atPath: file), "\(kind): \(name) is not the complete first part")
+                #expect(
+                    data == FileManager.default.contents(atPath: file),
+                    "\(kind): \(name) is not the complete first part")
             }
         }
     }
 
-    @Test("503 with Retry-After is retried (bounded), 401 without credentials is an error; the token never shows in output")
+    @Test(
+        "503 with Retry-After is retried (bounded), 401 without credentials is an error; the token never shows in output"
+    )
     func retriesAndCredentials() async throws {
         let context = try Self.context()
         let file = try #require(context.corpus.files.first)
@@ -341,33 +378,43 @@ struct DICOMWebCommandTests {
             "px-get", ["http://127.0.0.1:\(port)/busy", "--StudyInstanceUID", "1.2.3", "-d", context.work + "/busy"])
         #expect(busy.exitCode == 0, "\(busy.stdout) \(busy.stderr)")
         #expect(busy.json?["data"]?["completed"] == .number("1"), "\(busy.stdout)")
-        #expect(server.log.components(separatedBy: "/busy/").count - 1 == 3, "expected two 503s then a success: \(server.log)")
+        #expect(
+            server.log.components(separatedBy: "/busy/").count - 1 == 3,
+            "expected two 503s then a success: \(server.log)")
 
         let denied = try await PeerHarness.runAsync(
             "px-get", ["http://127.0.0.1:\(port)/auth", "--StudyInstanceUID", "1.2.3", "-d", context.work + "/auth"])
         #expect(denied.exitCode == 1, "\(denied.stdout)")
         #expect(denied.json?["error"]?["details"]?["httpStatus"]?.stringValue == "401", "\(denied.stdout)")
-        #expect(denied.json?["error"]?["details"]?["archiveMessage"]?.stringValue == "credentials required", "\(denied.stdout)")
+        #expect(
+            denied.json?["error"]?["details"]?["archiveMessage"]?.stringValue == "credentials required",
+            "\(denied.stdout)")
         #expect(Self.files(under: context.work + "/auth").isEmpty)
 
         let allowed = try await PeerHarness.runAsync(
-            "px-get", ["http://127.0.0.1:\(port)/auth", "--StudyInstanceUID", "1.2.3", "-d", context.work + "/auth", "--log-level", "trace"],
+            "px-get",
+            [
+                "http://127.0.0.1:\(port)/auth", "--StudyInstanceUID", "1.2.3", "-d", context.work + "/auth",
+                "--log-level", "trace",
+            ],
             environment: ["PX_DICOMWEB_TOKEN": "s3cret"])
         #expect(allowed.exitCode == 0, "\(allowed.stdout) \(allowed.stderr)")
         #expect(allowed.json?["data"]?["completed"] == .number("1"), "\(allowed.stdout)")
         #expect(server.log.contains("Bearer s3cret"))
-        #expect(!allowed.stdout.contains("s3cret") && !allowed.stderr.contains("s3cret"), "the token leaked into px's output")
+        #expect(
+            !allowed.stdout.contains("s3cret") && !allowed.stderr.contains("s3cret"),
+            "the token leaked into px's output")
 
         // A config node with `url`, `auth` and `credentials_file`.
         let secret = context.work + "/token"
         try "s3cret\n".write(toFile: secret, atomically: true, encoding: .utf8)
         let config = context.work + "/px.toml"
         try """
-            [nodes.web]
-            url = "http://127.0.0.1:\(port)/auth"
-            auth = "bearer"
-            credentials_file = "\(secret)"
-            """.write(toFile: config, atomically: true, encoding: .utf8)
+        [nodes.web]
+        url = "http://127.0.0.1:\(port)/auth"
+        auth = "bearer"
+        credentials_file = "\(secret)"
+        """.write(toFile: config, atomically: true, encoding: .utf8)
         let echo = try await PeerHarness.runAsync("px-echo", ["web"], environment: ["PX_CONFIG": config])
         #expect(echo.exitCode == 0, "\(echo.stdout) \(echo.stderr)")
         #expect(echo.json?["backend"]?.stringValue == "dicomweb", "\(echo.stdout)")
@@ -386,18 +433,25 @@ struct DICOMWebCommandTests {
         defer { server.kill() }
         let root = context.work + "/large"
         // getrusage(RUSAGE_CHILDREN).ru_maxrss: the peak resident set of px-get, in KiB.
-        let measure = "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(r.returncode)"
+        let measure =
+            "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(r.returncode)"
         let run = try await PeerHarness.runAsync(
             TestSupport.python,
-            ["-c", measure, TestSupport.binDirectory + "/px-get", "http://127.0.0.1:\(port)/large", "--StudyInstanceUID", "1.2.3", "-d", root])
+            [
+                "-c", measure, TestSupport.binDirectory + "/px-get", "http://127.0.0.1:\(port)/large",
+                "--StudyInstanceUID", "1.2.3", "-d", root,
+            ])
         let lines = run.stdout.split(separator: "\n")
         #expect(run.exitCode == 0, "\(run.stdout) \(run.stderr)")
         let json = try #require(lines.dropLast().last.flatMap { try? JSONParser.parse(String($0)) }, "\(run.stdout)")
-        let instance = try #require(json["data"]?["gets"]?.arrayValue?.first?["instances"]?.arrayValue?.first, "\(run.stdout)")
+        let instance = try #require(
+            json["data"]?["gets"]?.arrayValue?.first?["instances"]?.arrayValue?.first, "\(run.stdout)")
         let path = try #require(instance["path"]?.stringValue)
         let placed = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
         #expect(placed == size)
-        #expect(instance["SOPInstanceUID"]?.stringValue == (try Part10File(contentsOf: file).dataSet.string(.sopInstanceUID)))
+        #expect(
+            instance["SOPInstanceUID"]?.stringValue
+                == (try Part10File(contentsOf: file).dataSet.string(.sopInstanceUID)))
         let peakKiB = try #require(lines.last.flatMap { Int($0) }, "\(run.stdout)")
         #expect(peakKiB < 100 * 1000, "px-get peaked at \(peakKiB) KiB resident for a \(size)-byte instance")
         try FileManager.default.removeItem(atPath: root)

@@ -13,7 +13,9 @@ struct DICOMWebPeerTests {
         #expect(try PeerSpec.parse("pacs") == .node("pacs"))
     }
 
-    @Test("[nodes.x] url with auth: host and port from the URL, credentials from the named variable; a DIMSE node as before")
+    @Test(
+        "[nodes.x] url with auth: host and port from the URL, credentials from the named variable; a DIMSE node as before"
+    )
     func configNodes() throws {
         let config = try PXConfig(
             parsing: """

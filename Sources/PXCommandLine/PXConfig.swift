@@ -21,6 +21,7 @@ import Glibc
 /// auth = "bearer"                    # or "basic"; credentials never in this file:
 /// credentials_env = "PACS_TOKEN"     # from this variable (default PX_DICOMWEB_TOKEN / _BASIC),
 /// # credentials_file = "/run/secrets/pacs"   # or the first line of this file
+/// transfer_syntax = "1.2.840.10008.1.2.1"    # WADO-RS Accept transfer-syntax (default *: as stored)
 /// ```
 public struct PXConfig: Hashable, Sendable {
     public struct Node: Hashable, Sendable {
@@ -33,6 +34,8 @@ public struct PXConfig: Hashable, Sendable {
         public var auth: String?
         public var credentialsEnvironmentVariable: String?
         public var credentialsFile: String?
+        /// `transfer_syntax`: the transfer syntax WADO-RS asks for (PS3.18 §8.7.3.5.2); `nil` for the stored one.
+        public var transferSyntax: String?
 
         public init(host: String, port: Int, aeTitle: String) {
             self.host = host
@@ -75,6 +78,7 @@ public struct PXConfig: Hashable, Sendable {
                 if case .string(let auth)? = keys["auth"] { web.auth = auth }
                 if case .string(let variable)? = keys["credentials_env"] { web.credentialsEnvironmentVariable = variable }
                 if case .string(let file)? = keys["credentials_file"] { web.credentialsFile = file }
+                if case .string(let uid)? = keys["transfer_syntax"] { web.transferSyntax = uid }
                 nodes[node] = web
                 continue
             }

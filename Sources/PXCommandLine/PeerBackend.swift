@@ -3,19 +3,21 @@ import PX
 import PXCore
 
 extension ConnectionOptions {
-    /// The DICOMweb place the peer names (a URL, or a config node with `url`), `nil` for a DIMSE peer.
+    /// The DICOMweb backend for the peer (a URL, or a config node with `url`), `nil` for a DIMSE peer.
     ///
     /// A URL on the command line takes its credentials from `$PX_DICOMWEB_TOKEN` (bearer) or
-    /// `$PX_DICOMWEB_BASIC` (`user:password`); a node from its `auth` and `credentials_env` /
-    /// `credentials_file`.
+    /// `$PX_DICOMWEB_BASIC` (`user:password`) and retrieves in the stored transfer syntax; a node
+    /// from its `auth` and `credentials_env` / `credentials_file`, and its `transfer_syntax`.
     /// - Throws: ``PXError/usage(_:)``.
-    public func dicomWebPlace() throws(PXError) -> DICOMWebPlace? {
+    public func dicomWebBackend() throws(PXError) -> DICOMWebBackend? {
         guard let peer else { return nil }
         switch try PeerSpec.parse(peer) {
         case .url(let url):
-            return try DICOMWebPlace(url: url, authentication: DICOMWebPlace.authenticationFromEnvironment())
+            return DICOMWebBackend(
+                place: try DICOMWebPlace(url: url, authentication: DICOMWebPlace.authenticationFromEnvironment()))
         case .node(let name):
-            return try PXConfig.load().nodes[name]?.dicomWebPlace()
+            guard let node = try PXConfig.load().nodes[name], let place = try node.dicomWebPlace() else { return nil }
+            return DICOMWebBackend(place: place, transferSyntax: node.transferSyntax)
         case .address:
             return nil
         }
@@ -28,11 +30,11 @@ extension ConnectionOptions {
     public func backendAndConnection(
         _ backend: BackendOptions, tool: String, timeouts: Timeouts
     ) throws(PXError) -> (backend: any DICOMBackend, connection: Connection) {
-        if let place = try dicomWebPlace() {
+        if let web = try dicomWebBackend() {
             guard backend.backend == .auto else {
                 throw .usage("--backend \(backend.backend.rawValue) cannot reach a DICOMweb peer; leave --backend out")
             }
-            return (DICOMWebBackend(place: place), try connection(timeouts: timeouts))
+            return (web, try connection(timeouts: timeouts))
         }
         return (try backend.make(executables: executables(for: tool), tool: tool), try connection(timeouts: timeouts))
     }

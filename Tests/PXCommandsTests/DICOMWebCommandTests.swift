@@ -456,4 +456,31 @@ struct DICOMWebCommandTests {
         #expect(peakKiB < 100 * 1000, "px-get peaked at \(peakKiB) KiB resident for a \(size)-byte instance")
         try FileManager.default.removeItem(atPath: root)
     }
+
+    @Test(
+        "a config node's transfer_syntax goes into the Accept header: Orthanc transcodes, the data set is the loaded one"
+    )
+    func transferSyntaxNegotiation() async throws {
+        let context = try Self.context()
+        let (study, instances) = try #require(context.corpus.studies.first)
+        let config = context.work + "/px-ts.toml"
+        try """
+        [nodes.implicit]
+        url = "\(Self.url(context))"
+        transfer_syntax = "1.2.840.10008.1.2"
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let root = context.work + "/wado-implicit"
+        let run = try await PeerHarness.runAsync(
+            "px-get", ["implicit", "--StudyInstanceUID", study, "-d", root], environment: ["PX_CONFIG": config])
+        #expect(run.exitCode == 0, "\(run.stdout) \(run.stderr)")
+        let reported = run.json?["data"]?["gets"]?.arrayValue?.first?["instances"]?.arrayValue ?? []
+        #expect(reported.count == instances.count)
+        #expect(reported.allSatisfy { $0["transferSyntaxUID"]?.stringValue == "1.2.840.10008.1.2" }, "\(run.stdout)")
+        for (uid, file) in try Self.retrieved(run) {
+            #expect(try Part10File(contentsOf: file.path).transferSyntax.uid == "1.2.840.10008.1.2")
+            let original = try #require(context.corpus.dataSets[uid])
+            let differences = OrthancCommandTests.differences(original, file.dataSet)
+            #expect(differences.isEmpty, "\(uid) differs after transcoding in \(differences)")
+        }
+    }
 }

@@ -483,4 +483,20 @@ struct DICOMWebCommandTests {
             #expect(differences.isEmpty, "\(uid) differs after transcoding in \(differences)")
         }
     }
+
+    @Test("px-find --limit: QIDO-RS limit gives as many matches as C-FIND with C-CANCEL, and the same status")
+    func limit() async throws {
+        let context = try Self.context()
+        let dimse = try await PeerHarness.runAsync(
+            "px-find",
+            [
+                "\(OrthancCommandPeer.orthancAETitle)@127.0.0.1:\(context.dicomPort)", "--backend", "native", "--level",
+                "image", "--limit", "3",
+            ])
+        let web = try await PeerHarness.runAsync("px-find", [Self.url(context), "--level", "image", "--limit", "3"])
+        #expect(web.exitCode == dimse.exitCode, "\(web.stdout)")
+        #expect(web.json?["data"]?.arrayValue?.count == 3, "\(web.stdout)")
+        #expect(web.json?["data"]?.arrayValue?.count == dimse.json?["data"]?.arrayValue?.count)
+        #expect(web.json?["status"] == dimse.json?["status"], "\(web.stdout) vs \(dimse.stdout)")
+    }
 }

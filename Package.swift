@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "DCMTKBackend", targets: ["DCMTKBackend"]),
         .library(name: "PXCommandLine", targets: ["PXCommandLine"]),
         .library(name: "PXCommands", targets: ["PXCommands"]),
+        .library(name: "DICOMWeb", targets: ["DICOMWeb"]),
         .library(name: "DICOMProtocol", targets: ["DICOMProtocol"]),
         .library(name: "DICOMNetwork", targets: ["DICOMNetwork"]),
         .executable(name: "px-dump", targets: ["px-dump"]),
@@ -39,6 +40,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         // px-listen runs as a Service: signals, graceful shutdown.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // DICOMweb (PS3.18) over HTTP/1.1 and 2, TLS through swift-nio-ssl.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // zlib, for Deflated Explicit VR Little Endian (PS3.5 §A.5).
@@ -143,6 +146,21 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // DICOMweb (PS3.18): QIDO-RS search, WADO-RS retrieval (multipart parsed as a stream) and STOW-RS
+        // store on async-http-client, and a backend for it behind the DICOMBackend protocol.
+        .target(
+            name: "DICOMWeb",
+            dependencies: [
+                "PXCore",
+                "DICOMData",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
         // `import PX`: the typed model, the data layer and both backends behind one choice.
         .target(
             name: "PX",
@@ -156,6 +174,7 @@ let package = Package(
             dependencies: [
                 "PX",
                 "PXCore",
+                "DICOMWeb",
                 "DICOMData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -268,6 +287,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 "px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get",
             ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "DICOMWebTests",
+            dependencies: ["DICOMWeb", "PXCore", "DICOMData"],
             swiftSettings: strictSettings
         ),
         .testTarget(

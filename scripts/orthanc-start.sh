@@ -18,6 +18,10 @@
 #   PX_ORTHANC_MODALITIES  DicomModalities: "name=AE@host:port,name2=AE2@host:port"
 #                          (C-MOVE destinations must be listed; port 0 is not allowed)
 #   PX_ORTHANC_AET         Orthanc's AE title (default ORTHANC)
+#   PX_ORTHANC_DICOMWEB    1: load the DICOMweb plugin (Debian package orthanc-dicomweb) and
+#                          answer QIDO-RS/WADO-RS/STOW-RS at http://127.0.0.1:HTTP_PORT/dicom-web/
+#                          (same HTTP port, so the printed ports are unchanged)
+#   PX_ORTHANC_DICOMWEB_PLUGIN  the plugin's path (default /usr/lib/orthanc/libOrthancDicomWeb.so.1.7)
 set -euo pipefail
 
 usage() {
@@ -90,9 +94,16 @@ check_port "$dicom_port"
 check_port "$http_port"
 [[ "$dicom_port" != "$http_port" ]] || die "DICOM and HTTP port must differ"
 
+dicomweb_plugin=""
+if [[ "${PX_ORTHANC_DICOMWEB:-0}" == "1" ]]; then
+    dicomweb_plugin=${PX_ORTHANC_DICOMWEB_PLUGIN:-/usr/lib/orthanc/libOrthancDicomWeb.so.1.7}
+    [[ -r "$dicomweb_plugin" ]] || die "DICOMweb plugin $dicomweb_plugin not found;" \
+        "install with scripts/setup-test-env.sh (or: apt-get install -y orthanc-dicomweb)"
+fi
+
 # ---- configuration (JSON written by python3 for correct quoting) ------------------------------
 mkdir -p "$workdir/db"
-PX_CFG=$cfg PX_DB=$workdir/db PX_DICOM_PORT=$dicom_port PX_HTTP_PORT=$http_port \
+PX_CFG=$cfg PX_DB=$workdir/db PX_DICOM_PORT=$dicom_port PX_HTTP_PORT=$http_port PX_DICOMWEB_PLUGIN=$dicomweb_plugin \
     python3 - <<'PY' || die "could not write $cfg"
 import json
 import os
@@ -155,6 +166,10 @@ cfg = {
     "ExecuteLuaEnabled": False,
     "DeidentifyLogs": True,
 }
+plugin = os.environ.get("PX_DICOMWEB_PLUGIN", "")
+if plugin:
+    cfg["Plugins"] = [plugin]
+    cfg["DicomWeb"] = {"Enable": True, "Root": "/dicom-web/", "EnableWado": True, "Ssl": False}
 with open(os.environ["PX_CFG"], "w", encoding="utf-8") as f:
     json.dump(cfg, f, indent=2)
     f.write("\n")

@@ -3,7 +3,7 @@
 #
 # Usage: scripts/setup-test-env.sh
 #
-#   1. apt packages: dcmtk orthanc zlib1g-dev python3 python3-venv
+#   1. apt packages: dcmtk orthanc orthanc-dicomweb zlib1g-dev python3 python3-venv
 #      (one `apt-get update`, then a non-interactive install; apt is skipped when all are present)
 #   2. makes sure Orthanc's system service is not running (tests start Orthanc by hand)
 #   3. a Python venv with pinned pydicom + pynetdicom from PyPI
@@ -26,7 +26,7 @@ fi
 
 PYDICOM_VERSION=3.0.2
 PYNETDICOM_VERSION=3.0.4
-APT_PACKAGES=(dcmtk orthanc zlib1g-dev python3 python3-venv)
+APT_PACKAGES=(dcmtk orthanc orthanc-dicomweb zlib1g-dev python3 python3-venv)
 
 root_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 venv=${PX_VENV:-$root_dir/.venv}
@@ -126,5 +126,6 @@ fi
 pkg_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo none; }
 pyver=$("$venv/bin/python" -c 'import platform; print(platform.python_version())')
 echo "setup-test-env: dcmtk $(pkg_version dcmtk), orthanc $(pkg_version orthanc)," \
+    "orthanc-dicomweb $(pkg_version orthanc-dicomweb)," \
     "zlib1g-dev $(pkg_version zlib1g-dev), python $pyver, pydicom $PYDICOM_VERSION," \
     "pynetdicom $PYNETDICOM_VERSION, venv $venv"

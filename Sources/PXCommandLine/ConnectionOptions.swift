@@ -1,9 +1,13 @@
 import ArgumentParser
+import DICOMWeb
 import PXCore
 
 /// The peer and AE titles, in px's modern form and in pypx 0.8 / 3.x spellings.
 public struct ConnectionOptions: ParsableArguments {
-    @Argument(help: "The peer: host:port, AE@host:port, host:AE:port, or a [nodes.NAME] from the config file.")
+    @Argument(
+        help:
+            "The peer: host:port, AE@host:port, host:AE:port, a DICOMweb URL (http(s)://host/dicom-web), or a [nodes.NAME] from the config file."
+    )
     public var peer: String?
 
     @Option(name: .customLong("aec"), help: "Called AE title (default: from the peer or config, else ANY-SCP).")
@@ -62,6 +66,9 @@ public struct ConnectionOptions: ParsableArguments {
                     throw .usage("'\(name)' is not host:port and not a node in \(PXConfig.defaultPath ?? "the config file")")
                 }
                 (host, port, called) = (node.host, node.port, node.aeTitle)
+            case .url(let url):
+                let place = try DICOMWebPlace(url: url)
+                (host, port, called) = (place.host, place.port, "DICOMWEB")
             }
         } else {
             guard let serverIP, let serverPort else { throw .usage("no peer given") }

@@ -1,3 +1,4 @@
+import DICOMWeb
 import PXCore
 
 #if canImport(Glibc)
@@ -14,17 +15,43 @@ import Glibc
 /// host = "10.0.0.5"
 /// port = 104
 /// ae_title = "PACS"
+///
+/// [nodes.cloud]                      # a DICOMweb service (PS3.18)
+/// url = "https://host/dicom-web"
+/// auth = "bearer"                    # or "basic"; credentials never in this file:
+/// credentials_env = "PACS_TOKEN"     # from this variable (default PX_DICOMWEB_TOKEN / _BASIC),
+/// # credentials_file = "/run/secrets/pacs"   # or the first line of this file
+/// transfer_syntax = "1.2.840.10008.1.2.1"    # WADO-RS Accept transfer-syntax (default *: as stored)
 /// ```
 public struct PXConfig: Hashable, Sendable {
     public struct Node: Hashable, Sendable {
         public var host: String
         public var port: Int
         public var aeTitle: String
+        /// `url`: the node is a DICOMweb service; `host`, `port` come from it.
+        public var url: String?
+        /// `auth` (`bearer` or `basic`) with `credentials_env` or `credentials_file`.
+        public var auth: String?
+        public var credentialsEnvironmentVariable: String?
+        public var credentialsFile: String?
+        /// `transfer_syntax`: the transfer syntax WADO-RS asks for (PS3.18 §8.7.3.5.2); `nil` for the stored one.
+        public var transferSyntax: String?
 
         public init(host: String, port: Int, aeTitle: String) {
             self.host = host
             self.port = port
             self.aeTitle = aeTitle
+        }
+
+        /// The DICOMweb place of a node with a `url`, its credentials read now.
+        /// - Throws: ``PXError/usage(_:)``.
+        public func dicomWebPlace() throws(PXError) -> DICOMWebPlace? {
+            guard let url else { return nil }
+            let authentication =
+                try auth.map { (kind: String) throws(PXError) in
+                    try DICOMWebPlace.authentication(kind: kind, variable: credentialsEnvironmentVariable, file: credentialsFile)
+                } ?? .none
+            return try DICOMWebPlace(url: url, authentication: authentication)
         }
     }
 
@@ -44,6 +71,17 @@ public struct PXConfig: Hashable, Sendable {
         var nodes: [String: Node] = [:]
         for (name, keys) in tables where name.hasPrefix("nodes.") {
             let node = String(name.dropFirst("nodes.".count))
+            if case .string(let url)? = keys["url"] {
+                let place = try DICOMWebPlace(url: url)
+                var web = Node(host: place.host, port: place.port, aeTitle: "DICOMWEB")
+                web.url = url
+                if case .string(let auth)? = keys["auth"] { web.auth = auth }
+                if case .string(let variable)? = keys["credentials_env"] { web.credentialsEnvironmentVariable = variable }
+                if case .string(let file)? = keys["credentials_file"] { web.credentialsFile = file }
+                if case .string(let uid)? = keys["transfer_syntax"] { web.transferSyntax = uid }
+                nodes[node] = web
+                continue
+            }
             guard case .string(let host)? = keys["host"] else { throw .usage("config: [\(name)] needs host = \"...\"") }
             guard case .integer(let port)? = keys["port"] else { throw .usage("config: [\(name)] needs port = <number>") }
             guard case .string(let ae)? = keys["ae_title"] ?? keys["aet"] else {

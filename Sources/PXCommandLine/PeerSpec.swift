@@ -1,15 +1,19 @@
+import DICOMWeb
 import PXCore
 
-/// A peer as written on the command line: `host:port`, `AE@host:port`, `host:AE:port`, or the
-/// name of a `[nodes.NAME]` table in the config file.
+/// A peer as written on the command line: `host:port`, `AE@host:port`, `host:AE:port`, a DICOMweb
+/// base URL (`http://...`, `https://...`), or the name of a `[nodes.NAME]` table in the config file.
 public enum PeerSpec: Hashable, Sendable {
     case address(host: String, port: Int, aeTitle: String?)
     case node(String)
+    /// A DICOMweb service (PS3.18), checked when it is used.
+    case url(String)
 
     /// Parses the text.
     /// - Throws: ``PXError/usage(_:)`` for a malformed form.
     public static func parse(_ text: String) throws(PXError) -> PeerSpec {
         guard !text.isEmpty else { throw .usage("empty peer") }
+        if DICOMWebPlace.isURL(text) { return .url(text) }
         func port(_ s: Substring) throws(PXError) -> Int {
             guard let p = Int(s), (1...65535).contains(p) else { throw .usage("bad port '\(s)' in peer '\(text)'") }
             return p

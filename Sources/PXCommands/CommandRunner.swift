@@ -17,14 +17,19 @@ public enum CommandRunner {
     /// - Throws: `ExitCode` with the envelope's status when it is not 0.
     public static func run<State>(
         output: CommandOutput, backend options: BackendOptions, executables: [String: String], tool: String,
-        state initial: State, data: (State) -> JSONValue?, envelopeOnSuccess: Bool = true,
+        peer: ConnectionOptions? = nil, state initial: State, data: (State) -> JSONValue?, envelopeOnSuccess: Bool = true,
         _ body: (any DICOMBackend, inout State) async throws -> PXError?
     ) async throws {
         var backendName = options.reportedName
         var state = initial
         var failure: PXError?
         do {
-            let backend = try options.make(executables: executables, tool: tool)
+            let backend: any DICOMBackend
+            if let peer {
+                backend = try peer.backend(options, tool: tool)
+            } else {
+                backend = try options.make(executables: executables, tool: tool)
+            }
             backendName = backend.name
             failure = try await body(backend, &state)
         } catch {
@@ -35,15 +40,15 @@ public enum CommandRunner {
         if status != PXExit.success { throw ExitCode(status) }
     }
 
-    /// ``run(output:backend:executables:tool:state:data:envelopeOnSuccess:_:)`` for a command whose
+    /// ``run(output:backend:executables:tool:peer:state:data:envelopeOnSuccess:_:)`` for a command whose
     /// `data` is built once, when it succeeds.
     public static func run(
         output: CommandOutput, backend options: BackendOptions, executables: [String: String], tool: String,
-        envelopeOnSuccess: Bool = true,
+        peer: ConnectionOptions? = nil, envelopeOnSuccess: Bool = true,
         _ body: (any DICOMBackend, inout JSONValue?) async throws -> PXError?
     ) async throws {
         try await run(
-            output: output, backend: options, executables: executables, tool: tool, state: nil, data: { $0 },
+            output: output, backend: options, executables: executables, tool: tool, peer: peer, state: nil, data: { $0 },
             envelopeOnSuccess: envelopeOnSuccess, body)
     }
 }

@@ -14,7 +14,7 @@ public enum FindCommand {
         let output = outputOptions.output
         // A table is for people: the envelope follows it only to report a failure.
         try await CommandRunner.run(
-            output: output, backend: backend, executables: connection.executables(for: "findscu"), tool: "findscu",
+            output: output, backend: backend, executables: connection.executables(for: "findscu"), tool: "findscu", peer: connection,
             envelopeOnSuccess: format != .table
         ) { dicomBackend, data in
             let conn = try connection.connection(timeouts: timeouts.timeouts)

@@ -10,7 +10,7 @@ public enum MoveCommand {
     ) async throws {
         let logger = logging.makeLogger(label: "px-move")
         try await CommandRunner.run(
-            output: output.output, backend: backend, executables: connection.executables(for: "movescu"), tool: "movescu",
+            output: output.output, backend: backend, executables: connection.executables(for: "movescu"), tool: "movescu", peer: connection,
             state: [MoveResult](), data: summary
         ) { dicomBackend, results in
             let conn = try connection.connection(timeouts: timeouts.timeouts)
@@ -53,7 +53,7 @@ public enum GetCommand {
     ) async throws {
         let logger = logging.makeLogger(label: "px-get")
         try await CommandRunner.run(
-            output: output.output, backend: backend, executables: connection.executables(for: "getscu"), tool: "getscu",
+            output: output.output, backend: backend, executables: connection.executables(for: "getscu"), tool: "getscu", peer: connection,
             state: [GetResult](), data: summary
         ) { dicomBackend, results in
             let conn = try connection.connection(timeouts: timeouts.timeouts)

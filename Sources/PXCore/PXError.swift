@@ -11,7 +11,7 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
         enum Kind: String, Hashable, Sendable {
             case connectionRefused, unknownHost, timeout, associationRejected
             case noAcceptablePresentationContext, dimseFailure, toolMissing, backendUnavailable
-            case invalidResponse, aborted, io, usage, notDICOM, partialFailure, malformedFile, tooManyResponses
+            case invalidResponse, aborted, io, usage, notDICOM, partialFailure, malformedFile, tooManyResponses, httpFailure
         }
         let kind: Kind
         private init(_ kind: Kind) { self.kind = kind }
@@ -48,6 +48,8 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let tooManyResponses = Code(.tooManyResponses)
         /// Some items of a batch failed (px-push: files not stored); the data lists which.
         public static let partialFailure = Code(.partialFailure)
+        /// A DICOMweb service (PS3.18) answered an HTTP error status.
+        public static let httpFailure = Code(.httpFailure)
 
         public var description: String { kind.rawValue }
     }
@@ -165,6 +167,15 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
         PXError(
             .partialFailure, "\(failed) of \(total) \(what) failed",
             details: ["failed": String(failed), "total": String(total)])
+    }
+
+    /// A DICOMweb service answered HTTP `status` (PS3.18 §8.7.3) to `method` `url`; `message` is the
+    /// archive's own explanation when it gave one. `url` must carry no credentials.
+    public static func httpFailure(status: Int, method: String, url: String, message: String?) -> PXError {
+        var details = ["httpStatus": String(status), "url": url]
+        if let message { details["archiveMessage"] = message }
+        return PXError(
+            .httpFailure, "\(method) \(url) answered HTTP \(status)" + (message.map { ": \($0)" } ?? ""), details: details)
     }
 }
 

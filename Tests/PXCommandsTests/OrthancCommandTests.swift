@@ -205,6 +205,8 @@ struct OrthancCommandPeer: SuiteTrait, TestScoping {
     struct Context: Sendable {
         var work: String
         var dicomPort: Int
+        /// Orthanc's HTTP port; with ``OrthancCommandPeer/dicomWeb`` it answers DICOMweb under `/dicom-web`.
+        var httpPort: Int
         var listenPort: Int
         var corpus: Corpus
         /// `ORTHANC@127.0.0.1:port`
@@ -222,6 +224,9 @@ struct OrthancCommandPeer: SuiteTrait, TestScoping {
     @TaskLocal static var current: Context?
 
     var isRecursive: Bool { false }
+
+    /// Loads Orthanc's DICOMweb plugin (scripts/orthanc-start.sh with PX_ORTHANC_DICOMWEB=1).
+    var dicomWeb = false
 
     /// PATH with the sbin directories, where Debian puts Orthanc.
     static var path: String {
@@ -264,6 +269,7 @@ struct OrthancCommandPeer: SuiteTrait, TestScoping {
             "PATH": Self.path,
             "PX_ORTHANC_AET": Self.orthancAETitle,
             "PX_ORTHANC_MODALITIES": "pxlisten=\(Self.listenAETitle)@127.0.0.1:\(listenPort),pxscu=\(Self.callingAETitle)@127.0.0.1:104",
+            "PX_ORTHANC_DICOMWEB": dicomWeb ? "1" : "0",
         ]
         do {
             let start = try await PeerHarness.runAsync(scripts + "orthanc-start.sh", [orthanc], environment: environment)
@@ -273,7 +279,7 @@ struct OrthancCommandPeer: SuiteTrait, TestScoping {
             let load = try await PeerHarness.runAsync(
                 "/usr/bin/env", ["storescu", "-aet", Self.callingAETitle, "-aec", Self.orthancAETitle, "127.0.0.1", String(ports[0])] + corpus.files)
             guard load.exitCode == 0 else { throw SetupFailed(description: "storescu could not load the corpus into Orthanc: \(load.stderr)") }
-            let context = Context(work: work, dicomPort: ports[0], listenPort: listenPort, corpus: corpus)
+            let context = Context(work: work, dicomPort: ports[0], httpPort: ports[1], listenPort: listenPort, corpus: corpus)
             try await Self.$current.withValue(context) { try await function() }
         } catch {
             await Self.stop(orthanc)

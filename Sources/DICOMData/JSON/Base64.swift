@@ -1,8 +1,9 @@
-/// Base64 (RFC 4648 §4), for InlineBinary in the DICOM JSON Model (PS3.18 §F.2.7).
-enum Base64 {
+/// Base64 (RFC 4648 §4), for InlineBinary in the DICOM JSON Model (PS3.18 §F.2.7) and HTTP Basic
+/// credentials (DICOMweb).
+public enum Base64 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
-    static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+    public static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
         var out = [UInt8]()
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
         var it = bytes.makeIterator()

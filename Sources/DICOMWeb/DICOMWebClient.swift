@@ -1,0 +1,219 @@
+import AsyncHTTPClient
+import DICOMData
+import Logging
+import NIOCore
+import NIOHTTP1
+import PXCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// HTTP to one DICOMweb service (PS3.18 §8): every request with a deadline, connect and read
+/// timeouts, the service's credentials, and bounded retries with backoff when it answers
+/// 429 Too Many Requests or 503 Service Unavailable (and only then).
+///
+/// Errors are ``PXError``s: ``PXError/httpFailure(status:method:url:message:)`` with the archive's
+/// message for an error status, a timeout, a refused connection or an unknown host otherwise.
+public struct DICOMWebClient: Sendable {
+    public let place: DICOMWebPlace
+    public let timeouts: Timeouts
+    let http: HTTPClient
+    let logger: Logger
+    /// Attempts per request when the service answers 429 or 503.
+    public static let maximumAttempts = 4
+    /// The longest wait between attempts, whatever Retry-After says.
+    public static let maximumBackoff: Double = 30
+    /// The most of an error or search answer px reads into memory.
+    public static let maximumMessageBytes = 64 * 1024 * 1024
+
+    init(place: DICOMWebPlace, timeouts: Timeouts, http: HTTPClient, logger: Logger) {
+        self.place = place
+        self.timeouts = timeouts
+        self.http = http
+        self.logger = logger
+    }
+
+    /// Runs `body` with a client for `place`, shut down afterwards.
+    public static func with<T: Sendable>(
+        _ place: DICOMWebPlace, timeouts: Timeouts, logger: Logger, _ body: (DICOMWebClient) async throws -> T
+    ) async throws -> T {
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout = .init(connect: amount(timeouts.connect), read: amount(timeouts.dimse))
+        // A redirect to another host would carry the credentials there.
+        configuration.redirectConfiguration = .disallow
+        // A refused connection is an answer, not something to retry until the connect timeout (the
+        // client's default); retries are px's own, on 429/503 only.
+        configuration.connectionPool.retryConnectionEstablishment = false
+        let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        let client = DICOMWebClient(place: place, timeouts: timeouts, http: http, logger: logger)
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await body(client))
+        } catch {
+            result = .failure(error)
+        }
+        do {
+            try await http.shutdown()
+        } catch {
+            logger.debug("HTTP client shutdown: \(error)")
+        }
+        return try result.get()
+    }
+
+    static func amount(_ seconds: Double) -> TimeAmount { .milliseconds(Int64((seconds * 1000).rounded())) }
+
+    /// `base + path` with the query items percent-encoded (RFC 3986 §3.4).
+    func url(_ path: String, query: [(String, String)] = []) -> String {
+        var text = place.baseURL + path
+        for (i, item) in query.enumerated() {
+            text += (i == 0 ? "?" : "&") + Self.percentEncoded(item.0) + "=" + Self.percentEncoded(item.1)
+        }
+        return text
+    }
+
+    /// Percent-encodes what a query value cannot hold as it is (RFC 3986 §3.4): the characters with a
+    /// meaning in a query string (`& = + ; #`), `%`, `^`, spaces, controls and non-ASCII. The wildcards
+    /// `*` `?`, `,` of UID lists and `-` of ranges go as they are: some archives (Orthanc 1.10's
+    /// DICOMweb plugin) match query values without percent-decoding them. (A value that must be
+    /// encoded, such as a PN with `^`, then does not match there; the URL must still be valid, or
+    /// the HTTP client re-encodes all of it.)
+    static func percentEncoded(_ text: String) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        let literal = Set("-._~!$'()*,:@/?".utf8)
+        var out: [UInt8] = []
+        for b in text.utf8 {
+            switch b {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
+                out.append(b)
+            case _ where literal.contains(b):
+                out.append(b)
+            default:
+                out += [UInt8(ascii: "%"), hex[Int(b >> 4)], hex[Int(b & 0xF)]]
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Sends one request; returns the response (its body not read yet) when its status is in
+    /// `accepting`.
+    ///
+    /// - Parameter body: makes the request body, again for each attempt.
+    /// - Throws: ``PXError``.
+    func send(
+        _ method: HTTPMethod, _ url: String, headers: [(String, String)] = [], accepting: Set<Int> = Set(200..<300),
+        body: (() throws -> HTTPClientRequest.Body)? = nil
+    ) async throws -> HTTPClientResponse {
+        var attempt = 1
+        while true {
+            var request = HTTPClientRequest(url: url)
+            request.method = method
+            for (name, value) in headers { request.headers.add(name: name, value: value) }
+            if let authorization = place.authorization {
+                request.headers.add(name: "Authorization", value: authorization)
+            }
+            if let body { request.body = try body() }
+            logger.debug("DICOMweb \(method.rawValue) \(url) (attempt \(attempt))")
+            let response: HTTPClientResponse
+            do {
+                let deadline = timeouts.deadline.map { NIODeadline.now() + Self.amount($0) } ?? .distantFuture
+                response = try await http.execute(request, deadline: deadline, logger: logger)
+            } catch {
+                throw mapped(error)
+            }
+            let status = Int(response.status.code)
+            if accepting.contains(status) { return response }
+            let message = await Self.message(of: response)
+            if (status == 429 || status == 503) && attempt < Self.maximumAttempts {
+                let wait = Self.backoff(attempt: attempt, retryAfter: response.headers.first(name: "retry-after"))
+                logger.info(
+                    "DICOMweb \(method.rawValue) \(url) answered \(status); retrying in \(Timeouts.format(wait)) s")
+                try await Task.sleep(for: .milliseconds(Int64(wait * 1000)))
+                attempt += 1
+                continue
+            }
+            throw PXError.httpFailure(status: status, method: method.rawValue, url: url, message: message)
+        }
+    }
+
+    /// Exponential backoff (0.5, 1, 2 s, ...), or the server's Retry-After seconds (RFC 9110
+    /// §10.2.3), at most ``maximumBackoff``.
+    static func backoff(attempt: Int, retryAfter: String?) -> Double {
+        if let retryAfter, let seconds = Double(retryAfter.trimmingCharacters(in: " ")), seconds >= 0 {
+            return min(seconds, maximumBackoff)
+        }
+        return min(0.5 * Double(1 << min(attempt - 1, 10)), maximumBackoff)
+    }
+
+    /// The archive's explanation in an error answer: the `Message`/`Details` of a JSON body (as
+    /// Orthanc sends), else the first line of a text body; at most 64 KiB are read.
+    static func message(of response: HTTPClientResponse) async -> String? {
+        var bytes: [UInt8] = []
+        do {
+            for try await chunk in response.body where bytes.count < 64 * 1024 {
+                bytes += chunk.readableBytesView.prefix(64 * 1024 - bytes.count)
+            }
+        } catch {
+            // The answer broke off: what arrived is all there is to show.
+        }
+        guard !bytes.isEmpty else { return response.status.reasonPhrase }
+        do {
+            if let object = try JSONParser.parse(bytes).objectValue {
+                let texts = ["Message", "Details", "message", "error"].compactMap { key in
+                    object.first { $0.key == key }?.value.stringValue
+                }
+                if !texts.isEmpty { return texts.joined(separator: ": ") }
+            }
+        } catch {
+            // Not JSON: the text itself.
+        }
+        let line = bytes.prefix { $0 != 0x0A && $0 != 0x0D }.prefix(500)
+        return String(decoding: line, as: UTF8.self)
+    }
+
+    /// A transport error as a ``PXError``.
+    func mapped(_ error: any Error) -> PXError {
+        if let px = error as? PXError { return px }
+        if let http = error as? HTTPClientError {
+            switch http {
+            case .connectTimeout, .tlsHandshakeTimeout:
+                return .timeout("connect", seconds: timeouts.connect, detail: place.baseURL)
+            case .readTimeout: return .timeout("read", seconds: timeouts.dimse, detail: place.baseURL)
+            case .deadlineExceeded: return .timeout("deadline", seconds: timeouts.deadline, detail: place.baseURL)
+            case .remoteConnectionClosed: return .aborted("\(place.baseURL) closed the connection")
+            case .invalidURL, .emptyHost, .emptyScheme: return .usage("bad DICOMweb URL: \(place.baseURL)")
+            default: return .io("DICOMweb \(place.baseURL): \(http)")
+            }
+        }
+        let text = "\(error)"
+        if text.contains("ECONNREFUSED") || text.contains("Connection refused") || text.contains("connection refused") {
+            return .connectionRefused(host: place.host, port: place.port)
+        }
+        if text.contains("dnsA") || text.contains("NXDOMAIN") || text.contains("unknown host")
+            || text.contains("Name or service")
+        {
+            return .unknownHost(place.host)
+        }
+        return .io("DICOMweb \(place.baseURL): \(text)")
+    }
+
+    /// Reads a whole (small) body: a search answer or a STOW-RS response.
+    /// - Throws: ``PXError/invalidResponse(_:)`` past ``maximumMessageBytes``.
+    func collect(_ response: HTTPClientResponse) async throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        do {
+            for try await chunk in response.body {
+                guard bytes.count + chunk.readableBytes <= Self.maximumMessageBytes else {
+                    throw PXError.invalidResponse("DICOMweb answer larger than \(Self.maximumMessageBytes) bytes")
+                }
+                bytes += chunk.readableBytesView
+            }
+        } catch {
+            throw mapped(error)
+        }
+        return bytes
+    }
+}

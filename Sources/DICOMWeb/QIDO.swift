@@ -1,0 +1,136 @@
+import AsyncHTTPClient
+import DICOMData
+import NIOHTTP1
+import PXCore
+
+/// QIDO-RS, the search transaction (PS3.18 §10.6).
+extension DICOMWebClient {
+    /// Matches per request when px pages through a large result (PS3.18 §8.3.4.4 `limit`/`offset`).
+    public static let pageSize = 500
+
+    /// The resource path and query parameters of a search for `request` (PS3.18 §10.6.1.2):
+    /// matching keys with a value become `gggggeeee=value` (a UID list becomes a comma-separated
+    /// list, §8.3.4.1), return keys without one become `includefield=gggggeeee` (§8.3.4.3).
+    /// Wildcards `*` `?` and date/time ranges keep the syntax C-FIND uses (PS3.4 §C.2.2.2), which
+    /// QIDO-RS shares. A single study (and series) UID goes into the path instead.
+    ///
+    /// - Throws: ``PXError/usage(_:)`` for the patient level, which QIDO-RS does not search.
+    public static func searchTarget(_ request: FindRequest) throws(PXError) -> (path: String, query: [(String, String)])
+    {
+        let ids = request.identifier
+        func single(_ tag: Tag) -> String? {
+            guard let values = ids.strings(tag), values.count == 1, let value = values.first, !value.isEmpty,
+                !value.contains("*"), !value.contains("?")
+            else { return nil }
+            return value
+        }
+        var inPath: Set<Tag> = []
+        var path: String
+        switch request.level {
+        case .patient:
+            throw .usage("a DICOMweb peer has no patient-level search (QIDO-RS searches studies, series and instances)")
+        case .study:
+            path = "/studies"
+        case .series:
+            if let study = single(.studyInstanceUID) {
+                path = "/studies/\(study)/series"
+                inPath.insert(.studyInstanceUID)
+            } else {
+                path = "/series"
+            }
+        case .image:
+            if let study = single(.studyInstanceUID) {
+                inPath.insert(.studyInstanceUID)
+                if let series = single(.seriesInstanceUID) {
+                    path = "/studies/\(study)/series/\(series)/instances"
+                    inPath.insert(.seriesInstanceUID)
+                } else {
+                    path = "/studies/\(study)/instances"
+                }
+            } else {
+                path = "/instances"
+            }
+        }
+        var query: [(String, String)] = []
+        for element in ids where !inPath.contains(element.tag) {
+            let tag = element.tag
+            if tag == .queryRetrieveLevel || tag == .specificCharacterSet || tag.isGroupLength || element.vr == .SQ {
+                continue
+            }
+            let values = element.stringValues(characterSet: ids.characterSet)
+            if values.allSatisfy(\.isEmpty) {
+                query.append(("includefield", tag.hexString))
+            } else {
+                query.append((tag.hexString, values.joined(separator: element.vr == .UI ? "," : "\\")))
+            }
+        }
+        return (path, query)
+    }
+
+    /// Searches (PS3.18 §10.6), in pages of ``pageSize`` until the result is complete or
+    /// `request.limit` matches arrived; `onMatch` sees each match as its page arrives.
+    ///
+    /// - Returns: the matches decoded from the DICOM JSON Model (PS3.18 §F.2).
+    /// - Throws: ``PXError``.
+    public func search(_ request: FindRequest, onMatch: (DataSet) async throws -> Void) async throws -> [DataSet] {
+        let target = try Self.searchTarget(request)
+        var matches: [DataSet] = []
+        while true {
+            let wanted = request.limit.map { min(Self.pageSize, $0 - matches.count) } ?? Self.pageSize
+            if wanted <= 0 { break }
+            var query = target.query
+            query.append(("limit", String(wanted)))
+            if !matches.isEmpty { query.append(("offset", String(matches.count))) }
+            let response = try await send(
+                .GET, url(target.path, query: query), headers: [("Accept", "application/dicom+json")])
+            let bytes = try await collect(response)
+            let page = try Self.decodeDataSets(bytes)
+            for match in page {
+                try await onMatch(match)
+                matches.append(match)
+            }
+            if page.count < wanted { break }
+        }
+        return matches
+    }
+
+    /// The data sets of a DICOM JSON answer: an array of objects (an empty body is none).
+    /// - Throws: ``PXError/invalidResponse(_:)``.
+    static func decodeDataSets(_ bytes: [UInt8]) throws(PXError) -> [DataSet] {
+        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return [] }
+        do {
+            let json = try JSONParser.parse(bytes)
+            guard let array = json.arrayValue else {
+                throw PXError.invalidResponse("QIDO-RS answer is not a JSON array")
+            }
+            var out: [DataSet] = []
+            out.reserveCapacity(array.count)
+            for object in array { out.append(try DataSet(dicomJSON: object)) }
+            return out
+        } catch let error as PXError {
+            throw error
+        } catch {
+            throw .invalidResponse("QIDO-RS answer is not DICOM JSON (PS3.18 §F.2): \(error)")
+        }
+    }
+
+    /// A QIDO-RS match shaped as the C-FIND response to the same identifier would be (PS3.4
+    /// §C.2.2.1.2): exactly the keys asked for, in tag order, empty when the archive returned no
+    /// value; QueryRetrieveLevel set; the archive's Specific Character Set kept. So px-find prints
+    /// the same whichever protocol answered.
+    public static func shapedAsFindResponse(_ match: DataSet, request: FindRequest) -> DataSet {
+        var out = DataSet()
+        if let charset = match[.specificCharacterSet] { out.set(charset) }
+        for key in request.identifierWithLevel {
+            if key.tag == .specificCharacterSet { continue }
+            if key.tag == .queryRetrieveLevel {
+                out.set(key)
+            } else if let element = match[key.tag] {
+                out.set(element)
+            } else {
+                out.set(DataElement(tag: key.tag, vr: key.vr, bytes: []))
+            }
+        }
+        return out
+    }
+}

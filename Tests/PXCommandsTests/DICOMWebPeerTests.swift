@@ -1,0 +1,41 @@
+import PXCommandLine
+import PXCore
+import Testing
+
+/// DICOMweb places on the command line and in the config file.
+@Suite("DICOMweb peers", .timeLimit(.minutes(1)))
+struct DICOMWebPeerTests {
+    @Test("http(s) URLs parse as DICOMweb peers, other forms as before")
+    func peerSpec() throws {
+        #expect(try PeerSpec.parse("https://pacs.example/dicom-web") == .url("https://pacs.example/dicom-web"))
+        #expect(try PeerSpec.parse("HTTP://127.0.0.1:8042/dicom-web") == .url("HTTP://127.0.0.1:8042/dicom-web"))
+        #expect(try PeerSpec.parse("PACS@10.0.0.5:104") == .address(host: "10.0.0.5", port: 104, aeTitle: "PACS"))
+        #expect(try PeerSpec.parse("pacs") == .node("pacs"))
+    }
+
+    @Test(
+        "[nodes.x] url with auth: host and port from the URL, credentials from the named variable; a DIMSE node as before"
+    )
+    func configNodes() throws {
+        let config = try PXConfig(
+            parsing: """
+                [nodes.cloud]
+                url = "https://pacs.example:8443/dicom-web"
+                auth = "basic"
+                credentials_env = "PX_TEST_UNSET_VARIABLE_FOR_DICOMWEB"
+
+                [nodes.pacs]
+                host = "10.0.0.5"
+                port = 104
+                ae_title = "PACS"
+                """)
+        let cloud = try #require(config.nodes["cloud"])
+        #expect(cloud.url == "https://pacs.example:8443/dicom-web")
+        #expect(cloud.host == "pacs.example")
+        #expect(cloud.port == 8443)
+        // The variable is not set: a usage error naming it, never a request without credentials.
+        #expect(throws: PXError.self) { try cloud.dicomWebPlace() }
+        #expect(try config.nodes["pacs"]?.dicomWebPlace() == nil)
+        #expect(throws: PXError.self) { try PXConfig(parsing: "[nodes.bad]\nurl = \"ftp://x/\"\n") }
+    }
+}

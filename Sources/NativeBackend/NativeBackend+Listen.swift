@@ -50,9 +50,12 @@ extension NativeBackend {
         serverConfiguration.maximumOperationsPerformed = 16
         serverConfiguration.artimTimeout = .milliseconds(Int64(configuration.timeouts.acse * 1000))
         serverConfiguration.idleTimeout = .milliseconds(Int64(configuration.timeouts.dimse * 1000))
+        serverConfiguration.tls = configuration.tls?.network
         let server: DICOMServer
         do {
             server = try await DICOMServer.bind(configuration: serverConfiguration, storage: storage, logger: logger)
+        } catch let error as DICOMNetworkError where error.code == .tlsConfiguration {
+            throw Self.pxTLSError(error) ?? PXError.io(error.detail)
         } catch {
             throw PXError.io("cannot listen on port \(configuration.port): \(error)")
         }

@@ -24,6 +24,7 @@ public struct NativeBackend: DICOMBackend {
             dimseTimeout: .seconds(t.dimse)
         )
         configuration.maximumOutstandingRequests = window
+        configuration.tls = connection.tls?.network
         return DICOMClient(configuration: configuration, logger: logger)
     }
 
@@ -83,8 +84,10 @@ public struct NativeBackend: DICOMBackend {
         case .operationFailed:
             let status = error.status.map { PXCore.DIMSEStatus(code: $0.rawValue, service: .general) } ?? PXCore.DIMSEStatus(code: 0xC000)
             return .dimseFailure(status, operation: operation)
+        case .tlsHandshakeTimeout:
+            return .timeout("TLS handshake", seconds: t.connect, detail: error.detail)
         default:
-            return .aborted(error.detail)
+            return Self.pxTLSError(error) ?? .aborted(error.detail)
         }
     }
 }

@@ -48,11 +48,12 @@ public struct ConnectionOptions: ParsableArguments {
 
     /// The connection these options describe, reading the config file when needed.
     /// - Throws: ``PXError/usage(_:)``.
-    public func connection(timeouts: Timeouts) throws(PXError) -> Connection {
+    public func connection(timeouts: Timeouts, tls: TLSOptions? = nil) throws(PXError) -> Connection {
         let config = try PXConfig.load()
         var host: String
         var port: Int
         var called: String?
+        var configNode: PXConfig.Node?
         if let peer {
             switch try PeerSpec.parse(peer) {
             case .address(let h, let p, let ae):
@@ -61,7 +62,7 @@ public struct ConnectionOptions: ParsableArguments {
                 guard let node = config.nodes[name] else {
                     throw .usage("'\(name)' is not host:port and not a node in \(PXConfig.defaultPath ?? "the config file")")
                 }
-                (host, port, called) = (node.host, node.port, node.aeTitle)
+                (host, port, called, configNode) = (node.host, node.port, node.aeTitle, node)
             }
         } else {
             guard let serverIP, let serverPort else { throw .usage("no peer given") }
@@ -69,7 +70,9 @@ public struct ConnectionOptions: ParsableArguments {
         }
         let node = try DICOMNode(host: host, port: port, calledAETitle: calledAETitle ?? called ?? "ANY-SCP")
         let local = try LocalAE(aeTitle: callingAETitle ?? config.localAETitle ?? LocalAE.defaultTitle)
-        return Connection(node: node, local: local, timeouts: timeouts)
+        var connection = Connection(node: node, local: local, timeouts: timeouts)
+        connection.tls = try tls?.settings(node: configNode) ?? configNode?.tls
+        return connection
     }
 
     /// Explicit tool paths for the DCMTK backend: `--executable` for `tool`, and pypx 3.x's

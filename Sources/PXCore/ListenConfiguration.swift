@@ -22,6 +22,8 @@ public struct ListenConfiguration: Hashable, Sendable {
     public var allowedCallingAETitles: Set<String>?
     /// After a stop request, how long (seconds) associations in progress may run before they are aborted.
     public var shutdownGrace: Double
+    /// DICOM TLS (PS3.15 Annex B.9): our certificate and key, and the CA for client certificates; `nil`: plain TCP.
+    public var tls: TLSSettings? = nil
 
     public init(
         port: Int, aeTitle: String, root: String, layout: StorageLayout = StorageLayout(),

@@ -39,6 +39,7 @@ struct PXGet: PXCommand {
 
     @OptionGroup(title: "Connection") var connection: ConnectionOptions
     @OptionGroup(title: "Timeouts") var timeouts: TimeoutOptions
+    @OptionGroup(title: "TLS") var tls: TLSOptions
     @OptionGroup(title: "Backend") var backend: BackendOptions
     @OptionGroup(title: "Logging") var logging: LoggingOptions
 
@@ -97,7 +98,7 @@ struct PXGet: PXCommand {
         do {
             let dicomBackend = try backend.make(executables: connection.executables(for: "getscu"), tool: "getscu")
             backendName = dicomBackend.name
-            let conn = try connection.connection(timeouts: timeouts.timeouts)
+            let conn = try connection.connection(timeouts: timeouts.timeouts, tls: tls)
             let absoluteRoot = root.hasPrefix("/") ? root : (currentDirectory() + "/" + root)
             let showProgress = CommandOutput.standardErrorIsTerminal
             for request in try requests(root: absoluteRoot) {

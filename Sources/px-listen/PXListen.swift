@@ -65,6 +65,7 @@ struct PXListen: PXCommand {
     @Option(name: [.customShort("e"), .customLong("executable")], help: "pypx: path of storescp.") var executable: String?
     @Option(name: .customLong("acse-timeout"), help: "Association negotiation and release timeout (s).") var acse: Double = 30
     @Option(name: .customLong("dimse-timeout"), help: "How long a peer may stay silent on an association (s).") var dimse: Double = 60
+    @OptionGroup(title: "TLS") var tls: ListenTLSOptions
     @OptionGroup(title: "Backend") var backend: BackendOptions
     @OptionGroup(title: "Logging") var logging: LoggingOptions
     @Option(
@@ -103,7 +104,7 @@ struct PXListen: PXCommand {
                 duplicates: DuplicatePolicy(rawValue: onDuplicate) ?? .keep, fsync: fsync, seriesTimeout: seriesTimeout,
                 maximumAssociations: maxAssociations, acceptsAnyCalledAETitle: anyCalledAET,
                 allowedCallingAETitles: allowed, shutdownGrace: shutdownGrace)
-            let service = ListenService(backend: dicomBackend, configuration: config, logger: logger) { event in
+            let service = ListenService(backend: dicomBackend, configuration: try tls.applied(to: config), logger: logger) { event in
                 output.write(PXOutput.json(event), pretty: false)
                 if case .seriesComplete(let completion) = event { hooks.run(for: completion) }
             }

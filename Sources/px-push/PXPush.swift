@@ -43,6 +43,7 @@ struct PXPush: PXCommand {
             valueName: "n"))
     var window: UInt16 = PushRequest.defaultWindow
     @OptionGroup(title: "Timeouts") var timeouts: TimeoutOptions
+    @OptionGroup(title: "TLS") var tls: TLSOptions
     @OptionGroup(title: "Backend") var backend: BackendOptions
     @OptionGroup(title: "Logging") var logging: LoggingOptions
     @Flag(name: .long, help: "Indent the JSON.") var pretty = false
@@ -61,7 +62,7 @@ struct PXPush: PXCommand {
         do {
             let dicomBackend = try backend.make(executables: connection.executables(for: "storescu"), tool: "storescu")
             backendName = dicomBackend.name
-            let conn = try connection.connection(timeouts: timeouts.timeouts)
+            let conn = try connection.connection(timeouts: timeouts.timeouts, tls: tls)
             var request = try PushRequest(paths: paths)
             request.window = window
             let showProgress = CommandOutput.standardErrorIsTerminal

@@ -18,6 +18,7 @@ extension DCMTKBackend {
         _ request: GetRequest, connection: Connection, logger: Logger,
         onProgress: @Sendable (MoveProgress) async -> Void
     ) async throws -> GetResult {
+        try Self.requirePlain(connection, tool: "getscu")
         try FileSystem.makeDirectories(request.root)
         let staging = try TemporaryDirectory(prefix: ".px-incoming", in: request.root)
         defer { staging.remove(logger: logger) }

@@ -147,4 +147,38 @@ import Testing
             #expect(half.exitCode == 64 && Self.code(half) == "usage", "\(half.stdout)")
         }
     }
+    /// Orthanc with DicomTlsEnabled (client certificates required): px-push, px-find on both backends, and
+    /// a plain px-echo told that Orthanc expects TLS.
+    @Test func orthancWithDicomTLS() async throws {
+        try await Self.withWork { work, c in
+            guard PeerHarness.requireTools(["Orthanc"]) else { return }
+            let corpus = try await ListenerFiles.makeCorpus(["many", "2", "1", work + "/corpus"])
+            let port = try TestSupport.freePort()
+            let config = work + "/orthanc.json"
+            try """
+                { "Name": "px-tls-test", "StorageDirectory": "\(work)/db", "IndexDirectory": "\(work)/db", "Plugins": [],
+                  "HttpServerEnabled": false, "DicomAet": "ORTHANC", "DicomPort": \(port), "DefaultEncoding": "Utf8",
+                  "DicomAlwaysAllowEcho": true, "DicomAlwaysAllowStore": true, "DicomAlwaysAllowFind": true,
+                  "SaveJobs": false, "DicomAssociationCloseDelay": 0,
+                  "DicomTlsEnabled": true, "DicomTlsCertificate": "\(c.pem("server"))", "DicomTlsPrivateKey": "\(c.key("server"))",
+                  "DicomTlsTrustedCertificates": "\(c.pem("ca"))", "DicomTlsRemoteCertificateRequired": true }
+                """.write(toFile: config, atomically: true, encoding: .utf8)
+            let orthanc = try PeerProcess("Orthanc", [config], logFile: work + "/orthanc.log")
+            defer { orthanc.kill() }
+            let peer = "ORTHANC@localhost:\(port)"
+            let ready = try await TestSupport.poll(seconds: 30) {
+                try await PeerHarness.runAsync("px-echo", [peer, "--backend", "native"] + Self.clientTLS(c)).exitCode == 0
+            }
+            try #require(ready, "Orthanc with DICOM TLS did not answer: \(orthanc.log)")
+            let push = try await PeerHarness.runAsync("px-push", [peer] + corpus + ["--backend", "native"] + Self.clientTLS(c))
+            #expect(push.exitCode == 0, "\(push.stdout) \(push.stderr)")
+            for backend in Self.backends {
+                let find = try await PeerHarness.runAsync("px-find", [peer, "--backend", backend] + Self.clientTLS(c))
+                #expect(find.exitCode == 0, "\(backend): \(find.stdout) \(find.stderr)")
+                #expect(find.json?["data"]?.arrayValue?.count == 1, "\(backend): \(find.stdout)")
+            }
+            let plain = try await PeerHarness.runAsync("px-echo", [peer, "--backend", "native"])
+            #expect(Self.code(plain) == "tlsPeerExpectsTLS", "\(plain.stdout)")
+        }
+    }
 }

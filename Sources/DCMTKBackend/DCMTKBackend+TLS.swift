@@ -60,7 +60,8 @@ extension DCMTKBackend {
         if let text = line("certificate verify failed") {
             return .tls(
                 .untrustedCertificate,
-                "the peer's certificate failed verification: not signed by a trusted CA, or expired (DCMTK does not say which): \(text)")
+                "the peer's certificate failed verification: not signed by a trusted CA, or expired (DCMTK does not say which): \(text)"
+            )
         }
         if let text = line("alert certificate expired") {
             return .tls(.expiredCertificate, "the peer refused our certificate as expired: \(text)")
@@ -78,9 +79,12 @@ extension DCMTKBackend {
             // A TLS 1.3 server that refuses our certificate (or its absence) closes after the client's Finished.
             if settings.certificateFile == nil {
                 return .tls(
-                    .certificateRequired, "the peer closed the TLS connection: it probably requires a client certificate (--tls-cert, --tls-key): \(text)")
+                    .certificateRequired,
+                    "the peer closed the TLS connection: it probably requires a client certificate (--tls-cert, --tls-key): \(text)"
+                )
             }
-            return .tls(.handshakeFailed, "the peer closed the TLS connection: it may not accept our certificate: \(text)")
+            return .tls(
+                .handshakeFailed, "the peer closed the TLS connection: it may not accept our certificate: \(text)")
         }
         if let text = line("TLS error") {
             return .tls(.handshakeFailed, "TLS failure: \(text)")

@@ -26,7 +26,8 @@ public struct TLSSettings: Hashable, Sendable {
     /// - Throws: ``PXError/usage(_:)`` when a certificate comes without its key (or the reverse), or a
     ///   client certificate is required but no CA to check it is given.
     public init(
-        caFile: String? = nil, certificateFile: String? = nil, keyFile: String? = nil, verification: Verification = .peer,
+        caFile: String? = nil, certificateFile: String? = nil, keyFile: String? = nil,
+        verification: Verification = .peer,
         requiresClientCertificate: Bool = false
     ) throws(PXError) {
         if (certificateFile == nil) != (keyFile == nil) {

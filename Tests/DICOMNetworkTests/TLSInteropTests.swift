@@ -7,7 +7,7 @@ import PXTestSupport
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// DICOM TLS (PS3.15 Annex B.9) on the native pipelines, against real peers on 127.0.0.1: DCMTK's storescp,
@@ -20,7 +20,8 @@ import Glibc
 struct TLSInteropTests {
     static func client(tls: DICOMTLSConfiguration?, connectTimeout: TimeAmount = .seconds(5)) -> DICOMClient {
         var configuration = DICOMClient.Configuration(
-            callingAETitle: "PXTLS", connectTimeout: connectTimeout, acseTimeout: .seconds(10), dimseTimeout: .seconds(30))
+            callingAETitle: "PXTLS", connectTimeout: connectTimeout, acseTimeout: .seconds(10),
+            dimseTimeout: .seconds(30))
         configuration.tls = tls
         return DICOMClient(configuration: configuration, logger: TestSupport.logger("px.test.client"))
     }
@@ -33,21 +34,32 @@ struct TLSInteropTests {
         }
     }
 
-    static func serverTLS(_ c: TestSupport.TestCertificates, name: String = "server", requireClient: Bool = false) -> DICOMTLSConfiguration {
+    static func serverTLS(_ c: TestSupport.TestCertificates, name: String = "server", requireClient: Bool = false)
+        -> DICOMTLSConfiguration
+    {
         DICOMTLSConfiguration(
-            trustRootsFile: c.pem("ca"), certificateFile: c.pem(name), privateKeyFile: c.key(name), requiresClientCertificate: requireClient)
+            trustRootsFile: c.pem("ca"), certificateFile: c.pem(name), privateKeyFile: c.key(name),
+            requiresClientCertificate: requireClient)
     }
 
-    static func clientTLS(_ c: TestSupport.TestCertificates, ca: String = "ca", identity: Bool = true) -> DICOMTLSConfiguration {
+    static func clientTLS(_ c: TestSupport.TestCertificates, ca: String = "ca", identity: Bool = true)
+        -> DICOMTLSConfiguration
+    {
         DICOMTLSConfiguration(
-            trustRootsFile: c.pem(ca), certificateFile: identity ? c.pem("client") : nil, privateKeyFile: identity ? c.key("client") : nil)
+            trustRootsFile: c.pem(ca), certificateFile: identity ? c.pem("client") : nil,
+            privateKeyFile: identity ? c.key("client") : nil)
     }
 
     /// Our TLS server (port 0) for `body`.
     static func withTLSServer(
-        _ tls: DICOMTLSConfiguration?, directory: String, artim: TimeAmount = .seconds(10), _ body: @Sendable (DICOMServer) async throws -> Void
+        _ tls: DICOMTLSConfiguration?, directory: String, artim: TimeAmount = .seconds(10),
+        _ body: @Sendable (DICOMServer) async throws -> Void
     ) async throws {
-        try await TestSupport.withServer(directory: directory, configure: { $0.tls = tls; $0.artimTimeout = artim }) { try await body($0) }
+        func configure(_ configuration: inout DICOMServer.Configuration) {
+            configuration.tls = tls
+            configuration.artimTimeout = artim
+        }
+        try await TestSupport.withServer(directory: directory, configure: configure, body)
     }
 
     static func expectCode(_ code: DICOMNetworkError.Code, _ body: () async throws -> Void) async {
@@ -68,12 +80,17 @@ struct TLSInteropTests {
         try await Self.withCertificates { c, dir in
             let received = dir + "/received"
             try FileManager.default.createDirectory(atPath: received, withIntermediateDirectories: true)
-            let files = Array(try await TestSupport.makeCorpus(in: dir + "/corpus").filter { $0.hasSuffix("-explicit-le.dcm") }.prefix(5))
+            let files = Array(
+                try await TestSupport.makeCorpus(in: dir + "/corpus").filter { $0.hasSuffix("-explicit-le.dcm") }
+                    .prefix(5))
             try #require(!files.isEmpty)
             let port = try TestSupport.freePort()
             let storescp = try PeerProcess(
                 "storescp",
-                ["-aet", "STORESCP", "-od", received, "--accept-all", "+tls", c.key("server"), c.pem("server"), "+cf", c.pem("ca"), "-rc", "\(port)"],
+                [
+                    "-aet", "STORESCP", "-od", received, "--accept-all", "+tls", c.key("server"), c.pem("server"),
+                    "+cf", c.pem("ca"), "-rc", "\(port)",
+                ],
                 logFile: dir + "/storescp.log")
             defer { storescp.kill() }
             try await TestSupport.waitForPort(port)
@@ -95,20 +112,27 @@ struct TLSInteropTests {
     func plainAndTLSMismatchWithStorescp() async throws {
         try await Self.withCertificates { c, dir in
             let plainPort = try TestSupport.freePort()
-            let plain = try PeerProcess("storescp", ["-aet", "STORESCP", "-od", dir, "\(plainPort)"], logFile: dir + "/plain.log")
+            let plain = try PeerProcess(
+                "storescp", ["-aet", "STORESCP", "-od", dir, "\(plainPort)"], logFile: dir + "/plain.log")
             defer { plain.kill() }
             let tlsPort = try TestSupport.freePort()
             let secure = try PeerProcess(
-                "storescp", ["-aet", "STORESCP", "-od", dir, "+tls", c.key("server"), c.pem("server"), "+cf", c.pem("ca"), "-vc", "\(tlsPort)"],
+                "storescp",
+                [
+                    "-aet", "STORESCP", "-od", dir, "+tls", c.key("server"), c.pem("server"), "+cf", c.pem("ca"), "-vc",
+                    "\(tlsPort)",
+                ],
                 logFile: dir + "/tls.log")
             defer { secure.kill() }
             try await TestSupport.waitForPort(plainPort)
             try await TestSupport.waitForPort(tlsPort)
             await Self.expectCode(.tlsPeerNotTLS) {
-                _ = try await Self.client(tls: Self.clientTLS(c)).echo(DICOMPeer(host: "127.0.0.1", port: plainPort, aeTitle: "STORESCP"))
+                _ = try await Self.client(tls: Self.clientTLS(c)).echo(
+                    DICOMPeer(host: "127.0.0.1", port: plainPort, aeTitle: "STORESCP"))
             }
             await Self.expectCode(.tlsPeerExpectsTLS) {
-                _ = try await Self.client(tls: nil).echo(DICOMPeer(host: "127.0.0.1", port: tlsPort, aeTitle: "STORESCP"))
+                _ = try await Self.client(tls: nil).echo(
+                    DICOMPeer(host: "127.0.0.1", port: tlsPort, aeTitle: "STORESCP"))
             }
         }
     }
@@ -118,7 +142,9 @@ struct TLSInteropTests {
     @Test("echoscu and storescu +tls to our TLS server (client certificate required)")
     func dcmtkClientsToOurServer() async throws {
         try await Self.withCertificates { c, dir in
-            let files = Array(try await TestSupport.makeCorpus(in: dir + "/corpus").filter { $0.hasSuffix("-explicit-le.dcm") }.prefix(3))
+            let files = Array(
+                try await TestSupport.makeCorpus(in: dir + "/corpus").filter { $0.hasSuffix("-explicit-le.dcm") }
+                    .prefix(3))
             let received = dir + "/received"
             try FileManager.default.createDirectory(atPath: received, withIntermediateDirectories: true)
             try await Self.withTLSServer(Self.serverTLS(c, requireClient: true), directory: received) { server in
@@ -126,10 +152,12 @@ struct TLSInteropTests {
                 let tls = ["+tls", c.key("client"), c.pem("client"), "+cf", c.pem("ca")]
                 let echo = try await TestSupport.run("echoscu", ["-aec", "PXSCP"] + tls + ["127.0.0.1", port])
                 #expect(echo.status == 0, "\(echo.output)")
-                let store = try await TestSupport.run("storescu", ["-aec", "PXSCP"] + tls + ["127.0.0.1", port] + files)
+                let store = try await TestSupport.run(
+                    "storescu", ["-aec", "PXSCP"] + tls + ["127.0.0.1", port] + files)
                 #expect(store.status == 0, "\(store.output)")
                 // Anonymous TLS (no client certificate): refused by the handshake, and the server goes on.
-                let anonymous = try await TestSupport.run("echoscu", ["-aec", "PXSCP", "+tla", "+cf", c.pem("ca"), "127.0.0.1", port])
+                let anonymous = try await TestSupport.run(
+                    "echoscu", ["-aec", "PXSCP", "+tla", "+cf", c.pem("ca"), "127.0.0.1", port])
                 #expect(anonymous.status != 0, "\(anonymous.output)")
                 let plain = try await TestSupport.run("echoscu", ["-aec", "PXSCP", "-to", "5", "127.0.0.1", port])
                 #expect(plain.status != 0, "\(plain.output)")
@@ -147,7 +175,8 @@ struct TLSInteropTests {
         try await Self.withCertificates { c, dir in
             try await Self.withTLSServer(Self.serverTLS(c, requireClient: true), directory: dir) { server in
                 for host in ["localhost", "127.0.0.1"] {
-                    let status = try await Self.client(tls: Self.clientTLS(c)).echo(DICOMPeer(host: host, port: server.localPort, aeTitle: "PXSCP"))
+                    let status = try await Self.client(tls: Self.clientTLS(c)).echo(
+                        DICOMPeer(host: host, port: server.localPort, aeTitle: "PXSCP"))
                     #expect(status == .success)
                 }
             }
@@ -159,14 +188,21 @@ struct TLSInteropTests {
         try await Self.withCertificates { c, dir in
             try await Self.withTLSServer(Self.serverTLS(c, requireClient: true), directory: dir) { server in
                 let peer = DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXSCP")
-                await Self.expectCode(.tlsUntrustedCertificate) { _ = try await Self.client(tls: Self.clientTLS(c, ca: "other-ca")).echo(peer) }
-                await Self.expectCode(.tlsCertificateRequired) { _ = try await Self.client(tls: Self.clientTLS(c, identity: false)).echo(peer) }
+                await Self.expectCode(.tlsUntrustedCertificate) {
+                    _ = try await Self.client(tls: Self.clientTLS(c, ca: "other-ca")).echo(peer)
+                }
+                await Self.expectCode(.tlsCertificateRequired) {
+                    _ = try await Self.client(tls: Self.clientTLS(c, identity: false)).echo(peer)
+                }
                 await Self.expectCode(.tlsPeerExpectsTLS) { _ = try await Self.client(tls: nil).echo(peer) }
                 let good = try await Self.client(tls: Self.clientTLS(c)).echo(peer)
                 #expect(good == .success)
             }
             // A server whose certificate has expired, is from another CA, or does not name the host.
-            for (name, code) in [("expired", DICOMNetworkError.Code.tlsExpiredCertificate), ("other", .tlsUntrustedCertificate), ("client", .tlsHostnameMismatch)] {
+            for (name, code) in [
+                ("expired", DICOMNetworkError.Code.tlsExpiredCertificate), ("other", .tlsUntrustedCertificate),
+                ("client", .tlsHostnameMismatch),
+            ] {
                 try await Self.withTLSServer(Self.serverTLS(c, name: name), directory: dir) { server in
                     let peer = DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXSCP")
                     await Self.expectCode(code) { _ = try await Self.client(tls: Self.clientTLS(c)).echo(peer) }
@@ -194,7 +230,8 @@ struct TLSInteropTests {
             defer { close(fd) }
             let started = ContinuousClock.now
             await Self.expectCode(.tlsHandshakeTimeout) {
-                _ = try await Self.client(tls: Self.clientTLS(c), connectTimeout: .seconds(1)).echo(DICOMPeer(host: "127.0.0.1", port: port, aeTitle: "X"))
+                _ = try await Self.client(tls: Self.clientTLS(c), connectTimeout: .seconds(1)).echo(
+                    DICOMPeer(host: "127.0.0.1", port: port, aeTitle: "X"))
             }
             #expect(ContinuousClock.now - started < .seconds(10))
         }
@@ -205,7 +242,9 @@ struct TLSInteropTests {
         try await Self.withCertificates { c, dir in
             var tls = Self.clientTLS(c)
             tls.trustRootsFile = dir + "/no-such-ca.pem"
-            await Self.expectCode(.tlsConfiguration) { _ = try await Self.client(tls: tls).echo(DICOMPeer(host: "127.0.0.1", port: 1, aeTitle: "X")) }
+            await Self.expectCode(.tlsConfiguration) {
+                _ = try await Self.client(tls: tls).echo(DICOMPeer(host: "127.0.0.1", port: 1, aeTitle: "X"))
+            }
         }
     }
 
@@ -218,14 +257,22 @@ struct TLSInteropTests {
             try await Self.withTLSServer(Self.serverTLS(c, requireClient: true), directory: dir) { server in
                 let ok = try await TestSupport.run(
                     TestSupport.python,
-                    [script, "scu", "127.0.0.1", "\(server.localPort)", "PXSCP", "--ca", c.pem("ca"), "--cert", c.pem("client"), "--key", c.key("client")])
+                    [
+                        script, "scu", "127.0.0.1", "\(server.localPort)", "PXSCP", "--ca", c.pem("ca"), "--cert",
+                        c.pem("client"), "--key", c.key("client"),
+                    ])
                 #expect(ok.status == 0 && ok.output.contains("\"status\": 0"), "\(ok.output)")
-                let noCert = try await TestSupport.run(TestSupport.python, [script, "scu", "127.0.0.1", "\(server.localPort)", "PXSCP", "--ca", c.pem("ca")])
+                let noCert = try await TestSupport.run(
+                    TestSupport.python,
+                    [script, "scu", "127.0.0.1", "\(server.localPort)", "PXSCP", "--ca", c.pem("ca")])
                 #expect(noCert.status != 0, "\(noCert.output)")
             }
             let scp = try PeerProcess(
                 TestSupport.python,
-                [script, "scp", "0", "PYTLS", "--cert", c.pem("server"), "--key", c.key("server"), "--ca", c.pem("ca"), "--require-client-cert"],
+                [
+                    script, "scp", "0", "PYTLS", "--cert", c.pem("server"), "--key", c.key("server"), "--ca",
+                    c.pem("ca"), "--require-client-cert",
+                ],
                 logFile: dir + "/pyscp.log")
             defer { scp.kill() }
             let ready = try await scp.waitForEvent { $0["event"]?.stringValue == "ready" }
@@ -233,8 +280,12 @@ struct TLSInteropTests {
             let peer = DICOMPeer(host: "localhost", port: port, aeTitle: "PYTLS")
             let status = try await Self.client(tls: Self.clientTLS(c)).echo(peer)
             #expect(status == .success)
-            _ = try await scp.waitForEvent { $0["event"]?.stringValue == "echo" && $0["callingAETitle"]?.stringValue == "PXTLS" }
-            await Self.expectCode(.tlsCertificateRequired) { _ = try await Self.client(tls: Self.clientTLS(c, identity: false)).echo(peer) }
+            _ = try await scp.waitForEvent {
+                $0["event"]?.stringValue == "echo" && $0["callingAETitle"]?.stringValue == "PXTLS"
+            }
+            await Self.expectCode(.tlsCertificateRequired) {
+                _ = try await Self.client(tls: Self.clientTLS(c, identity: false)).echo(peer)
+            }
         }
     }
 }

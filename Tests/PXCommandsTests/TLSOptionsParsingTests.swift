@@ -7,30 +7,33 @@ import Testing
 /// The TLS options and config keys (issue 15), without a network.
 @Suite(.timeLimit(.minutes(10))) struct TLSOptionsParsingTests {
     @Test func configNodeKeys() throws {
-        let config = try PXConfig(parsing: """
-            [nodes.secure]
-            host = "pacs"
-            port = 2762
-            ae_title = "PACS"
-            tls = true
-            ca = "/etc/px/ca.pem"
-            cert = "/etc/px/me.pem"
-            key = "/etc/px/me.key"
+        let config = try PXConfig(
+            parsing: """
+                [nodes.secure]
+                host = "pacs"
+                port = 2762
+                ae_title = "PACS"
+                tls = true
+                ca = "/etc/px/ca.pem"
+                cert = "/etc/px/me.pem"
+                key = "/etc/px/me.key"
 
-            [nodes.open]
-            host = "pacs"
-            port = 104
-            ae_title = "PACS"
-            tls = true
-            verify = "none"
+                [nodes.open]
+                host = "pacs"
+                port = 104
+                ae_title = "PACS"
+                tls = true
+                verify = "none"
 
-            [nodes.plain]
-            host = "pacs"
-            port = 104
-            ae_title = "PACS"
-            """)
+                [nodes.plain]
+                host = "pacs"
+                port = 104
+                ae_title = "PACS"
+                """)
         let secure = try #require(config.nodes["secure"]?.tls)
-        #expect(secure.caFile == "/etc/px/ca.pem" && secure.certificateFile == "/etc/px/me.pem" && secure.keyFile == "/etc/px/me.key")
+        #expect(
+            secure.caFile == "/etc/px/ca.pem" && secure.certificateFile == "/etc/px/me.pem"
+                && secure.keyFile == "/etc/px/me.key")
         #expect(secure.verification == .peer)
         #expect(config.nodes["open"]?.tls?.verification == TLSSettings.Verification.none)
         #expect(config.nodes["plain"]?.tls == nil)
@@ -66,7 +69,11 @@ import Testing
     /// A TLS file that cannot be read is `tlsConfiguration` (exit 64) on both backends.
     @Test(arguments: ["native", "dcmtk"]) func unreadableFiles(backend: String) throws {
         let run = try PeerHarness.run(
-            "px-echo", ["127.0.0.1:\(try TestSupport.freePort())", "--backend", backend, "--tls-cert", "/nonexistent.pem", "--tls-key", "/nonexistent.key"])
+            "px-echo",
+            [
+                "127.0.0.1:\(try TestSupport.freePort())", "--backend", backend, "--tls-cert", "/nonexistent.pem",
+                "--tls-key", "/nonexistent.key",
+            ])
         #expect(run.json?["error"]?["code"]?.stringValue == "tlsConfiguration", "\(run.stdout) \(run.stderr)")
         #expect(run.exitCode == 64)
     }

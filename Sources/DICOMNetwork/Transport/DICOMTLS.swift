@@ -5,9 +5,9 @@ import NIOTLS
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// DICOM over TLS: the settings of one side of a Secure Transport Connection (PS3.15 Annex B.9, the
@@ -81,10 +81,16 @@ public struct DICOMTLSConfiguration: Sendable, Hashable {
     func makeContext(server: Bool) throws(DICOMNetworkError) -> NIOSSLContext {
         var tls: TLSConfiguration
         do {
-            let chain = try self.certificateFile.map { try NIOSSLCertificate.fromPEMFile($0).map { NIOSSLCertificateSource.certificate($0) } } ?? []
-            let key = try self.privateKeyFile.map { NIOSSLPrivateKeySource.privateKey(try NIOSSLPrivateKey(file: $0, format: .pem)) }
+            let chain =
+                try self.certificateFile.map {
+                    try NIOSSLCertificate.fromPEMFile($0).map { NIOSSLCertificateSource.certificate($0) }
+                } ?? []
+            let key = try self.privateKeyFile.map {
+                NIOSSLPrivateKeySource.privateKey(try NIOSSLPrivateKey(file: $0, format: .pem))
+            }
             if (self.certificateFile == nil) != (self.privateKeyFile == nil) {
-                throw DICOMNetworkError.tlsConfiguration("a certificate needs its private key and a key its certificate (give both files)")
+                throw DICOMNetworkError.tlsConfiguration(
+                    "a certificate needs its private key and a key its certificate (give both files)")
             }
             if server {
                 guard let key, !chain.isEmpty else {
@@ -94,7 +100,8 @@ public struct DICOMTLSConfiguration: Sendable, Hashable {
                 switch (self.peerVerification, self.requiresClientCertificate) {
                 case (.none, _): tls.certificateVerification = .none
                 case (.peer, true): tls.certificateVerification = .noHostnameVerification
-                case (.peer, false): tls.certificateVerification = self.trustRootsFile == nil ? .none : .optionalVerification
+                case (.peer, false):
+                    tls.certificateVerification = self.trustRootsFile == nil ? .none : .optionalVerification
                 }
                 tls.sendCANameList = self.trustRootsFile != nil
             } else {
@@ -176,7 +183,9 @@ extension ChannelPipeline.SynchronousOperations {
         }
         try self.addHandler(sslHandler, position: .first)
         try self.addHandler(
-            TLSWatcher(promise: promise, state: state, dates: dates, timeout: handshakeTimeout, isClient: serverHostname != nil),
+            TLSWatcher(
+                promise: promise, state: state, dates: dates, timeout: handshakeTimeout, isClient: serverHostname != nil
+            ),
             position: .after(sslHandler))
         return state
     }
@@ -233,7 +242,10 @@ final class TLSWatcher: ChannelInboundHandler {
     private var timer: Scheduled<Void>?
     private var done = false
 
-    init(promise: EventLoopPromise<Void>, state: TLSConnectionState, dates: CertificateDateCheck, timeout: TimeAmount, isClient: Bool) {
+    init(
+        promise: EventLoopPromise<Void>, state: TLSConnectionState, dates: CertificateDateCheck, timeout: TimeAmount,
+        isClient: Bool
+    ) {
         self.promise = promise
         self.state = state
         self.dates = dates
@@ -330,7 +342,8 @@ extension DICOMNetworkError {
             return .tlsUntrustedCertificate("the \(peerSide) does not trust our certificate (\(text))")
         }
         if text.contains("CERTIFICATE_REQUIRED") || text.contains("PEER_DID_NOT_RETURN_A_CERTIFICATE") {
-            return .tlsCertificateRequired("the \(isClient ? "server requires a client certificate" : "client sent no certificate") (\(text))")
+            return .tlsCertificateRequired(
+                "the \(isClient ? "server requires a client certificate" : "client sent no certificate") (\(text))")
         }
         if error is NIOSSLError || error is BoringSSLError {
             return .tlsHandshakeFailed("TLS failure: \(text)")
@@ -363,14 +376,16 @@ extension DICOMNetworkError {
                 throw tls.firstFailure ?? error
             }
             let detail = "\(error)"
-            let tlsRecord = detail.contains("unrecognized PDU type 0x15") || detail.contains("unrecognized PDU type 0x16")
+            let tlsRecord =
+                detail.contains("unrecognized PDU type 0x15") || detail.contains("unrecognized PDU type 0x16")
             if let error = error as? DICOMNetworkError, error.code == .protocolError, !tlsRecord {
                 throw error
             }
             throw DICOMNetworkError.tlsPeerExpectsTLS(
                 tlsRecord
                     ? "the peer answered the A-ASSOCIATE-RQ in TLS: it expects DICOM TLS (use --tls) (\(detail))"
-                    : "the peer closed the connection without answering the A-ASSOCIATE-RQ, as a TLS-only peer does: it probably expects DICOM TLS (use --tls), or it refuses connections (\(detail))")
+                    : "the peer closed the connection without answering the A-ASSOCIATE-RQ, as a TLS-only peer does: it probably expects DICOM TLS (use --tls), or it refuses connections (\(detail))"
+            )
         }
     }
 }

@@ -21,6 +21,9 @@ public struct ConnectionOptions: ParsableArguments {
     @Option(name: .customLong("executable"), help: "pypx 0.8: path of the DCMTK tool to run.")
     public var executable: String?
 
+    /// DICOM TLS: part of the connection, so every command that connects has it (issue 15).
+    @OptionGroup(title: "TLS") public var tls: TLSOptions
+
     @Option(name: .customLong("echoscu"), help: .hidden) public var echoscuPath: String?
     @Option(name: .customLong("findscu"), help: .hidden) public var findscuPath: String?
     @Option(name: .customLong("movescu"), help: .hidden) public var movescuPath: String?
@@ -48,7 +51,7 @@ public struct ConnectionOptions: ParsableArguments {
 
     /// The connection these options describe, reading the config file when needed.
     /// - Throws: ``PXError/usage(_:)``.
-    public func connection(timeouts: Timeouts, tls: TLSOptions? = nil) throws(PXError) -> Connection {
+    public func connection(timeouts: Timeouts) throws(PXError) -> Connection {
         let config = try PXConfig.load()
         var host: String
         var port: Int
@@ -71,7 +74,7 @@ public struct ConnectionOptions: ParsableArguments {
         let node = try DICOMNode(host: host, port: port, calledAETitle: calledAETitle ?? called ?? "ANY-SCP")
         let local = try LocalAE(aeTitle: callingAETitle ?? config.localAETitle ?? LocalAE.defaultTitle)
         var connection = Connection(node: node, local: local, timeouts: timeouts)
-        connection.tls = try tls?.settings(node: configNode) ?? configNode?.tls
+        connection.tls = try tls.settings(node: configNode)
         return connection
     }
 

@@ -24,7 +24,6 @@ struct PXEcho: PXCommand {
 
     @OptionGroup(title: "Connection") var connection: ConnectionOptions
     @OptionGroup(title: "Timeouts") var timeouts: TimeoutOptions
-    @OptionGroup(title: "TLS") var tls: TLSOptions
     @OptionGroup(title: "Backend") var backend: BackendOptions
     @OptionGroup(title: "Logging") var logging: LoggingOptions
     @Flag(name: .long, help: "Indent the JSON.") var pretty = false
@@ -37,7 +36,7 @@ struct PXEcho: PXCommand {
         do {
             let dicomBackend = try backend.make(executables: connection.executables(for: "echoscu"))
             backendName = dicomBackend.name
-            let conn = try connection.connection(timeouts: timeouts.timeouts, tls: tls)
+            let conn = try connection.connection(timeouts: timeouts.timeouts)
             let result = try await dicomBackend.echo(connection: conn, logger: logger)
             status = output.finish(backend: backendName, data: PXOutput.json(result), error: nil)
         } catch {

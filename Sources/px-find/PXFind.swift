@@ -33,7 +33,6 @@ struct PXFind: PXCommand {
 
     @OptionGroup(title: "Connection") var connection: ConnectionOptions
     @OptionGroup(title: "Timeouts") var timeouts: TimeoutOptions
-    @OptionGroup(title: "TLS") var tls: TLSOptions
     @OptionGroup(title: "Backend") var backend: BackendOptions
     @OptionGroup(title: "Logging") var logging: LoggingOptions
 
@@ -131,7 +130,7 @@ struct PXFind: PXCommand {
         do {
             let dicomBackend = try backend.make(executables: connection.executables(for: "findscu"), tool: "findscu")
             backendName = dicomBackend.name
-            let conn = try connection.connection(timeouts: timeouts.timeouts, tls: tls)
+            let conn = try connection.connection(timeouts: timeouts.timeouts)
             let queryModel = QueryModel(rawValue: model)!
             let keys = try matchingKeys()
             let singleLevel = level.flatMap(QueryLevel.init(rawValue:)) ?? (studyOnly ? .study : nil)

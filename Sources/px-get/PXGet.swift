@@ -39,7 +39,6 @@ struct PXGet: PXCommand {
 
     @OptionGroup(title: "Connection") var connection: ConnectionOptions
     @OptionGroup(title: "Timeouts") var timeouts: TimeoutOptions
-    @OptionGroup(title: "TLS") var tls: TLSOptions
     @OptionGroup(title: "Backend") var backend: BackendOptions
     @OptionGroup(title: "Logging") var logging: LoggingOptions
 
@@ -98,7 +97,7 @@ struct PXGet: PXCommand {
         do {
             let dicomBackend = try backend.make(executables: connection.executables(for: "getscu"), tool: "getscu")
             backendName = dicomBackend.name
-            let conn = try connection.connection(timeouts: timeouts.timeouts, tls: tls)
+            let conn = try connection.connection(timeouts: timeouts.timeouts)
             let absoluteRoot = root.hasPrefix("/") ? root : (currentDirectory() + "/" + root)
             let showProgress = CommandOutput.standardErrorIsTerminal
             for request in try requests(root: absoluteRoot) {

@@ -32,7 +32,6 @@ struct PXMove: PXCommand {
 
     @OptionGroup(title: "Connection") var connection: ConnectionOptions
     @OptionGroup(title: "Timeouts") var timeouts: TimeoutOptions
-    @OptionGroup(title: "TLS") var tls: TLSOptions
     @OptionGroup(title: "Backend") var backend: BackendOptions
     @OptionGroup(title: "Logging") var logging: LoggingOptions
 
@@ -94,7 +93,7 @@ struct PXMove: PXCommand {
         do {
             let dicomBackend = try backend.make(executables: connection.executables(for: "movescu"), tool: "movescu")
             backendName = dicomBackend.name
-            let conn = try connection.connection(timeouts: timeouts.timeouts, tls: tls)
+            let conn = try connection.connection(timeouts: timeouts.timeouts)
             let showProgress = CommandOutput.standardErrorIsTerminal
             for request in try requests() {
                 let result = try await dicomBackend.move(request, connection: conn, logger: logger) { progress in

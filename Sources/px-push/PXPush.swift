@@ -43,7 +43,6 @@ struct PXPush: PXCommand {
             valueName: "n"))
     var window: UInt16 = PushRequest.defaultWindow
     @OptionGroup(title: "Timeouts") var timeouts: TimeoutOptions
-    @OptionGroup(title: "TLS") var tls: TLSOptions
     @OptionGroup(title: "Backend") var backend: BackendOptions
     @OptionGroup(title: "Logging") var logging: LoggingOptions
     @Flag(name: .long, help: "Indent the JSON.") var pretty = false
@@ -62,7 +61,7 @@ struct PXPush: PXCommand {
         do {
             let dicomBackend = try backend.make(executables: connection.executables(for: "storescu"), tool: "storescu")
             backendName = dicomBackend.name
-            let conn = try connection.connection(timeouts: timeouts.timeouts, tls: tls)
+            let conn = try connection.connection(timeouts: timeouts.timeouts)
             var request = try PushRequest(paths: paths)
             request.window = window
             let showProgress = CommandOutput.standardErrorIsTerminal

@@ -59,6 +59,11 @@ start_receiver() { # KIND DIR
         || { echo "bench-tls: $1 did not start" >&2; exit 1; }
 }
 stop_receiver() { kill -TERM "$rx_pid" 2>/dev/null || true; wait "$rx_pid" 2>/dev/null || true; }
+check_stored() { # DIR: every file arrived
+    local got
+    got=$(find "$1" -type f \( -name '*.dcm' -o -name 'CT*' \) | { grep -v '/\.px-incoming' || true; } | wc -l)
+    [ "$got" -eq "${#files[@]}" ] || { echo "bench-tls: $1 holds $got of ${#files[@]} files" >&2; exit 1; }
+}
 samples=$(mktemp -d)
 run_one() { # KEY COMMAND...
     local key=$1 t0 t1; shift
@@ -72,12 +77,15 @@ for run in $(seq "$runs"); do
     start_receiver pxplain "$recv/pxplain.$run"
     run_one pxplain "$bin/px-push" --backend native "PXLISTEN@127.0.0.1:$rx_port" "${files[@]}"
     stop_receiver
+    check_stored "$recv/pxplain.$run"
     start_receiver pxtls "$recv/pxtls.$run"
     run_one pxtls "$bin/px-push" --backend native "PXLISTEN@localhost:$rx_port" "${px_tls[@]}" "${files[@]}"
     stop_receiver
+    check_stored "$recv/pxtls.$run"
     start_receiver dcmtls "$recv/dcmtls.$run"
     run_one dcmtls storescu -R "${dcmtk_tls[@]}" -aec PXLISTEN 127.0.0.1 "$rx_port" "${files[@]}"
     stop_receiver
+    check_stored "$recv/dcmtls.$run"
 done
 for k in pxplain pxtls dcmtls; do
     m=$(median <"$samples/$k")

@@ -18,6 +18,7 @@ extension DCMTKBackend {
         _ request: GetRequest, connection: Connection, logger: Logger,
         onProgress: @Sendable (MoveProgress) async -> Void
     ) async throws(PXError) -> GetResult {
+        try Self.requirePlain(connection, tool: "getscu")
         try InstancePlacer.makeDirectories(request.root)
         let staging = try TemporaryDirectory(prefix: ".px-incoming", in: request.root)
         defer { staging.remove(logger: logger) }

@@ -43,7 +43,7 @@ extension DCMTKBackend {
             // sender that goes silent mid-instance.
             "-ts", String(Timeouts.wholeSeconds(t.dimse)),
             String(configuration.port),
-        ]
+        ] + Self.serverTLSArguments(configuration.tls)
         let continuation = ListenEventChannel()
         let placer = InstancePlacer(
             root: configuration.root, layout: configuration.layout, duplicates: configuration.duplicates,

@@ -12,6 +12,7 @@ extension DCMTKBackend {
         _ request: MoveRequest, connection: Connection, logger: Logger,
         onProgress: @Sendable (MoveProgress) async -> Void
     ) async throws(PXError) -> MoveResult {
+        try Self.requirePlain(connection, tool: "movescu")
         var arguments = [request.model == .studyRoot ? "-S" : "-P", "-d", "-aem", request.destination]
         arguments += Self.associationArguments(connection)
         for key in request.keys { arguments += ["-k", "\(key.keyword)=\(key.value)"] }

@@ -38,7 +38,7 @@ public struct DCMTKBackend: DICOMBackend {
             "-to", String(Timeouts.wholeSeconds(t.connect)),
             "-ta", String(Timeouts.wholeSeconds(t.acse)),
             "-td", String(Timeouts.wholeSeconds(t.dimse)),
-        ]
+        ] + Self.clientTLSArguments(connection.tls)
     }
 
     static func peerArguments(_ connection: Connection) -> [String] {
@@ -50,6 +50,7 @@ public struct DCMTKBackend: DICOMBackend {
         if outcome.timedOut {
             return .timeout("deadline", seconds: connection.timeouts.deadline, detail: "\(tool) killed")
         }
+        if let tls = Self.tlsFailure(outcome.diagnostics, settings: connection.tls) { return tls }
         return DCMTKFailureClassifier.classify(
             tool: tool, exitCode: outcome.exitCode, signal: outcome.signal, lines: outcome.diagnostics,
             connection: connection)

@@ -56,9 +56,12 @@ extension NativeBackend {
             writeTimeout: .milliseconds(Int64(configuration.limits.writeTimeout * 1000)),
             maximumPendingConnections: configuration.limits.maximumPendingConnections)
         serverConfiguration.decodingBudget = DecodingBudget(limit: configuration.limits.decodingMemory)
+        serverConfiguration.tls = configuration.tls?.network
         let server: DICOMServer
         do {
             server = try await DICOMServer.bind(configuration: serverConfiguration, storage: storage, logger: logger)
+        } catch let error as DICOMNetworkError where error.code == .tlsConfiguration {
+            throw Self.pxTLSError(error) ?? PXError.io(error.detail)
         } catch {
             throw PXError.io("cannot listen on port \(configuration.port): \(error)")
         }

@@ -24,6 +24,7 @@ public struct NativeBackend: DICOMBackend {
             dimseTimeout: .seconds(t.dimse)
         )
         configuration.maximumOutstandingRequests = window
+        configuration.tls = connection.tls?.network
         return DICOMClient(configuration: configuration, logger: logger)
     }
 
@@ -84,8 +85,10 @@ public struct NativeBackend: DICOMBackend {
             return .io(error.detail)
         case .operationFailed:
             return .dimseFailure(error.status ?? DIMSEStatus(code: 0xC000), operation: operation)
+        case .tlsHandshakeTimeout:
+            return .timeout("TLS handshake", seconds: t.connect, detail: error.detail)
         default:
-            return .aborted(error.detail)
+            return Self.pxTLSError(error) ?? .aborted(error.detail)
         }
     }
 }

@@ -25,6 +25,9 @@ public struct ConnectionOptions: ParsableArguments {
     @Option(name: .customLong("executable"), help: "pypx 0.8: path of the DCMTK tool to run.")
     public var executable: String?
 
+    /// DICOM TLS: part of the connection, so every command that connects has it (issue 15).
+    @OptionGroup(title: "TLS") public var tls: TLSOptions
+
     @Option(name: .customLong("echoscu"), help: .hidden) public var echoscuPath: String?
     @Option(name: .customLong("findscu"), help: .hidden) public var findscuPath: String?
     @Option(name: .customLong("movescu"), help: .hidden) public var movescuPath: String?
@@ -57,6 +60,7 @@ public struct ConnectionOptions: ParsableArguments {
         var host: String
         var port: Int
         var called: String?
+        var configNode: PXConfig.Node?
         if let peer {
             switch try PeerSpec.parse(peer) {
             case .address(let h, let p, let ae):
@@ -65,7 +69,7 @@ public struct ConnectionOptions: ParsableArguments {
                 guard let node = config.nodes[name] else {
                     throw .usage("'\(name)' is not host:port and not a node in \(PXConfig.defaultPath ?? "the config file")")
                 }
-                (host, port, called) = (node.host, node.port, node.aeTitle)
+                (host, port, called, configNode) = (node.host, node.port, node.aeTitle, node)
             case .url(let url):
                 let place = try DICOMWebPlace(url: url)
                 (host, port, called) = (place.host, place.port, "DICOMWEB")
@@ -76,7 +80,9 @@ public struct ConnectionOptions: ParsableArguments {
         }
         let node = try DICOMNode(host: host, port: port, calledAETitle: calledAETitle ?? called ?? "ANY-SCP")
         let local = try LocalAE(aeTitle: callingAETitle ?? config.localAETitle ?? LocalAE.defaultTitle)
-        return Connection(node: node, local: local, timeouts: timeouts)
+        var connection = Connection(node: node, local: local, timeouts: timeouts)
+        connection.tls = try tls.settings(node: configNode)
+        return connection
     }
 
     /// Explicit tool paths for the DCMTK backend: `--executable` for `tool`, and pypx 3.x's

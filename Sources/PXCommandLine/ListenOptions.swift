@@ -26,6 +26,7 @@ public struct ListenOptions: ParsableArguments {
     @Option(name: [.customShort("e"), .customLong("executable")], help: "pypx: path of storescp.") public var executable: String?
     @Option(name: .customLong("acse-timeout"), help: "Association negotiation and release timeout (s).") public var acse: Double = 30
     @Option(name: .customLong("dimse-timeout"), help: "How long a peer may stay silent on an association (s).") public var dimse: Double = 60
+    @OptionGroup(title: "TLS") public var tls: ListenTLSOptions
     @Option(
         name: .customLong("min-transfer-rate"),
         help: "Bytes/s a peer must keep sending while a PDU or message is in progress, over --transfer-rate-window; a trickling peer is aborted (native; 0: off).")
@@ -85,6 +86,6 @@ public struct ListenOptions: ParsableArguments {
             maximumAssociations: maxAssociations, acceptsAnyCalledAETitle: anyCalledAET,
             allowedCallingAETitles: allowed, shutdownGrace: shutdownGrace)
         configuration.limits = try self.limits()
-        return configuration
+        return try tls.applied(to: configuration)
     }
 }

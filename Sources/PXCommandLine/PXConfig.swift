@@ -36,6 +36,8 @@ public struct PXConfig: Hashable, Sendable {
         public var credentialsFile: String?
         /// `transfer_syntax`: the transfer syntax WADO-RS asks for (PS3.18 §8.7.3.5.2); `nil` for the stored one.
         public var transferSyntax: String?
+        /// `tls = true` and `ca`, `cert`, `key`, `verify` (DICOM TLS, see ``TLSOptions``); `nil`: plain TCP.
+        public var tls: TLSSettings? = nil
 
         public init(host: String, port: Int, aeTitle: String) {
             self.host = host
@@ -88,10 +90,44 @@ public struct PXConfig: Hashable, Sendable {
                 throw .usage("config: [\(name)] needs ae_title = \"...\"")
             }
             nodes[node] = Node(host: host, port: port, aeTitle: ae)
+            nodes[node]?.tls = try Self.tls(keys, table: name)
         }
         var local: String?
         if case .string(let ae)? = tables["local"]?["ae_title"] { local = ae }
         self.init(nodes: nodes, localAETitle: local)
+    }
+
+    /// A node's TLS keys: `tls = true` turns TLS on; `ca`, `cert`, `key` (paths) and `verify` (`peer` or
+    /// `none`) set it up. Any of them without `tls = true` is an error (never a silent plain connection).
+    static func tls(_ keys: [String: TOMLSubset.Value], table: String) throws(PXError) -> TLSSettings? {
+        func path(_ key: String) throws(PXError) -> String? {
+            guard let value = keys[key] else { return nil }
+            guard case .string(let text) = value else { throw .usage("config: [\(table)] \(key) must be a quoted path") }
+            return text
+        }
+        let ca = try path("ca")
+        let cert = try path("cert")
+        let key = try path("key")
+        let verifyText = try path("verify")
+        var enabled = false
+        if let value = keys["tls"] {
+            guard case .bool(let flag) = value else { throw .usage("config: [\(table)] tls must be true or false") }
+            enabled = flag
+        }
+        guard enabled else {
+            if ca != nil || cert != nil || key != nil || verifyText != nil {
+                throw .usage("config: [\(table)] has TLS keys (ca, cert, key, verify) but not tls = true")
+            }
+            return nil
+        }
+        var verification = TLSSettings.Verification.peer
+        if let verifyText {
+            guard let parsed = TLSSettings.Verification(rawValue: verifyText) else {
+                throw .usage("config: [\(table)] verify must be \"peer\" or \"none\"")
+            }
+            verification = parsed
+        }
+        return try TLSSettings(caFile: ca, certificateFile: cert, keyFile: key, verification: verification)
     }
 
     /// The config file's path: `$PX_CONFIG`, else `$HOME/.config/px/config.toml`.

@@ -15,8 +15,8 @@ public enum PXExit {
     /// The status for an error.
     public static func code(for error: PXError) -> Int32 {
         switch error.code {
-        case .usage: return usage
-        case .toolMissing, .backendUnavailable: return unavailable
+        case .usage, .tls(.configuration): return usage
+        case .toolMissing, .backendUnavailable, .tls(.unsupported): return unavailable
         case .timeout: return timeout
         default: return dicomFailure
         }

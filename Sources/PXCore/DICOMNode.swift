@@ -64,6 +64,8 @@ public struct Connection: Hashable, Sendable {
     public var node: DICOMNode
     public var local: LocalAE
     public var timeouts: Timeouts
+    /// DICOM TLS (PS3.15 Annex B.9); `nil`: plain TCP.
+    public var tls: TLSSettings? = nil
 
     public init(node: DICOMNode, local: LocalAE, timeouts: Timeouts = .standard) {
         self.node = node

@@ -24,6 +24,8 @@ public struct ListenConfiguration: Hashable, Sendable {
     public var shutdownGrace: Double
     /// What a peer may cost (native backend): limits it cannot reset by trickling bytes.
     public var limits = ListenLimits()
+    /// DICOM TLS (PS3.15 Annex B.9): our certificate and key, and the CA for client certificates; `nil`: plain TCP.
+    public var tls: TLSSettings? = nil
 
     public init(
         port: Int, aeTitle: String, root: String, layout: StorageLayout = StorageLayout(),

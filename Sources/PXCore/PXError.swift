@@ -12,6 +12,8 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
             case connectionRefused, unknownHost, timeout, associationRejected
             case noAcceptablePresentationContext, dimseFailure, toolMissing, backendUnavailable
             case invalidResponse, aborted, io, usage, notDICOM, partialFailure, malformedFile, tooManyResponses, httpFailure
+            case tlsUntrustedCertificate, tlsHostnameMismatch, tlsExpiredCertificate, tlsPeerNotTLS, tlsPeerExpectsTLS
+            case tlsCertificateRequired, tlsHandshakeFailed, tlsConfiguration, tlsUnsupported
         }
         let kind: Kind
         private init(_ kind: Kind) { self.kind = kind }
@@ -51,7 +53,45 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A DICOMweb service (PS3.18) answered an HTTP error status.
         public static let httpFailure = Code(.httpFailure)
 
+        /// DICOM TLS (PS3.15 Annex B.9) failures, one code each (see ``TLSFailure``).
+        public static func tls(_ failure: TLSFailure) -> Code {
+            switch failure {
+            case .untrustedCertificate: return Code(.tlsUntrustedCertificate)
+            case .hostnameMismatch: return Code(.tlsHostnameMismatch)
+            case .expiredCertificate: return Code(.tlsExpiredCertificate)
+            case .peerNotTLS: return Code(.tlsPeerNotTLS)
+            case .peerExpectsTLS: return Code(.tlsPeerExpectsTLS)
+            case .certificateRequired: return Code(.tlsCertificateRequired)
+            case .handshakeFailed: return Code(.tlsHandshakeFailed)
+            case .configuration: return Code(.tlsConfiguration)
+            case .unsupported: return Code(.tlsUnsupported)
+            }
+        }
+
         public var description: String { kind.rawValue }
+    }
+
+    /// What went wrong with DICOM TLS; each is its own ``Code`` (`tlsUntrustedCertificate`, ...). A TLS
+    /// handshake that does not finish in time is a ``Code/timeout`` with `details.timeout = "TLS handshake"`.
+    public enum TLSFailure: String, Hashable, Sendable, CaseIterable {
+        /// The peer's certificate is not signed by a trusted CA, or the peer does not trust ours.
+        case untrustedCertificate
+        /// The server's certificate does not name the host or IP address dialled.
+        case hostnameMismatch
+        /// A certificate is outside its validity dates.
+        case expiredCertificate
+        /// TLS was asked for but the peer speaks plain DICOM (or not TLS).
+        case peerNotTLS
+        /// Plain DICOM was used but the peer expects TLS.
+        case peerExpectsTLS
+        /// The peer requires a client certificate and none was given.
+        case certificateRequired
+        /// Another handshake failure (an alert, no common version or cipher suite).
+        case handshakeFailed
+        /// A TLS file cannot be read or the settings are incomplete.
+        case configuration
+        /// The backend's tool cannot do what was asked over TLS (DCMTK 3.6.7's movescu and getscu).
+        case unsupported
     }
 
     /// The error category.
@@ -136,6 +176,11 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A file-system failure.
     public static func io(_ message: String, path: String? = nil) -> PXError {
         PXError(.io, path.map { "\(message): \($0)" } ?? message, details: path.map { ["path": $0] } ?? [:])
+    }
+
+    /// A DICOM TLS failure (PS3.15 Annex B.9), named by its own code.
+    public static func tls(_ failure: TLSFailure, _ message: String) -> PXError {
+        PXError(Code.tls(failure), message, details: ["tls": failure.rawValue])
     }
 
     /// An invalid request.

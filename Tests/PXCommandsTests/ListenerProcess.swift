@@ -21,7 +21,9 @@ final class ListenerProcess {
 
     /// Starts px-listen on `backend` storing under `root`; returns once it has reported `listening`
     /// (native: on a free port it picked itself) and, for dcmtk, answers C-ECHO.
-    static func start(backend: String, root: String, work: String, extra: [String] = []) async throws -> ListenerProcess {
+    static func start(
+        backend: String, root: String, work: String, extra: [String] = [], echoExtra: [String] = []
+    ) async throws -> ListenerProcess {
         let port = backend == "native" ? 0 : try TestSupport.freePort()
         let base = work + "/listen-\(UUID().uuidString.prefix(8))"
         let path = TestSupport.binDirectory + "/px-listen"
@@ -38,7 +40,7 @@ final class ListenerProcess {
         listener.port = reported
         if backend == "dcmtk" {
             // storescp reports nothing when ready: wait until it answers.
-            let ready = try await TestSupport.waitForEcho(port: reported, aeTitle: "PXLISTEN", seconds: 5)
+            let ready = try await TestSupport.waitForEcho(port: reported, aeTitle: "PXLISTEN", seconds: 5, extra: echoExtra)
             guard ready else {
                 await listener.stop(signal: SIGKILL)
                 throw ListenerFailed(message: "px-listen (dcmtk) did not answer C-ECHO")

@@ -259,9 +259,10 @@ extension TestSupport {
 
     /// Waits until a DICOM peer on 127.0.0.1:`port` answers DCMTK's echoscu with `aeTitle` called; false
     /// when it did not within `seconds`.
-    public static func waitForEcho(port: Int, aeTitle: String, seconds: Double = 10) async throws -> Bool {
+    /// `extra`: more echoscu options (`+tls ...` for a TLS peer).
+    public static func waitForEcho(port: Int, aeTitle: String, seconds: Double = 10, extra: [String] = []) async throws -> Bool {
         try await poll(seconds: seconds) {
-            try await run("echoscu", ["-aec", aeTitle, "127.0.0.1", String(port)]).status == 0
+            try await run("echoscu", ["-aec", aeTitle] + extra + ["127.0.0.1", String(port)]).status == 0
         }
     }
 }

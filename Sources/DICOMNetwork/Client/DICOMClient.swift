@@ -38,6 +38,9 @@ public struct DICOMClient: Sendable {
         /// ``DICOMAssociation/store(_:onResult:)`` sends the next file before the previous one is answered,
         /// up to what the acceptor granted. `1` (the default) proposes nothing: synchronous operation.
         public var maximumOutstandingRequests: UInt16 = 1
+        /// DICOM TLS (PS3.15 Annex B.9); `nil` (the default): plain TCP. The handshake gets its own
+        /// ``connectTimeout`` once the TCP connection is up.
+        public var tls: DICOMTLSConfiguration? = nil
 
         public init(
             callingAETitle: String,
@@ -94,7 +97,7 @@ public struct DICOMClient: Sendable {
                 : nil
         )
         let request = try parameters.makeAssociateRQ()
-        let channel = try await self.connect(to: peer)
+        let (channel, tls) = try await self.connect(to: peer)
         var logger = self.logger
         logger[metadataKey: "peer"] = "\(peer)"
         let configuration = self.configuration
@@ -108,7 +111,7 @@ public struct DICOMClient: Sendable {
                 logger: logger
             )
             let association = DICOMAssociation(connection: connection, configuration: configuration, peer: peer)
-            try await association.open(request)
+            try await DICOMNetworkError.namingTLSFailures(tls) { try await association.open(request) }
             let result: Result
             do {
                 result = try await body(association)
@@ -124,21 +127,29 @@ public struct DICOMClient: Sendable {
     }
 
     /// Opens the TCP connection with TCP_NODELAY and the PDU framing handlers.
-    private func connect(to peer: DICOMPeer) async throws -> NIOAsyncChannel<PDUFrame, PDU> {
+    private func connect(to peer: DICOMPeer) async throws -> (NIOAsyncChannel<PDUFrame, PDU>, TLSConnectionState?) {
         let maximumPDULength = self.configuration.maximumPDULength
+        let tls = try self.configuration.tls.map { configuration throws(DICOMNetworkError) in try DICOMTLSContext(configuration, server: false) }
+        let handshakeTimeout = self.configuration.connectTimeout
         do {
-            return try await ClientBootstrap(group: self.eventLoopGroup)
+            let (connection, tlsState) = try await ClientBootstrap(group: self.eventLoopGroup)
                 .connectTimeout(self.configuration.connectTimeout)
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .connect(host: peer.host, port: peer.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        // TLS below the PDU framing (PS3.15 Annex B.9).
+                        let tlsState = try tls.map {
+                            try channel.pipeline.syncOperations.addTLSHandlers($0, serverHostname: peer.host, handshakeTimeout: handshakeTimeout)
+                        }
                         try channel.pipeline.syncOperations.addPDUHandlers(maximumDataPDULength: maximumPDULength, idleTimeout: nil)
-                        return try NIOAsyncChannel<PDUFrame, PDU>(
+                        return (try NIOAsyncChannel<PDUFrame, PDU>(
                             wrappingChannelSynchronously: channel,
                             configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 8))
-                        )
+                        ), tlsState)
                     }
                 }
+            try await Self.awaitHandshake(tlsState?.handshake, of: connection)
+            return (connection, tlsState)
         } catch let error as ChannelError where error == .connectTimeout(self.configuration.connectTimeout) {
             throw DICOMNetworkError.connectTimeout(host: peer.host, port: peer.port)
         } catch let error as NIOConnectionError {
@@ -162,6 +173,22 @@ public struct DICOMClient: Sendable {
                 throw DICOMNetworkError.connectTimeout(host: peer.host, port: peer.port)
             }
             throw DICOMNetworkError.connectionFailed(host: peer.host, port: peer.port, error)
+        }
+    }
+
+    /// Waits for the TLS handshake, if any; closes the connection when it fails.
+    private static func awaitHandshake(_ handshake: EventLoopFuture<Void>?, of connection: NIOAsyncChannel<PDUFrame, PDU>) async throws {
+        guard let handshake else { return }
+        do {
+            try await handshake.get()
+        } catch {
+            // Close through the async channel, which finishes its writer; the handshake's error is the one to report.
+            do {
+                try await connection.executeThenClose { _, _ in }
+            } catch let closeError {
+                _ = closeError
+            }
+            throw error
         }
     }
 

@@ -51,6 +51,9 @@ public struct DICOMServer: Sendable {
         /// next data set while the previous one is being stored. Not offered to a requestor of a
         /// Query/Retrieve service, whose operations are synchronous here.
         public var maximumOperationsPerformed: UInt16 = 1
+        /// DICOM TLS (PS3.15 Annex B.9); `nil` (the default): plain TCP. The handshake must complete within
+        /// ``artimTimeout``; a failed handshake is logged and ends only that connection.
+        public var tls: DICOMTLSConfiguration? = nil
         /// Query/Retrieve SCP (C-FIND, C-MOVE, C-GET, PS3.4 Annex C); `nil` (the default) serves none.
         public var queryRetrieve: QueryRetrieveSCPConfiguration? = nil
         /// Limits on each connection that a hostile peer cannot reset: transfer rate, write timeout,
@@ -143,6 +146,8 @@ public struct DICOMServer: Sendable {
         let idleTimeout = configuration.idleTimeout
         let connectionLimits = configuration.connectionLimits
         let pendingConnections = PendingConnections(limit: connectionLimits.maximumPendingConnections)
+        let tls = try configuration.tls.map { tls throws(DICOMNetworkError) in try DICOMTLSContext(tls, server: true) }
+        let artimTimeout = configuration.artimTimeout
         let channel = try await ServerBootstrap(group: eventLoopGroup)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -156,6 +161,10 @@ public struct DICOMServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addConnectionGuard(
                         connectionLimits, pending: pendingConnections, on: channel, logger: logger)
+                    if let tls {  // TLS below the PDU framing (PS3.15 Annex B.9)
+                        try channel.pipeline.syncOperations.addTLSHandlers(tls, serverHostname: nil, handshakeTimeout: artimTimeout)
+                            .handshake.whenFailure { logger.notice("TLS handshake failed", metadata: ["peer.address": "\(channel.remoteAddress.map { "\($0)" } ?? "?")", "error": "\($0)"]) }
+                    }
                     try channel.pipeline.syncOperations.addPDUHandlers(
                         maximumDataPDULength: maximumPDULength,
                         idleTimeout: idleTimeout

@@ -11,6 +11,8 @@ public struct DICOMNetworkError: Error, Hashable, Sendable, CustomStringConverti
             case associationRejected, noAcceptablePresentationContext
             case aborted, protocolError, connectionClosed
             case invalidArgument, fileError, operationFailed
+            case tlsConfiguration, tlsUntrustedCertificate, tlsHostnameMismatch, tlsExpiredCertificate
+            case tlsPeerNotTLS, tlsPeerExpectsTLS, tlsCertificateRequired, tlsHandshakeTimeout, tlsHandshakeFailed
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -45,6 +47,24 @@ public struct DICOMNetworkError: Error, Hashable, Sendable, CustomStringConverti
         public static let fileError = Code(.fileError)
         /// The operation was refused or failed with a DIMSE status; see ``DICOMNetworkError/status``.
         public static let operationFailed = Code(.operationFailed)
+        /// The TLS files or settings cannot be used (PS3.15 Annex B.9).
+        public static let tlsConfiguration = Code(.tlsConfiguration)
+        /// The peer's certificate does not chain to a trusted CA (or the peer does not trust ours).
+        public static let tlsUntrustedCertificate = Code(.tlsUntrustedCertificate)
+        /// The server's certificate does not name the host or IP address that was dialled.
+        public static let tlsHostnameMismatch = Code(.tlsHostnameMismatch)
+        /// A certificate is outside its validity period.
+        public static let tlsExpiredCertificate = Code(.tlsExpiredCertificate)
+        /// TLS was asked for, but the peer answered in plain DICOM (or something else that is not TLS).
+        public static let tlsPeerNotTLS = Code(.tlsPeerNotTLS)
+        /// Plain DICOM was used, but the peer answered in TLS or closed at once: it expects TLS.
+        public static let tlsPeerExpectsTLS = Code(.tlsPeerExpectsTLS)
+        /// The server requires a client certificate (mutual TLS) and none was given.
+        public static let tlsCertificateRequired = Code(.tlsCertificateRequired)
+        /// The TLS handshake did not complete within the connect (client) or ARTIM (server) timeout.
+        public static let tlsHandshakeTimeout = Code(.tlsHandshakeTimeout)
+        /// Another TLS failure (an alert from the peer, no common cipher suite or version).
+        public static let tlsHandshakeFailed = Code(.tlsHandshakeFailed)
 
         public var description: String { self.base.rawValue }
     }
@@ -112,6 +132,17 @@ public struct DICOMNetworkError: Error, Hashable, Sendable, CustomStringConverti
     public static func fileError(_ detail: String) -> Self {
         Self(.fileError, detail)
     }
+    public static func tlsConfiguration(_ detail: String) -> Self { Self(.tlsConfiguration, detail) }
+    public static func tlsUntrustedCertificate(_ detail: String) -> Self { Self(.tlsUntrustedCertificate, detail) }
+    public static func tlsHostnameMismatch(_ detail: String) -> Self { Self(.tlsHostnameMismatch, detail) }
+    public static func tlsExpiredCertificate(_ detail: String) -> Self { Self(.tlsExpiredCertificate, detail) }
+    public static func tlsPeerNotTLS(_ detail: String) -> Self { Self(.tlsPeerNotTLS, detail) }
+    public static func tlsPeerExpectsTLS(_ detail: String) -> Self { Self(.tlsPeerExpectsTLS, detail) }
+    public static func tlsCertificateRequired(_ detail: String) -> Self { Self(.tlsCertificateRequired, detail) }
+    public static func tlsHandshakeTimeout() -> Self {
+        Self(.tlsHandshakeTimeout, "the TLS handshake did not complete in time")
+    }
+    public static func tlsHandshakeFailed(_ detail: String) -> Self { Self(.tlsHandshakeFailed, detail) }
     public static func operationFailed(_ operation: String, status: DIMSEStatus, comment: String? = nil) -> Self {
         Self(.operationFailed, "\(operation) failed: \(status)" + (comment.map { " (\($0))" } ?? ""), status: status)
     }

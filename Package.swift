@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "DICOMData", targets: ["DICOMData"]),
         .library(name: "PX", targets: ["PX"]),
         .library(name: "PXCore", targets: ["PXCore"]),
+        .library(name: "PXStorage", targets: ["PXStorage"]),
         .library(name: "DCMTKBackend", targets: ["DCMTKBackend"]),
         .library(name: "PXCommandLine", targets: ["PXCommandLine"]),
         .library(name: "DICOMProtocol", targets: ["DICOMProtocol"]),
@@ -101,12 +102,25 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
-        // The typed model every backend shares: nodes, requests, results, errors, statuses, the
-        // storage layout and the one JSON rendering. No DCMTK and no network code.
+        // The storage engine: the layout of the tree, placing a received file at its final name
+        // without following links, and pypx's info files. Knows files and data sets, not commands,
+        // backends or the network; PXCore's model refers to it, never the other way round.
+        .target(
+            name: "PXStorage",
+            dependencies: [
+                "DICOMData",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        // The typed model every backend shares: nodes, requests, results, errors, statuses and the
+        // one JSON rendering. No DCMTK and no network code.
         .target(
             name: "PXCore",
             dependencies: [
                 "DICOMData",
+                "PXStorage",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -117,6 +131,7 @@ let package = Package(
             name: "DCMTKBackend",
             dependencies: [
                 "PXCore",
+                "PXStorage",
                 "DICOMData",
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -130,6 +145,7 @@ let package = Package(
             name: "NativeBackend",
             dependencies: [
                 "PXCore",
+                "PXStorage",
                 "DICOMData",
                 "DICOMProtocol",
                 "DICOMNetwork",
@@ -142,7 +158,7 @@ let package = Package(
         // `import PX`: the typed model, the data layer and both backends behind one choice.
         .target(
             name: "PX",
-            dependencies: ["PXCore", "DICOMData", "DCMTKBackend", "NativeBackend"],
+            dependencies: ["PXCore", "PXStorage", "DICOMData", "DCMTKBackend", "NativeBackend"],
             swiftSettings: strictSettings
         ),
 
@@ -199,6 +215,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 "PXCore",
+                "PXStorage",
                 "PXCommandLine",
                 "DICOMData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -234,6 +251,11 @@ let package = Package(
         .testTarget(
             name: "PXCoreTests",
             dependencies: ["PXCore", "DICOMData"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "PXStorageTests",
+            dependencies: ["PXStorage", "DICOMData"],
             swiftSettings: strictSettings
         ),
         .testTarget(

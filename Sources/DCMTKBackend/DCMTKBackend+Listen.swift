@@ -1,6 +1,7 @@
 import DICOMData
 import Logging
 import PXCore
+import PXStorage
 
 #if canImport(Glibc)
 import Glibc
@@ -18,8 +19,9 @@ extension DCMTKBackend {
     ///
     /// What this backend cannot promise, because storescp owns the association:
     /// - storescp answers the C-STORE (success) *before* px moves the file: a failure to place it
-    ///   (disk full at rename time, unwritable folder) is a `storeFailed` event, not a failure status to
-    ///   the sender. storescp itself answers a failure status when it cannot write its staging file.
+    ///   (disk full at rename time, unwritable folder, a symbolic link in the tree where a folder or the
+    ///   file goes) is a `storeFailed` event, not a failure status to the sender; nothing is written
+    ///   outside the root. storescp itself answers a failure status when it cannot write its staging file.
     /// - one association at a time (storescp without `--fork`; others wait in the TCP backlog), so
     ///   ``ListenConfiguration/maximumAssociations`` is not enforced; storescp answers any called AE title
     ///   and has no calling-AE allow-list, so ``ListenConfiguration/allowedCallingAETitles`` is refused.
@@ -32,8 +34,15 @@ extension DCMTKBackend {
         if configuration.allowedCallingAETitles != nil {
             throw PXError.usage("--allow-calling is not supported by the dcmtk backend (storescp has no allow-list); use --backend native")
         }
-        try FileSystem.makeDirectories(configuration.root)
-        let staging = try TemporaryDirectory(prefix: ".px-incoming", in: configuration.root)
+        let placer: InstancePlacer
+        do {
+            placer = try InstancePlacer(
+                root: configuration.root, layout: configuration.layout, duplicates: configuration.duplicates,
+                fsync: configuration.fsync)
+        } catch {
+            throw PXError.storage(error)
+        }
+        let staging = try TemporaryDirectory(prefix: ".px-incoming", in: placer.root)
         defer { staging.remove(logger: logger) }
         let t = configuration.timeouts
         let arguments = [
@@ -45,10 +54,9 @@ extension DCMTKBackend {
             String(configuration.port),
         ]
         let continuation = ListenEventChannel()
-        let placer = InstancePlacer(
-            root: configuration.root, layout: configuration.layout, duplicates: configuration.duplicates,
-            fsync: configuration.fsync)
-        let book = SeriesBook(seriesTimeout: configuration.seriesTimeout, logger: logger) { continuation.yield($0) }
+        let book = SeriesBook(storage: placer.storage, seriesTimeout: configuration.seriesTimeout, logger: logger) {
+            continuation.yield(.seriesComplete($0))
+        }
         let runner = self.runner("storescp")
         let connection = try placeholderConnection(configuration)
         // storescp logs nothing when it is ready; its port is the configured one.
@@ -105,7 +113,7 @@ extension DCMTKBackend {
 /// The state of one px-listen run: the current association, and the file storescp is writing.
 struct ListenSession {
     let placer: InstancePlacer
-    let book: SeriesBook
+    let book: SeriesBook<ContinuousClock>
     let logger: Logger
     var host: String?
     var calling: String?
@@ -113,7 +121,7 @@ struct ListenSession {
     /// A number for the current association (storescp serves one at a time).
     var association: UInt64 = 0
 
-    init(placer: InstancePlacer, book: SeriesBook, logger: Logger) {
+    init(placer: InstancePlacer, book: SeriesBook<ContinuousClock>, logger: Logger) {
         self.placer = placer
         self.book = book
         self.logger = logger
@@ -129,44 +137,14 @@ struct ListenSession {
     mutating func finishPending() async -> ListenEvent? {
         guard let path = pendingPath else { return nil }
         pendingPath = nil
-        do {
-            let file: Part10File
-            do {
-                file = try Part10File.readHeader(contentsOf: path)
-            } catch {
-                unlink(path)
-                throw PXError.io("cannot read the received file: \(error)", path: path)
-            }
-            var info = stat()
-            let size = stat(path, &info) == 0 ? Int(info.st_size) : 0
-            let ds = file.dataSet
-            let placement = try placer.place(temporaryFile: path, dataSet: ds)
-            await book.added(placement, facts: SeriesBook.Facts(ds), association: association)
-            return .instanceReceived(
-                ReceivedInstance(
-                    path: placement.path,
-                    sopClassUID: ds.string(.sopClassUID) ?? file.meta.string(.mediaStorageSOPClassUID) ?? "",
-                    sopInstanceUID: ds.string(.sopInstanceUID) ?? file.meta.string(.mediaStorageSOPInstanceUID) ?? "",
-                    studyInstanceUID: ds.string(.studyInstanceUID) ?? "", seriesInstanceUID: ds.string(.seriesInstanceUID) ?? "",
-                    callingAETitle: calling, bytes: size, transferSyntaxUID: file.transferSyntax.uid,
-                    duplicate: placement.duplicate, association: association))
+        do throws(PXError) {
+            let (instance, placement, dataSet) = try DCMTKBackend.place(
+                staged: path, with: placer, sender: calling, reportsDataSetLength: false, association: association)
+            await book.added(placement, facts: SeriesFacts(dataSet), association: association)
+            return .instanceReceived(instance)
         } catch {
             logger.info("could not store a received file", metadata: ["path": "\(path)", "error": "\(error)"])
-            return .storeFailed(path: nil, sopInstanceUID: nil, error: error as? PXError ?? PXError.io("\(error)", path: path))
-        }
-    }
-}
-
-/// Small POSIX helpers.
-enum FileSystem {
-    /// `mkdir -p`.
-    static func makeDirectories(_ path: String) throws(PXError) {
-        var current = path.hasPrefix("/") ? "" : "."
-        for part in path.split(separator: "/") {
-            current += "/" + part
-            if mkdir(current, 0o755) != 0 && errno != EEXIST {
-                throw .io("cannot create directory (\(errnoText()))", path: current)
-            }
+            return .storeFailed(path: nil, sopInstanceUID: nil, error: error)
         }
     }
 }

@@ -1,3 +1,5 @@
+import PXStorage
+
 /// A C-GET request (PS3.4 §C.4.3): what to retrieve on this association and where to store it.
 ///
 /// StudyInstanceUID is always sent with SeriesInstanceUID, and both with SOPInstanceUIDs, as for

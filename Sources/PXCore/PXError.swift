@@ -1,3 +1,5 @@
+import PXStorage
+
 /// An error from a px operation, whichever backend ran it.
 ///
 /// Errors are built only through the named static factories, so every error carries a stable
@@ -145,5 +147,13 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
         PXError(
             .partialFailure, "\(failed) of \(total) \(what) failed",
             details: ["failed": String(failed), "total": String(total)])
+    }
+}
+
+extension PXError {
+    /// A storage-engine error: `usage` for an invalid layout, `io` for a file-system failure or a path
+    /// placement refuses (a symbolic link where a folder or file goes).
+    public static func storage(_ error: StorageError) -> PXError {
+        error.code == .layout ? .usage(error.message) : .io(error.message, path: error.path)
     }
 }

@@ -3,6 +3,7 @@ import DICOMData
 import Logging
 import PXCommandLine
 import PXCore
+import PXStorage
 import ServiceLifecycle
 import UnixSignals
 

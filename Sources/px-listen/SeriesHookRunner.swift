@@ -1,6 +1,7 @@
 import Dispatch
 import Logging
 import PXCore
+import PXStorage
 import Synchronization
 
 #if canImport(Glibc)

@@ -65,10 +65,12 @@ extension DCMTKBackend {
 
     /// Places one file getscu or storescp wrote into the tree with `placer`, the one placement path
     /// of both backends; `bytes` is the file's size, or with `reportsDataSetLength` its data set's
-    /// (file size less the preamble, prefix and meta group, PS3.10 §7.1). The staged file is gone
-    /// afterwards in every case.
+    /// (file size less the preamble, prefix and meta group, PS3.10 §7.1). With `requestedSOPInstanceUID`
+    /// (the C-STORE-RQ's, when known) a data set holding another UID is not placed. The staged file is
+    /// gone afterwards in every case.
     static func place(
-        staged path: String, with placer: InstancePlacer, sender: String?, reportsDataSetLength: Bool, association: UInt64?
+        staged path: String, with placer: InstancePlacer, sender: String?, reportsDataSetLength: Bool, association: UInt64?,
+        requestedSOPInstanceUID: String? = nil
     ) throws(PXError) -> (ReceivedInstance, InstancePlacer.Placement, DataSet) {
         let file: Part10File
         do {
@@ -80,6 +82,13 @@ extension DCMTKBackend {
         var info = stat()
         let size = stat(path, &info) == 0 ? Int(info.st_size) : 0
         let ds = file.dataSet
+        if let requested = requestedSOPInstanceUID {
+            let stored = ds.uid(.sopInstanceUID) ?? []
+            if !stored.elementsEqual(requested.utf8) {
+                unlink(path)
+                throw .sopInstanceMismatch(request: requested, dataSet: String(decoding: stored, as: UTF8.self))
+            }
+        }
         let placement: InstancePlacer.Placement
         do {
             placement = try placer.place(temporaryFile: path, dataSet: ds)

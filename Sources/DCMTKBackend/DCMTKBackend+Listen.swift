@@ -22,6 +22,11 @@ extension DCMTKBackend {
     ///   (disk full at rename time, unwritable folder, a symbolic link in the tree where a folder or the
     ///   file goes) is a `storeFailed` event, not a failure status to the sender; nothing is written
     ///   outside the root. storescp itself answers a failure status when it cannot write its staging file.
+    /// - storescp checks that the data set's SOP Class and Instance UIDs are the request's Affected ones
+    ///   and answers 0xA900 (Error: Data Set does not match SOP Class) when they are not, but it has
+    ///   written its staging file by then (named by the request's UID) and does not log the status:
+    ///   px reads the request's Affected SOP Instance UID from storescp's dump of it and drops a file
+    ///   whose data set holds another (a `storeFailed` event), so neither backend stores such an instance.
     /// - one association at a time (storescp without `--fork`; others wait in the TCP backlog), so
     ///   ``ListenConfiguration/maximumAssociations`` is not enforced; storescp answers any called AE title
     ///   and has no calling-AE allow-list, so ``ListenConfiguration/allowedCallingAETitles`` is refused.
@@ -76,8 +81,9 @@ extension DCMTKBackend {
                             session.opened(host: host, calling: calling)
                             continuation.yield(.associationOpened(
                                 peerHost: host, callingAETitle: calling, calledAETitle: called, association: session.association))
-                        case .fileStored(let path):
+                        case .fileStored(let path, let affected):
                             session.pendingPath = path.hasPrefix("/") ? path : staging.path + "/" + path
+                            session.pendingAffectedSOPInstanceUID = affected
                         case .associationClosed(let aborted):
                             if let event = await session.finishPending() { continuation.yield(event) }
                             await book.associationEnded(session.association)
@@ -118,6 +124,8 @@ struct ListenSession {
     var host: String?
     var calling: String?
     var pendingPath: String?
+    /// The Affected SOP Instance UID of the request whose file is ``pendingPath``.
+    var pendingAffectedSOPInstanceUID: String?
     /// A number for the current association (storescp serves one at a time).
     var association: UInt64 = 0
 
@@ -136,15 +144,18 @@ struct ListenSession {
     /// Moves the pending file into the tree.
     mutating func finishPending() async -> ListenEvent? {
         guard let path = pendingPath else { return nil }
+        let requested = pendingAffectedSOPInstanceUID
         pendingPath = nil
+        pendingAffectedSOPInstanceUID = nil
         do throws(PXError) {
             let (instance, placement, dataSet) = try DCMTKBackend.place(
-                staged: path, with: placer, sender: calling, reportsDataSetLength: false, association: association)
+                staged: path, with: placer, sender: calling, reportsDataSetLength: false, association: association,
+                requestedSOPInstanceUID: requested)
             await book.added(placement, facts: SeriesFacts(dataSet), association: association)
             return .instanceReceived(instance)
         } catch {
             logger.info("could not store a received file", metadata: ["path": "\(path)", "error": "\(error)"])
-            return .storeFailed(path: nil, sopInstanceUID: nil, error: error)
+            return .storeFailed(path: nil, sopInstanceUID: requested, error: error)
         }
     }
 }

@@ -23,6 +23,8 @@ extension NativeBackend {
     ///   or an unreadable data set is answered 0xA700 (Refused: Out of Resources, PS3.4 §B.2.3),
     ///   reported as a `storeFailed` event, and the server goes on serving; nothing is written outside
     ///   the root;
+    /// - a data set whose SOP Instance UID is not the request's Affected SOP Instance UID is answered
+    ///   0xA900 (Error: Data Set does not match SOP Class, PS3.4 §B.2.3) and not stored;
     /// - up to ``ListenConfiguration/maximumAssociations`` associations at once, more are rejected
     ///   (A-ASSOCIATE-RJ transient, local limit exceeded, PS3.8 §9.3.4); other called AE titles are rejected
     ///   unless ``ListenConfiguration/acceptsAnyCalledAETitle``;
@@ -152,6 +154,17 @@ final class LayoutStorage: StorageDelegate {
                 throw PXError.io("cannot read the received data set: \(error)", path: nil)
             }
             let ds = header.dataSet
+            // PS3.7 §9.1.1.1: the Affected SOP Instance UID names the instance the data set holds.
+            // storescp answers a disagreement with 0xA900 too.
+            let stored = ds.uid(.sopInstanceUID) ?? []
+            guard stored.elementsEqual(instance.sopInstanceUID.utf8) else {
+                unlink(instance.path)
+                let error = PXError.sopInstanceMismatch(
+                    request: instance.sopInstanceUID, dataSet: String(decoding: stored, as: UTF8.self))
+                logger.info("refused a C-STORE", metadata: ["sop.instance": "\(instance.sopInstanceUID)", "error": "\(error)"])
+                events.yield(.storeFailed(path: nil, sopInstanceUID: instance.sopInstanceUID, error: error))
+                return .dataSetDoesNotMatchSOPClass
+            }
             let placement: InstancePlacer.Placement
             do {
                 placement = try placer.place(temporaryFile: instance.path, dataSet: ds)

@@ -151,6 +151,15 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 extension PXError {
+    /// A received C-STORE whose data set holds another SOP Instance UID than the request's Affected SOP
+    /// Instance UID (PS3.7 §9.1.1.1): answered 0xA900 (Error: Data Set does not match SOP Class, PS3.4
+    /// §B.2.3) and not stored.
+    public static func sopInstanceMismatch(request: String, dataSet: String) -> PXError {
+        .invalidResponse(
+            "C-STORE refused (0xA900): the data set's SOP Instance UID \(dataSet) is not the request's "
+                + "Affected SOP Instance UID \(request)")
+    }
+
     /// A storage-engine error: `usage` for an invalid layout, `io` for a file-system failure or a path
     /// placement refuses (a symbolic link where a folder or file goes).
     public static func storage(_ error: StorageError) -> PXError {

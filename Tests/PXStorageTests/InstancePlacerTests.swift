@@ -334,16 +334,22 @@ import Testing
         #expect(entries(outside) == ["victim"])
     }
 
-    /// The series timeout on an injected clock: no sleeping in the test.
-    @Test func seriesTimeoutCompletesAnIdleSeries() async throws {
-        let root = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
+    /// A book with a 10 s series timeout on a ``ManualClock``, one series open in a fresh root.
+    func bookWithOneSeries(_ root: String) async throws -> (SeriesBook<ManualClock>, ManualClock, Completions) {
         let placer = try placer(root)
         let clock = ManualClock()
         let completions = Completions()
         let book = SeriesBook(storage: placer.storage, seriesTimeout: .seconds(10), clock: clock) { completions.append($0) }
         let ds = dataSet()
         await book.added(try placer.place(temporaryFile: temporaryFile(in: root, "x"), dataSet: ds), facts: SeriesFacts(ds), association: 7)
+        return (book, clock, completions)
+    }
+
+    /// The series timeout on an injected clock: no sleeping in the test.
+    @Test func seriesTimeoutCompletesAnIdleSeries() async throws {
+        let root = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let (book, clock, completions) = try await bookWithOneSeries(root)
         clock.advance(by: .milliseconds(9_999))
         await book.sweep()
         #expect(await book.openSeries == 1)
@@ -357,12 +363,7 @@ import Testing
     @Test func theTimerSweepsOnTheInjectedClock() async throws {
         let root = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let placer = try placer(root)
-        let clock = ManualClock()
-        let completions = Completions()
-        let book = SeriesBook(storage: placer.storage, seriesTimeout: .seconds(10), clock: clock) { completions.append($0) }
-        let ds = dataSet()
-        await book.added(try placer.place(temporaryFile: temporaryFile(in: root, "x"), dataSet: ds), facts: SeriesFacts(ds), association: 7)
+        let (book, clock, completions) = try await bookWithOneSeries(root)
         let timer = Task { await book.runTimer() }
         defer { timer.cancel() }
         for second in 1...10 {

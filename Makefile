@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 
-.PHONY: all build release setup test demo bench clean
+.PHONY: all build release install setup test demo bench lint format clean
 
 all: build
 
@@ -11,6 +11,21 @@ build:
 
 release:
 	$(SWIFT) build -c release --static-swift-stdlib
+
+# The seven commands into $(PREFIX)/bin (static Swift stdlib: nothing else to install with them).
+PREFIX ?= /usr/local
+COMMANDS := px-echo px-find px-move px-get px-listen px-push px-dump
+install: release
+	install -d "$(DESTDIR)$(PREFIX)/bin"
+	bin=$$($(SWIFT) build -c release --show-bin-path) && \
+	    for c in $(COMMANDS); do install -m 755 "$$bin/$$c" "$(DESTDIR)$(PREFIX)/bin/$$c"; done
+
+# swift-format with the committed .swift-format configuration: `make lint` checks, `make format` fixes.
+lint:
+	$(SWIFT) format lint --strict --recursive --parallel Package.swift Sources Tests
+
+format:
+	$(SWIFT) format format --in-place --recursive --parallel Package.swift Sources Tests
 
 # Installs DCMTK, Orthanc and the Python test venv when they are missing (apt needs root).
 setup:

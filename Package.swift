@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "PXStorage", targets: ["PXStorage"]),
         .library(name: "DCMTKBackend", targets: ["DCMTKBackend"]),
         .library(name: "PXCommandLine", targets: ["PXCommandLine"]),
+        .library(name: "PXCommands", targets: ["PXCommands"]),
         .library(name: "DICOMProtocol", targets: ["DICOMProtocol"]),
         .library(name: "DICOMNetwork", targets: ["DICOMNetwork"]),
         .executable(name: "px-dump", targets: ["px-dump"]),
@@ -168,7 +169,7 @@ let package = Package(
             dependencies: [
                 "PX",
                 "PXCore",
-                "DCMTKBackend",
+                "PXStorage",
                 "DICOMData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -176,50 +177,58 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
-        .executableTarget(
-            name: "px-echo",
+        // What each px command does, behind its options: the run-and-report path, the commands'
+        // logic and px-listen's series hook. The executables hold only their --help and options.
+        .target(
+            name: "PXCommands",
             dependencies: [
-                "PXCore",
                 "PXCommandLine",
+                "PXCore",
+                "PXStorage",
                 "DICOMData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        .executableTarget(
+            name: "px-echo",
+            dependencies: [
+                "PXCommandLine",
+                "PXCommands",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "px-find",
             dependencies: [
-                "PXCore",
                 "PXCommandLine",
-                "DICOMData",
+                "PXCommands",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "px-move",
             dependencies: [
-                "PXCore",
                 "PXCommandLine",
-                "DICOMData",
+                "PXCommands",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "px-listen",
             dependencies: [
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                "PXCore",
-                "PXStorage",
                 "PXCommandLine",
-                "DICOMData",
+                "PXCommands",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),
@@ -228,26 +237,31 @@ let package = Package(
         .executableTarget(
             name: "px-push",
             dependencies: [
-                "PXCore",
                 "PXCommandLine",
-                "DICOMData",
+                "PXCommands",
+                "PXCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "px-get",
             dependencies: [
-                "PXCore",
                 "PXCommandLine",
-                "DICOMData",
+                "PXCommands",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),
 
+        // What every test target shares: the project's paths and venv, the built executables, processes,
+        // peers and free ports (one definition each).
+        .target(
+            name: "PXTestSupport",
+            dependencies: ["DICOMData"],
+            path: "Tests/PXTestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "PXCoreTests",
             dependencies: ["PXCore", "DICOMData"],
@@ -268,12 +282,17 @@ let package = Package(
             name: "PXCommandsTests",
             // The executables are dependencies so that `swift test` builds them: the integration
             // tests run them against real DCMTK peers.
-            dependencies: ["PXCommandLine", "PXCore", "DICOMData", "px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get"],
+            dependencies: [
+                "PXCommandLine", "PXCommands", "PXCore", "PXStorage", "DICOMData", "PXTestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                "px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "DICOMDataTests",
-            dependencies: ["DICOMData"],
+            dependencies: ["DICOMData", "PXTestSupport"],
             exclude: ["Support/pydicom_json.py"],
             swiftSettings: strictSettings
         ),
@@ -290,6 +309,7 @@ let package = Package(
         .testTarget(
             name: "DICOMNetworkTests",
             dependencies: [
+                "PXTestSupport",
                 "DICOMNetwork",
                 "DICOMProtocol",
                 "DICOMData",

@@ -11,10 +11,16 @@ public struct CommandOutput: Sendable {
     public var pretty: Bool
     /// The argv that ran, for the envelope.
     public var command: [String]
+    /// Where the bytes go: stdout, or what a test collects.
+    let sink: @Sendable ([UInt8]) -> Void
 
-    public init(pretty: Bool, command: [String] = CommandLine.arguments) {
+    public init(
+        pretty: Bool, command: [String] = CommandLine.arguments,
+        sink: @escaping @Sendable ([UInt8]) -> Void = CommandOutput.writeStandardOutput
+    ) {
         self.pretty = pretty
         self.command = command
+        self.sink = sink
     }
 
     /// Writes one JSON value and a newline.
@@ -22,12 +28,12 @@ public struct CommandOutput: Sendable {
         var out: [UInt8] = []
         value.write(into: &out, pretty: pretty ?? self.pretty, indent: 0)
         out.append(0x0A)
-        CommandOutput.writeStandardOutput(out)
+        sink(out)
     }
 
     /// Writes text as it is.
     public func writeText(_ text: String) {
-        CommandOutput.writeStandardOutput(Array(text.utf8))
+        sink(Array(text.utf8))
     }
 
     /// Writes the envelope and returns the exit status for it.
@@ -37,11 +43,13 @@ public struct CommandOutput: Sendable {
         return error.map(PXExit.code(for:)) ?? PXExit.success
     }
 
-    static func writeStandardOutput(_ bytes: [UInt8]) {
+    /// Writes the bytes to stdout in full.
+    public static func writeStandardOutput(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
             var written = 0
             while written < raw.count {
-                let n = Glibc.write(1, raw.baseAddress! + written, raw.count - written)
+                let n = Glibc.write(1, base + written, raw.count - written)
                 if n < 0 {
                     if errno == EINTR { continue }
                     return
@@ -57,7 +65,9 @@ public struct CommandOutput: Sendable {
     /// Writes a line to stderr.
     public static func writeStandardError(_ text: String) {
         let bytes = Array(text.utf8)
-        bytes.withUnsafeBytes { raw in _ = Glibc.write(2, raw.baseAddress!, raw.count) }
+        bytes.withUnsafeBytes { raw in
+            if let base = raw.baseAddress { _ = Glibc.write(2, base, raw.count) }
+        }
     }
 }
 

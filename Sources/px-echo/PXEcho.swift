@@ -1,7 +1,6 @@
 import ArgumentParser
-import DICOMData
 import PXCommandLine
-import PXCore
+import PXCommands
 
 @main
 struct PXEcho: PXCommand {
@@ -26,22 +25,10 @@ struct PXEcho: PXCommand {
     @OptionGroup(title: "Timeouts") var timeouts: TimeoutOptions
     @OptionGroup(title: "Backend") var backend: BackendOptions
     @OptionGroup(title: "Logging") var logging: LoggingOptions
-    @Flag(name: .long, help: "Indent the JSON.") var pretty = false
+    @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        let logger = logging.makeLogger(label: "px-echo")
-        let output = CommandOutput(pretty: pretty)
-        var backendName = backend.reportedName
-        let status: Int32
-        do {
-            let dicomBackend = try backend.make(executables: connection.executables(for: "echoscu"))
-            backendName = dicomBackend.name
-            let conn = try connection.connection(timeouts: timeouts.timeouts)
-            let result = try await dicomBackend.echo(connection: conn, logger: logger)
-            status = output.finish(backend: backendName, data: PXOutput.json(result), error: nil)
-        } catch {
-            status = output.finish(backend: backendName, data: nil, error: error.asPXError)
-        }
-        if status != 0 { throw ExitCode(status) }
+        try await EchoCommand.run(
+            connection: connection, timeouts: timeouts, backend: backend, logging: logging, output: output)
     }
 }

@@ -1,12 +1,6 @@
 import ArgumentParser
-import DICOMData
-import Logging
 import PXCommandLine
-import PXCore
-
-#if canImport(Glibc)
-import Glibc
-#endif
+import PXCommands
 
 @main
 struct PXMove: PXCommand {
@@ -37,89 +31,17 @@ struct PXMove: PXCommand {
 
     @Option(name: [.long, .customLong("aem"), .customLong("aetl")], help: "The move destination AE title (pypx 0.8: --aetl).")
     var destination: String?
-    @Option(name: .long, help: "Information model: study (default) or patient.") var model: String = "study"
-    @Option(name: .customLong("PatientID"), help: "PatientID (needed for --model patient).") var patientID: String?
-    @Option(name: .customLong("StudyInstanceUID"), help: "The study to move.") var studyInstanceUID: String?
-    @Option(name: [.customLong("SeriesInstanceUID"), .customLong("seriesUID")], help: "A series of the study to move.")
-    var seriesInstanceUID: String?
-    @Option(name: .customLong("SOPInstanceUID"), help: "Instances of the series to move (repeatable).")
-    var sopInstanceUIDs: [String] = []
-    @Flag(name: .long, help: "Indent the JSON.") var pretty = false
+    @OptionGroup var retrieve: RetrieveOptions
+    @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        if QueryModel(rawValue: model) == nil { throw ValidationError("--model must be study or patient") }
         if destination == nil && connection.callingAETitle == nil { throw ValidationError("give the move destination with --destination") }
-        if studyInstanceUID == nil && (seriesInstanceUID != nil || !sopInstanceUIDs.isEmpty) {
-            throw ValidationError("--SeriesInstanceUID and --SOPInstanceUID need --StudyInstanceUID")
-        }
-        if studyInstanceUID == nil && isatty(0) == 1 {
-            throw ValidationError("give --StudyInstanceUID, or pipe a px-find result into px-move")
-        }
-    }
-
-    func requests() throws(PXError) -> [MoveRequest] {
-        let dest = destination ?? connection.callingAETitle!
-        let queryModel = QueryModel(rawValue: model)!
-        if let studyInstanceUID {
-            return [
-                try MoveRequest(
-                    model: queryModel, destination: dest, patientID: patientID, studyInstanceUID: studyInstanceUID,
-                    seriesInstanceUID: seriesInstanceUID, sopInstanceUIDs: sopInstanceUIDs)
-            ]
-        }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = read(0, &buffer, buffer.count)
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            bytes += buffer[0..<n]
-        }
-        let targets = try MoveTarget.parse(pxFindOutput: String(decoding: bytes, as: UTF8.self))
-        guard !targets.isEmpty else { throw .usage("nothing to move: stdin holds no StudyInstanceUID") }
-        return try targets.map { (t: MoveTarget) throws(PXError) -> MoveRequest in
-            try MoveRequest(
-                model: queryModel, destination: dest, patientID: t.patientID ?? patientID, studyInstanceUID: t.studyInstanceUID,
-                seriesInstanceUID: t.seriesInstanceUID, sopInstanceUIDs: t.sopInstanceUID.map { [$0] } ?? [])
-        }
+        try retrieve.validateSource(command: "px-move")
     }
 
     func run() async throws {
-        let logger = logging.makeLogger(label: "px-move")
-        let output = CommandOutput(pretty: pretty)
-        var backendName = backend.reportedName
-        var results: [MoveResult] = []
-        var failure: PXError?
-        do {
-            let dicomBackend = try backend.make(executables: connection.executables(for: "movescu"), tool: "movescu")
-            backendName = dicomBackend.name
-            let conn = try connection.connection(timeouts: timeouts.timeouts)
-            let showProgress = CommandOutput.standardErrorIsTerminal
-            for request in try requests() {
-                let result = try await dicomBackend.move(request, connection: conn, logger: logger) { progress in
-                    if showProgress {
-                        let remaining = progress.remaining.map(String.init) ?? "-"
-                        CommandOutput.writeStandardError(
-                            "\rpx-move: \(request.level.dicomValue) \(request.seriesInstanceUID ?? request.studyInstanceUID): completed \(progress.completed), failed \(progress.failed), remaining \(remaining)   ")
-                    }
-                }
-                if showProgress { CommandOutput.writeStandardError("\n") }
-                results.append(result)
-                if result.status.isFailure {
-                    failure = .dimseFailure(result.status, operation: "C-MOVE")
-                    break
-                }
-            }
-        } catch {
-            failure = error.asPXError
-        }
-        let data: JSONValue = .object([
-            JSONMember("moves", .array(results.map(PXOutput.json))),
-            JSONMember("completed", .integer(results.reduce(0) { $0 + $1.completed })),
-            JSONMember("failed", .integer(results.reduce(0) { $0 + $1.failed })),
-            JSONMember("warning", .integer(results.reduce(0) { $0 + $1.warning })),
-        ])
-        let status = output.finish(backend: backendName, data: data, error: failure)
-        if status != 0 { throw ExitCode(status) }
+        try await MoveCommand.run(
+            connection: connection, timeouts: timeouts, backend: backend, logging: logging, retrieve: retrieve,
+            destination: destination, output: output)
     }
 }

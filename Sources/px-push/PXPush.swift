@@ -1,9 +1,7 @@
 import ArgumentParser
-import DICOMData
-import Logging
 import PXCommandLine
+import PXCommands
 import PXCore
-import Synchronization
 
 @main
 struct PXPush: PXCommand {
@@ -45,7 +43,7 @@ struct PXPush: PXCommand {
     @OptionGroup(title: "Timeouts") var timeouts: TimeoutOptions
     @OptionGroup(title: "Backend") var backend: BackendOptions
     @OptionGroup(title: "Logging") var logging: LoggingOptions
-    @Flag(name: .long, help: "Indent the JSON.") var pretty = false
+    @OptionGroup var output: OutputOptions
 
     func validate() throws {
         if paths.isEmpty { throw ValidationError("give the files or directories to push") }
@@ -53,46 +51,8 @@ struct PXPush: PXCommand {
     }
 
     func run() async throws {
-        let logger = logging.makeLogger(label: "px-push")
-        let output = CommandOutput(pretty: pretty)
-        var backendName = backend.reportedName
-        var result: PushResult?
-        var failure: PXError?
-        do {
-            let dicomBackend = try backend.make(executables: connection.executables(for: "storescu"), tool: "storescu")
-            backendName = dicomBackend.name
-            let conn = try connection.connection(timeouts: timeouts.timeouts)
-            var request = try PushRequest(paths: paths)
-            request.window = window
-            let showProgress = CommandOutput.standardErrorIsTerminal
-            let total = request.files.count
-            let done = Counter()
-            let pushed = try await dicomBackend.push(request, connection: conn, logger: logger) { file in
-                let n = done.increment()
-                if showProgress {
-                    CommandOutput.writeStandardError("\rpx-push: \(n)/\(total) \(file.succeeded ? "ok" : "FAILED") \(file.file.path)   ")
-                }
-            }
-            if showProgress { CommandOutput.writeStandardError("\n") }
-            result = pushed
-            if let ended = pushed.failure {
-                failure = ended
-            } else if pushed.failed > 0 {
-                failure = .partialFailure(failed: pushed.failed, total: pushed.files.count, what: "files")
-            }
-        } catch {
-            failure = error.asPXError
-        }
-        let status = output.finish(backend: backendName, data: result.map(PXOutput.json), error: failure)
-        if status != 0 { throw ExitCode(status) }
-    }
-}
-
-/// Files done so far, for the progress line.
-final class Counter: Sendable {
-    private let value = Atomic<Int>(0)
-
-    func increment() -> Int {
-        value.add(1, ordering: .relaxed).newValue
+        try await PushCommand.run(
+            connection: connection, timeouts: timeouts, backend: backend, logging: logging, paths: paths, window: window,
+            output: output)
     }
 }

@@ -6,7 +6,7 @@ let testConnection = Connection(
     node: try! DICOMNode(host: "127.0.0.1", port: 41104, calledAETitle: "QRSCP"), local: try! LocalAE(),
     timeouts: Timeouts(connect: 3, acse: 3, dimse: 5, deadline: 30))
 
-@Suite struct FailureClassifierTests {
+@Suite(.timeLimit(.minutes(2))) struct FailureClassifierTests {
     func classify(_ name: String, tool: String) throws -> PXError? {
         let f = try Fixture(name)
         return DCMTKFailureClassifier.classify(tool: tool, exitCode: f.exitCode, signal: nil, lines: f.lines, connection: testConnection)
@@ -37,7 +37,7 @@ let testConnection = Connection(
     }
 }
 
-@Suite struct FindLogParserTests {
+@Suite(.timeLimit(.minutes(2))) struct FindLogParserTests {
     @Test func extractRun() throws {
         let events = try Fixture("34-findscu-extract-dcm.txt").lines.compactMap(FindLogParser.parse)
         #expect(events.count == 11)
@@ -63,7 +63,7 @@ let testConnection = Connection(
     }
 }
 
-@Suite struct MoveLogParserTests {
+@Suite(.timeLimit(.minutes(2))) struct MoveLogParserTests {
     @Test func debugCounts() throws {
         var parser = MoveLogParser()
         let progress = try Fixture("52-movescu-debug-suboperation-counts.txt").lines.compactMap { parser.feed($0) }
@@ -81,7 +81,7 @@ let testConnection = Connection(
     }
 }
 
-@Suite struct StoreSCPLogParserTests {
+@Suite(.timeLimit(.minutes(2))) struct StoreSCPLogParserTests {
     @Test func forkDebugLog() throws {
         var parser = StoreSCPLogParser()
         let events = try Fixture("66s-storescp-fork-debug-server-log.txt").lines.flatMap { parser.feed($0) }

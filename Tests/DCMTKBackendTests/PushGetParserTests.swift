@@ -2,7 +2,7 @@ import DCMTKBackend
 import PXCore
 import Testing
 
-@Suite struct StoreSCULogParserTests {
+@Suite(.timeLimit(.minutes(2))) struct StoreSCULogParserTests {
     func events(_ name: String) throws -> [StoreSCULogParser.Event] {
         var parser = StoreSCULogParser()
         var out = try Fixture(name).lines.compactMap { parser.feed($0) }
@@ -44,7 +44,7 @@ import Testing
     }
 }
 
-@Suite struct GetSCULogParserTests {
+@Suite(.timeLimit(.minutes(2))) struct GetSCULogParserTests {
     @Test func countsAndFinalStatus() throws {
         var parser = GetSCULogParser()
         let progress = try Fixture("60-getscu-study.txt").lines.compactMap { parser.feed($0) }

@@ -4,7 +4,7 @@ import Testing
 /// Swift Testing has a `Tag` type of its own.
 private typealias Tag = DICOMData.Tag
 
-@Suite struct DataDictionaryTests {
+@Suite(.timeLimit(.minutes(2))) struct DataDictionaryTests {
     @Test func mapsKeywordsToTagsAndBack() {
         let pairs: [(String, Tag)] = [
             ("PatientName", .patientName),

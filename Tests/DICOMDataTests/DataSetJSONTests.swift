@@ -3,7 +3,7 @@ import Testing
 
 @testable import DICOMData
 
-@Suite("JSON renderings of a data set")
+@Suite("JSON renderings of a data set", .timeLimit(.minutes(2)))
 struct DataSetJSONTests {
     static func sample() -> DataSet {
         var set = DataSet()
@@ -70,7 +70,7 @@ struct DataSetJSONTests {
     }
 }
 
-@Suite("Part 10 files")
+@Suite("Part 10 files", .timeLimit(.minutes(2)))
 struct Part10FileTests {
     @Test func writtenFileReadsBackWithCorrectMetaGroupLength() throws {
         var set = DataSetJSONTests.sample()

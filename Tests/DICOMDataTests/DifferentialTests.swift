@@ -1,4 +1,5 @@
 import Foundation
+import PXTestSupport
 import Testing
 
 @testable import DICOMData
@@ -11,7 +12,7 @@ import Testing
 /// differences that are pydicom's own choices rather than decoding (group lengths, padding it keeps,
 /// UN elements it converts through its dictionary, the original (0008,0005) terms).
 /// Where dcm2json cannot read a file at all (exit 20), px must refuse it too.
-@Suite("Differential: px-dump vs dcm2json / pydicom", .serialized)
+@Suite("Differential: px-dump vs dcm2json / pydicom", .serialized, .timeLimit(.minutes(10)))
 struct DifferentialTests {
     enum Reference: Equatable { case dcm2json, pydicom, bothFailed }
 
@@ -41,8 +42,8 @@ struct DifferentialTests {
         let note = "dcm2json: exit \(dcmtk.status) \(dcmtk.stderr.split(separator: "\n").last ?? "")"
         // dcm2json exits 20 when it cannot parse the file at all (truncated, lengths past the end).
         let dcmtkCannotParse = dcmtk.status == 20
-        let script = ExternalTool.projectRoot.appendingPathComponent("Tests/DICOMDataTests/Support/pydicom_json.py").path
-        let py = try await ExternalTool.run(ExternalTool.python, [script, file.path])
+        let script = TestSupport.repositoryRoot + "/Tests/DICOMDataTests/Support/pydicom_json.py"
+        let py = try await ExternalTool.run(TestSupport.python, [script, file.path])
         if py.status == 3 {
             if dcmtkCannotParse {
                 // Neither reference reads the file: px must refuse it too.

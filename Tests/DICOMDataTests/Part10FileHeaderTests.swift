@@ -4,7 +4,7 @@ import Testing
 
 /// `Part10File.readHeader`: the header is everything before Pixel Data, never a prefix that happens to end
 /// between two elements, whether the bytes come from the file or from a receiver's memory.
-@Suite struct Part10FileHeaderTests {
+@Suite(.timeLimit(.minutes(2))) struct Part10FileHeaderTests {
     /// A Part 10 file whose header has comments of `commentLength` bytes before the study UID and rows,
     /// then 64 KiB of pixel data.
     static func file(commentLength: Int) throws -> [UInt8] {

@@ -206,7 +206,7 @@ let dcmtkVectors: [(String, [String], VR, [UInt8], String)] = [
      "é"),
 ]
 
-@Suite struct SpecificCharacterSetTests {
+@Suite(.timeLimit(.minutes(2))) struct SpecificCharacterSetTests {
     @Test(arguments: charsetVectors)
     func decodesStandardExamples(_ v: CharsetVector) {
         let cs = SpecificCharacterSet(terms: v.terms)

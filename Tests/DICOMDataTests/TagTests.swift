@@ -1,7 +1,7 @@
 import Testing
 @testable import DICOMData
 
-@Suite struct TagTests {
+@Suite(.timeLimit(.minutes(2))) struct TagTests {
     @Test func parsesTheThreeSpellings() {
         #expect(Tag(parsing: "00100010") == .patientName)
         #expect(Tag(parsing: "0010,0010") == .patientName)

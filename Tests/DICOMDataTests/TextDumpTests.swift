@@ -9,7 +9,7 @@ import Testing
 /// Files dcmdump warns about are left out (it repairs them its own way). Where dcmdump reads a UN element
 /// of defined length as a sequence (CP-246) and px keeps it as UN, the element and what dcmdump found
 /// inside it are left out of the comparison.
-@Suite("Text dump vs dcmdump", .serialized)
+@Suite("Text dump vs dcmdump", .serialized, .timeLimit(.minutes(10)))
 struct TextDumpTests {
     struct Row: Equatable, CustomStringConvertible {
         var indent: Int

@@ -2,7 +2,7 @@ import Testing
 
 @testable import DICOMData
 
-@Suite("Typed values")
+@Suite("Typed values", .timeLimit(.minutes(2)))
 struct ValueTests {
     @Test func personNameGroupsAndComponents() {
         let name = PersonName(parsing: "Yamada^Tarou=山田^太郎=やまだ^たろう")

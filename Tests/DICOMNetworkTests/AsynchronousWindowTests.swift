@@ -2,6 +2,7 @@ import DICOMData
 import DICOMNetwork
 import DICOMProtocol
 import Foundation
+import PXTestSupport
 import NIOCore
 import Testing
 
@@ -10,7 +11,7 @@ import Testing
 /// grant; our server grants a window and stores every instance intact; DCMTK's storescp grants none.
 @Suite(
     "Asynchronous operations window", .serialized,
-    .requires("storescp", "dump2dcm", "dcmodify", "dcmcjpeg", "dcmcrle", "dcmftest", "dcmdump", "python3")
+    .requires("storescp", "dump2dcm", "dcmodify", "dcmcjpeg", "dcmcrle", "dcmftest", "dcmdump", "python3"), .timeLimit(.minutes(10))
 )
 struct AsynchronousWindowTests {
     /// An acceptor written independently of our stack (raw sockets): it answers the A-ASSOCIATE-RQ with
@@ -115,8 +116,8 @@ struct AsynchronousWindowTests {
     ) async throws -> (R, String) {
         let port = try TestSupport.freePort()
         let log = directory + "/acceptor.log"
-        let acceptor = try TestSupport.Background("python3", ["-c", Self.scriptedAcceptor, "\(port)", "\(granted)", "\(total)"], logFile: log)
-        defer { acceptor.stop() }
+        let acceptor = try PeerProcess("python3", ["-c", Self.scriptedAcceptor, "\(port)", "\(granted)", "\(total)"], logFile: log)
+        defer { acceptor.kill() }
         // Not waitForPort: the acceptor takes one connection only.
         for _ in 0..<200 where try String(contentsOfFile: log, encoding: .utf8).contains("ready") == false {
             try await Task.sleep(for: .milliseconds(25))
@@ -191,9 +192,9 @@ struct AsynchronousWindowTests {
             let received = dir + "/received"
             try FileManager.default.createDirectory(atPath: received, withIntermediateDirectories: true)
             let port = try TestSupport.freePort()
-            let storescp = try TestSupport.Background(
+            let storescp = try PeerProcess(
                 "storescp", ["-aet", "STORESCP", "-od", received, "--accept-all", "\(port)"], logFile: dir + "/storescp.log")
-            defer { storescp.stop() }
+            defer { storescp.kill() }
             try await TestSupport.waitForPort(port)
             let headers = try files.map { try StorableFile(readingHeaderOf: $0) }
             let window = try await Self.client(window: 16).withAssociation(

@@ -3,7 +3,7 @@ import DICOMNetwork
 import Testing
 
 /// ``AttributeMatching`` against the kinds of matching of PS3.4 §C.2.2.2.
-@Suite("Attribute matching (PS3.4 §C.2.2.2)")
+@Suite("Attribute matching (PS3.4 §C.2.2.2)", .timeLimit(.minutes(10)))
 struct AttributeMatchingTests {
     static var record: DataSet {
         var ds = DataSet()

@@ -2,6 +2,7 @@ import DICOMData
 import DICOMNetwork
 import DICOMProtocol
 import Foundation
+import PXTestSupport
 import NIOCore
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
 @Suite(
     "DICOMClient with DCMTK servers", .serialized,
     // make-corpus.sh needs the DCMTK tools after the peer itself, and python3 (also the silent peer below).
-    .requires("echoscu", "storescp", "dump2dcm", "dcmodify", "dcmcjpeg", "dcmcrle", "dcmftest", "dcmdump", "python3")
+    .requires("echoscu", "storescp", "dump2dcm", "dcmodify", "dcmcjpeg", "dcmcrle", "dcmftest", "dcmdump", "python3"), .timeLimit(.minutes(10))
 )
 struct ClientInteropTests {
     static func client(_ aet: String = "PXSCU", dimseTimeout: TimeAmount = .seconds(20)) -> DICOMClient {
@@ -22,9 +23,9 @@ struct ClientInteropTests {
     /// Runs storescp on a free port for the duration of `body`.
     static func withStorescp<R>(directory: String, _ body: (Int) async throws -> R) async throws -> R {
         let port = try TestSupport.freePort()
-        let storescp = try TestSupport.Background(
+        let storescp = try PeerProcess(
             "storescp", ["-aet", "STORESCP", "-od", directory, "--accept-all", "+B", "\(port)"], logFile: directory + "/../storescp.log")
-        defer { storescp.stop() }
+        defer { storescp.kill() }
         try await TestSupport.waitForPort(port)
         return try await body(port)
     }
@@ -85,8 +86,8 @@ struct ClientInteropTests {
     func acseTimeout() async throws {
         // A listening socket that accepts but never reads: nc -l.
         let port = try TestSupport.freePort()
-        let silent = try TestSupport.Background("python3", ["-c", "import socket,time\ns=socket.socket()\ns.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\ns.bind(('127.0.0.1', \(port)))\ns.listen()\nc=s.accept()\ntime.sleep(30)"], logFile: NSTemporaryDirectory() + "/px-silent-\(port).log")
-        defer { silent.stop() }
+        let silent = try PeerProcess("python3", ["-c", "import socket,time\ns=socket.socket()\ns.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\ns.bind(('127.0.0.1', \(port)))\ns.listen()\nc=s.accept()\ntime.sleep(30)"], logFile: NSTemporaryDirectory() + "/px-silent-\(port).log")
+        defer { silent.kill() }
         try await TestSupport.waitForPort(port)
         let client = DICOMClient(
             configuration: .init(callingAETitle: "PXSCU", connectTimeout: .seconds(3), acseTimeout: .milliseconds(500)),

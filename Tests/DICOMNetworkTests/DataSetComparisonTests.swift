@@ -3,7 +3,7 @@ import Testing
 
 /// The interop suites trust ``DataSetComparison`` to find what another implementation changed; these check that it
 /// does, and that it does not flag a faithful re-encoding.
-@Suite("DataSetComparison")
+@Suite("DataSetComparison", .timeLimit(.minutes(10)))
 struct DataSetComparisonTests {
     static func sample(characterSet: String = "ISO_IR 100") -> DataSet {
         var dataSet = DataSet()

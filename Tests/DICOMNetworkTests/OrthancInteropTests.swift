@@ -2,6 +2,7 @@ import DICOMData
 import DICOMNetwork
 import DICOMProtocol
 import Foundation
+import PXTestSupport
 import NIOCore
 import Testing
 
@@ -12,7 +13,7 @@ import Testing
 ///
 /// Orthanc, the corpus and our C-MOVE destination are set up once for the suite by ``OrthancPeer``; the corpus is
 /// loaded during that setup, with our C-STORE, and ``storedCorpus()`` checks how that went.
-@Suite("DICOMClient against Orthanc", .serialized, OrthancPeer())
+@Suite("DICOMClient against Orthanc", .serialized, OrthancPeer(), .timeLimit(.minutes(10)))
 struct OrthancInteropTests {
     static func client() -> DICOMClient {
         DICOMClient(

@@ -2,55 +2,11 @@ import DICOMData
 import DICOMNetwork
 import DICOMProtocol
 import Foundation
+import PXTestSupport
 import Synchronization
 import Testing
 
-/// A peer program the tests need is missing: a failure that says how to install it, never a skip
-/// (CI installs every peer through scripts/setup-test-env.sh).
-struct MissingPeer: Error, CustomStringConvertible {
-    var what: String
-    var description: String {
-        "\(what) is missing; run scripts/setup-test-env.sh as root (installs DCMTK, Orthanc and the Python venv "
-            + "with pydicom and pynetdicom; or: apt-get install -y dcmtk orthanc python3-venv)"
-    }
-}
-
 extension TestSupport {
-    /// PATH plus the sbin directories (Debian installs Orthanc as /usr/sbin/Orthanc, and a non-root PATH often
-    /// lacks them); the peer scripts run with it.
-    static var peerPath: String {
-        var directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init)
-        for extra in ["/usr/local/sbin", "/usr/sbin", "/sbin"] where !directories.contains(extra) {
-            directories.append(extra)
-        }
-        return directories.joined(separator: ":")
-    }
-
-    /// The full path of a program on ``peerPath``.
-    static func locate(_ tool: String) -> String? {
-        for directory in peerPath.split(separator: ":") {
-            let candidate = "\(directory)/\(tool)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
-    }
-
-    /// Throws ``MissingPeer`` for the first program that is not on PATH, and when `pythonModules` cannot all be
-    /// imported by the venv's Python.
-    static func requirePeers(_ tools: [String], pythonModules: [String] = []) async throws {
-        for tool in tools where locate(tool) == nil {
-            throw MissingPeer(what: tool)
-        }
-        guard !pythonModules.isEmpty else { return }
-        guard FileManager.default.isExecutableFile(atPath: python) else {
-            throw MissingPeer(what: "the Python venv (\(python))")
-        }
-        let probe = try await run(python, ["-c", "import " + pythonModules.joined(separator: ", ")])
-        guard probe.status == 0 else {
-            throw MissingPeer(what: "Python modules \(pythonModules.joined(separator: ", ")) in \(python) (\(probe.output))")
-        }
-    }
-
     /// Runs one of the project's scripts with bash; fails the test with its output when it exits non-zero.
     static func script(_ name: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> String {
         var environment = environment
@@ -67,29 +23,6 @@ extension TestSupport {
         var status: Int32
         var output: String
         var description: String { "\(script) exited with \(status): \(output)" }
-    }
-}
-
-/// A suite trait that checks, once before the suite runs, that the peer programs it needs are installed; a
-/// missing one fails the suite with an install hint instead of skipping it.
-struct RequiredPeers: SuiteTrait, TestScoping {
-    var tools: [String]
-    var pythonModules: [String]
-
-    var isRecursive: Bool { false }
-
-    func provideScope(
-        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
-    ) async throws {
-        try await TestSupport.requirePeers(self.tools, pythonModules: self.pythonModules)
-        try await function()
-    }
-}
-
-extension Trait where Self == RequiredPeers {
-    /// Fails (never skips) the suite when one of these programs or Python modules is missing.
-    static func requires(_ tools: String..., pythonModules: [String] = []) -> Self {
-        RequiredPeers(tools: tools, pythonModules: pythonModules)
     }
 }
 
@@ -178,74 +111,3 @@ final class RecordingStorage: StorageDelegate {
     }
 }
 
-/// A long-running peer process (an SCP written in Python, say) with its stdout and stderr in one log file.
-///
-/// ``stop()`` sends SIGTERM, waits without blocking the cooperative pool, then SIGKILL; call it on every path.
-final class PeerProcess: Sendable {
-    let process: Process
-    let logFile: String
-
-    init(_ executable: String, _ arguments: [String], logFile: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["TCP_NODELAY"] = "1"
-        environment["PYTHONUNBUFFERED"] = "1"
-        process.environment = environment
-        _ = FileManager.default.createFile(atPath: logFile, contents: nil)
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: logFile))
-        process.standardOutput = handle
-        process.standardError = handle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        try handle.close()  // the child has its own copy
-        self.process = process
-        self.logFile = logFile
-    }
-
-    /// The log so far.
-    var log: String {
-        (try? String(contentsOfFile: self.logFile, encoding: .utf8)) ?? ""
-    }
-
-    /// The JSON objects among the log's lines (the Python peers print one event per line).
-    var events: [JSONValue] {
-        self.log.split(separator: "\n").compactMap { line in
-            line.hasPrefix("{") ? try? JSONParser.parse(String(line)) : nil
-        }
-    }
-
-    /// Waits (max `seconds`) until an event line satisfies `predicate`; throws with the log when none does or the
-    /// process exits first.
-    func waitForEvent(timeout seconds: Double = 20, _ predicate: (JSONValue) -> Bool) async throws -> JSONValue {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while true {
-            // Looked at once more after the deadline: a late wake-up must not miss a line already written.
-            if let event = self.events.first(where: predicate) { return event }
-            guard self.process.isRunning, ContinuousClock.now < deadline else { break }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        throw PeerFailed(description: "\(self.process.executableURL?.lastPathComponent ?? "peer") did not report ready: \(self.log)")
-    }
-
-    struct PeerFailed: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    /// SIGTERM, up to 5 s for a clean exit, then SIGKILL.
-    func stop() async {
-        let pid = self.process.processIdentifier
-        guard self.process.isRunning else { return }
-        kill(pid, SIGTERM)
-        for _ in 0..<100 where self.process.isRunning {
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        if self.process.isRunning {
-            kill(pid, SIGKILL)
-            for _ in 0..<100 where self.process.isRunning {
-                try? await Task.sleep(for: .milliseconds(50))
-            }
-        }
-    }
-}

@@ -2,6 +2,7 @@ import DICOMData
 import DICOMNetwork
 import DICOMProtocol
 import Foundation
+import PXTestSupport
 import NIOCore
 import Testing
 
@@ -13,7 +14,7 @@ import Testing
 ///   our ``DICOMServer``.
 ///
 /// The pynetdicom SCP and the corpora are set up once for the suite by ``PynetdicomPeer``.
-@Suite("Interop with pynetdicom", .serialized, PynetdicomPeer())
+@Suite("Interop with pynetdicom", .serialized, PynetdicomPeer(), .timeLimit(.minutes(10)))
 struct PynetdicomInteropTests {
     static func client(_ callingAETitle: String) -> DICOMClient {
         DICOMClient(

@@ -2,6 +2,7 @@ import DICOMData
 import DICOMNetwork
 import DICOMProtocol
 import Foundation
+import PXTestSupport
 import NIOCore
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
 /// with our own ``DICOMServer`` as the C-MOVE destination.
 @Suite(
     "Query/retrieve against dcmqrscp", .serialized,
-    .requires("dcmqrscp", "echoscu", "storescu", "dcmftest", "python3", pythonModules: ["pydicom"])
+    .requires("dcmqrscp", "echoscu", "storescu", "dcmftest", "python3", pythonModules: ["pydicom"]), .timeLimit(.minutes(10))
 )
 struct QueryRetrieveInteropTests {
     static func script(_ name: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> String {

@@ -1,6 +1,7 @@
 import DICOMData
 import DICOMProtocol
 import Foundation
+import PXTestSupport
 import NIOCore
 import Synchronization
 import Testing
@@ -9,7 +10,7 @@ import Testing
 
 /// C-CANCEL-RQ during C-MOVE and C-GET (PS3.4 §C.4.2.3.1, §C.4.3.3.1), sent by our own client (DCMTK's movescu
 /// and getscu cannot cancel), and a C-MOVE whose destination refuses one instance.
-@Suite("Query/Retrieve SCP: cancel, failed sub-operations, provider timeout", .serialized, .requires(pythonModules: ["pydicom"]))
+@Suite("Query/Retrieve SCP: cancel, failed sub-operations, provider timeout", .serialized, .requires(pythonModules: ["pydicom"]), .timeLimit(.minutes(10)))
 struct QueryRetrieveSCPCancelTests {
     /// Keys for every study of the corpus (list of UID matching): all six instances.
     static func allStudies(_ corpus: [QueryRetrieveSCPTests.CorpusInstance]) -> DataSet {

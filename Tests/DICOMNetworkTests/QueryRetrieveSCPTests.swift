@@ -1,6 +1,7 @@
 import DICOMData
 import DICOMProtocol
 import Foundation
+import PXTestSupport
 import NIOCore
 import Testing
 
@@ -12,7 +13,7 @@ import Testing
 /// Expected records are computed here from the corpus files themselves, not through the archive.
 @Suite(
     "Query/Retrieve SCP with DCMTK clients", .serialized,
-    .requires("findscu", "movescu", "getscu", "storescp", pythonModules: ["pydicom"])
+    .requires("findscu", "movescu", "getscu", "storescp", pythonModules: ["pydicom"]), .timeLimit(.minutes(10))
 )
 struct QueryRetrieveSCPTests {
     /// One corpus instance's attributes, read with the data layer.
@@ -266,9 +267,9 @@ struct QueryRetrieveSCPTests {
     static func withStorescp<R>(_ directory: String, _ body: (Int) async throws -> R) async throws -> R {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let port = try TestSupport.freePort()
-        let storescp = try TestSupport.Background(
+        let storescp = try PeerProcess(
             "storescp", ["-aet", "STORESCP", "-od", directory, "\(port)"], logFile: directory + ".log")
-        defer { storescp.stop() }
+        defer { storescp.kill() }
         try await TestSupport.waitForPort(port)
         return try await body(port)
     }

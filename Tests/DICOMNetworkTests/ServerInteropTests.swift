@@ -2,13 +2,14 @@ import DICOMData
 import DICOMNetwork
 import DICOMProtocol
 import Foundation
+import PXTestSupport
 import Testing
 
 /// DCMTK's tools as clients of ``DICOMServer`` on 127.0.0.1.
 @Suite(
     "DICOMServer with DCMTK clients", .serialized,
     // make-corpus.sh needs the DCMTK tools after the peer itself, and python3.
-    .requires("echoscu", "storescu", "dump2dcm", "dcmodify", "dcmcjpeg", "dcmcrle", "dcmftest", "dcmdump", "python3")
+    .requires("echoscu", "storescu", "dump2dcm", "dcmodify", "dcmcjpeg", "dcmcrle", "dcmftest", "dcmdump", "python3"), .timeLimit(.minutes(10))
 )
 struct ServerInteropTests {
     @Test("echoscu succeeds")

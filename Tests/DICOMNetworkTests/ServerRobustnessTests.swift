@@ -1,10 +1,11 @@
 import DICOMNetwork
 import Foundation
+import PXTestSupport
 import NIOCore
 import Testing
 
 /// Hostile and silent peers against ``DICOMServer``, driven by raw sockets (python3).
-@Suite("DICOMServer robustness", .serialized)
+@Suite("DICOMServer robustness", .serialized, .timeLimit(.minutes(10)))
 struct ServerRobustnessTests {
     /// Sends `payload` (hex) and prints what comes back (hex) until the server closes, and the elapsed seconds.
     static func exchange(port: Int, payloadHex: String) async throws -> (reply: String, seconds: Double) {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import DICOMProtocol
 
-@Suite("Association negotiation (PS3.8 §9.3.2-§9.3.4, PS3.7 Annex D.3.3)")
+@Suite("Association negotiation (PS3.8 §9.3.2-§9.3.4, PS3.7 Annex D.3.3)", .timeLimit(.minutes(2)))
 struct AssociationNegotiationTests {
     static let verification = "1.2.840.10008.1.1"
     static let ctImageStorage = "1.2.840.10008.5.1.4.1.1.2"

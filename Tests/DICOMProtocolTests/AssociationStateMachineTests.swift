@@ -52,7 +52,7 @@ enum FSMFixtures {
     }
 }
 
-@Suite("Association state machine (PS3.8 §9.2, Table 9-10)")
+@Suite("Association state machine (PS3.8 §9.2, Table 9-10)", .timeLimit(.minutes(2)))
 struct AssociationStateMachineTests {
     /// PS3.8 Table 9-10, transcribed row by row (event) and column by column (Sta1...Sta13). Blank = undefined.
     static let table: [Int: [String]] = [

@@ -3,7 +3,7 @@ import Testing
 
 @testable import DICOMProtocol
 
-@Suite("Vectors captured from DCMTK 3.6.7 storescp")
+@Suite("Vectors captured from DCMTK 3.6.7 storescp", .timeLimit(.minutes(2)))
 struct DCMTKVectorTests {
     static let ct = "1.2.840.10008.5.1.4.1.1.2"
     static let implicitLE = "1.2.840.10008.1.2"

@@ -3,7 +3,7 @@ import Testing
 
 @testable import DICOMProtocol
 
-@Suite("PDU codecs (PS3.8 §9.3)")
+@Suite("PDU codecs (PS3.8 §9.3)", .timeLimit(.minutes(2)))
 struct PDUCodecTests {
     @Test("DCMTK echoscu A-ASSOCIATE-RQ decodes and re-encodes byte for byte")
     func dcmtkAssociateRQRoundTrip() throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// ``PDUFrameDecoder/streamsDataSets``: data set PDVs of P-DATA-TF PDUs that have not fully arrived are
 /// handed on piece by piece (PS3.8 §9.3.5.1, Annex E), and the result, read as PDVs, is the same message.
-@Suite("PDU framing, streaming data sets")
+@Suite("PDU framing, streaming data sets", .timeLimit(.minutes(2)))
 struct PDUFrameDecoderStreamingTests {
     /// A P-DATA-TF PDU, header included, from (context, control, data) PDVs.
     private static func pData(_ pdvs: [(UInt8, UInt8, [UInt8])]) -> ByteBuffer {

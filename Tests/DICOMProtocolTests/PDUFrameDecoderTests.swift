@@ -5,7 +5,7 @@ import Testing
 
 @testable import DICOMProtocol
 
-@Suite("PDU framing (PS3.8 §9.3.1)")
+@Suite("PDU framing (PS3.8 §9.3.1)", .timeLimit(.minutes(2)))
 struct PDUFrameDecoderTests {
     private static func frame(_ hexString: String) -> PDUFrame {
         var bytes = buffer(hex: hexString)

@@ -3,7 +3,7 @@ import Testing
 
 @testable import DICOMProtocol
 
-@Suite("P-DATA fragmentation and reassembly (PS3.8 §9.3.5, Annex E)")
+@Suite("P-DATA fragmentation and reassembly (PS3.8 §9.3.5, Annex E)", .timeLimit(.minutes(2)))
 struct PDataTests {
     static func bytes(_ count: Int, seed: UInt8) -> ByteBuffer {
         ByteBuffer(bytes: (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31) &+ seed })
@@ -141,7 +141,7 @@ extension ByteBuffer {
     }
 }
 
-@Suite("P-DATA reassembly scale")
+@Suite("P-DATA reassembly scale", .timeLimit(.minutes(2)))
 struct PDataScaleTests {
     @Test("Accumulating 32 MiB in 16 KiB fragments appends in place (no quadratic copying)")
     func largeDataset() throws {

@@ -1,9 +1,10 @@
 import DICOMData
 import PXCommandLine
 import PXCore
+import PXTestSupport
 import Testing
 
-@Suite struct PeerSpecTests {
+@Suite(.timeLimit(.minutes(10))) struct PeerSpecTests {
     @Test func forms() throws {
         #expect(try PeerSpec.parse("127.0.0.1:104") == .address(host: "127.0.0.1", port: 104, aeTitle: nil))
         #expect(try PeerSpec.parse("QRSCP@pacs.local:11112") == .address(host: "pacs.local", port: 11112, aeTitle: "QRSCP"))
@@ -17,7 +18,7 @@ import Testing
     }
 }
 
-@Suite struct TOMLSubsetTests {
+@Suite(.timeLimit(.minutes(10))) struct TOMLSubsetTests {
     @Test func configFile() throws {
         let config = try PXConfig(parsing: """
             # px config
@@ -51,7 +52,7 @@ import Testing
     }
 }
 
-@Suite struct QueryKeyTests {
+@Suite(.timeLimit(.minutes(10))) struct QueryKeyTests {
     @Test func spellings() throws {
         #expect(try QueryKey.parse("PatientName=Doe*") == QueryKey(tag: .patientName, vr: .PN, value: "Doe*"))
         #expect(try QueryKey.parse("(0010,0020)=PAT1").tag == .patientID)
@@ -66,21 +67,21 @@ import Testing
             "series":[{"SeriesInstanceUID":{"tag":"0020,000e","value":"1.2.3","label":"SeriesInstanceUID"}},
                       {"SeriesInstanceUID":{"tag":"0020,000e","value":"1.2.4","label":"SeriesInstanceUID"}}]}]}
             """
-        let targets = try MoveTarget.parse(pxFindOutput: text)
+        let targets = try RetrieveSelection.parse(pxFindOutput: text)
         #expect(targets == [
-            MoveTarget(studyInstanceUID: "1.2", seriesInstanceUID: "1.2.3"),
-            MoveTarget(studyInstanceUID: "1.2", seriesInstanceUID: "1.2.4"),
+            RetrieveSelection(studyInstanceUID: "1.2", seriesInstanceUID: "1.2.3"),
+            RetrieveSelection(studyInstanceUID: "1.2", seriesInstanceUID: "1.2.4"),
         ])
         let ndjson = "{\"StudyInstanceUID\":\"9.8\",\"SeriesInstanceUID\":\"9.8.7\",\"SOPInstanceUID\":\"9.8.7.6\"}\n{\"status\":\"success\",\"data\":{\"count\":1}}\n"
-        #expect(try MoveTarget.parse(pxFindOutput: ndjson) == [
-            MoveTarget(studyInstanceUID: "9.8", seriesInstanceUID: "9.8.7", sopInstanceUID: "9.8.7.6")
+        #expect(try RetrieveSelection.parse(pxFindOutput: ndjson) == [
+            RetrieveSelection(studyInstanceUID: "9.8", seriesInstanceUID: "9.8.7", sopInstanceUIDs: ["9.8.7.6"])
         ])
     }
 }
 
 /// Every command's `--help` explains its exit codes, and its text fits an 80-column terminal without
 /// being re-wrapped mid-line by ArgumentParser.
-@Suite struct HelpTextTests {
+@Suite(.timeLimit(.minutes(10))) struct HelpTextTests {
     @Test(arguments: ["px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get", "px-dump"])
     func exitTableAndWidth(command: String) throws {
         // A wide terminal: ArgumentParser wraps nothing, so the lines are the ones we wrote.
@@ -104,7 +105,7 @@ import Testing
 
 /// A usage error found while parsing the arguments is a JSON envelope on stdout too (exit 64), with
 /// ArgumentParser's message and usage line on stderr; `--help` stays plain text.
-@Suite struct UsageErrorTests {
+@Suite(.timeLimit(.minutes(10))) struct UsageErrorTests {
     @Test(arguments: [
         ("px-echo", ["127.0.0.1:1", "--no-such-option"], "Unknown option '--no-such-option'"),
         ("px-find", ["127.0.0.1:1", "--limit", "many"], "The value 'many' is invalid for '--limit <limit>'"),
@@ -123,6 +124,30 @@ import Testing
         #expect(json["backend"]?.stringValue == (arguments.contains("native") ? "native" : "auto"))
         #expect(json["command"]?.arrayValue?.count == arguments.count + 1)
         #expect(run.stderr.contains("Error: " + message), "\(run.stderr)")
+    }
+
+    /// An enumerated option's value is checked by ArgumentParser, which names the valid ones.
+    @Test(arguments: [
+        ("px-find", ["127.0.0.1:1", "--level", "instance"], "The value 'instance' is invalid for '--level <level>'. Please provide one of 'patient', 'study', 'series' or 'image'."),
+        ("px-find", ["127.0.0.1:1", "--format", "csv"], "The value 'csv' is invalid for '--format <format>'. Please provide one of 'pypx', 'dicom-json', 'ndjson' or 'table'."),
+        ("px-listen", ["--on-duplicate", "replace"], "The value 'replace' is invalid for '--on-duplicate <on-duplicate>'. Please provide one of 'keep', 'overwrite' or 'rename'."),
+    ])
+    func enumeratedValues(command: String, arguments: [String], message: String) throws {
+        let run = try PeerHarness.run(command, arguments)
+        #expect(run.exitCode == 64, "\(run.stdout) \(run.stderr)")
+        #expect(run.json?["error"]?["code"]?.stringValue == "usage")
+        #expect(run.json?["error"]?["message"]?.stringValue == message, "\(run.stdout)")
+    }
+
+    /// DICOM spells QueryRetrieveLevel in capitals (PS3.4 §C.6): `--level IMAGE` is `--level image`.
+    /// The query then runs (and finds the port closed), it is not a usage error.
+    @Test(arguments: ["IMAGE", "image", "Series", "PATIENT"])
+    func levelInAnyCase(level: String) throws {
+        let port = String(try TestSupport.freePort())
+        let run = try PeerHarness.run(
+            "px-find", ["127.0.0.1:" + port, "--level", level, "--model", "PATIENT", "--backend", "native"])
+        #expect(run.exitCode == 1, "\(run.stdout) \(run.stderr)")
+        #expect(run.json?["error"]?["code"]?.stringValue == "connectionRefused")
     }
 
     @Test func helpIsNotAnError() throws {

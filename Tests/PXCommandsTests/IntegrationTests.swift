@@ -1,11 +1,12 @@
 import DICOMData
 import Foundation
+import PXTestSupport
 import Testing
 
 /// End-to-end runs of the built px executables against real DCMTK peers on free loopback ports:
 /// dcmqrscp (started with scripts/dcmqrscp-start.sh, fork mode, loaded with scripts/make-qr-corpus.py's
 /// corpus) and px-listen as the C-MOVE destination.
-@Suite(.serialized) struct IntegrationTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct IntegrationTests {
     static let backends = ["dcmtk", "native"]
 
     /// The envelope without `backend` and `command`: what must not differ between backends.
@@ -19,7 +20,7 @@ import Testing
     @Test(arguments: backends) func echoFailureModes(backend: String) throws {
         guard PeerHarness.requireTools(["echoscu"]) else { return }
         let b = ["--backend", backend]
-        let refused = try PeerHarness.run("px-echo", ["127.0.0.1:\(PeerHarness.freePort())"] + b)
+        let refused = try PeerHarness.run("px-echo", ["127.0.0.1:\(try TestSupport.freePort())"] + b)
         #expect(refused.exitCode == 1)
         #expect(refused.json?["error"]?["code"]?.stringValue == "connectionRefused")
         #expect(refused.json?["backend"]?.stringValue == backend)
@@ -28,7 +29,7 @@ import Testing
         #expect(unknown.exitCode == 1)
         #expect(unknown.json?["error"]?["code"]?.stringValue == "unknownHost")
 
-        let silent = PeerHarness.silentListener()
+        let silent = try TestSupport.silentListener()
         defer { close(silent.fd) }
         let timeout = try PeerHarness.run("px-echo", ["127.0.0.1:\(silent.port)", "--acse-timeout", "1"] + b)
         #expect(timeout.exitCode == 75)
@@ -41,7 +42,7 @@ import Testing
 
     @Test func backendSelection() throws {
         guard PeerHarness.requireTools(["echoscu"]) else { return }
-        let port = String(PeerHarness.freePort())
+        let port = String(try TestSupport.freePort())
         let missing = try PeerHarness.run("px-echo", ["127.0.0.1:" + port, "--executable", "/nonexistent/echoscu"])
         #expect(missing.exitCode == 69)
         #expect(missing.json?["error"]?["message"]?.stringValue?.contains("apt-get install dcmtk") == true)
@@ -61,14 +62,14 @@ import Testing
     /// JSON of the two runs must be equal apart from `backend` and `command`.
     @Test func echoFindMoveListenAgainstDcmqrscp() throws {
         guard PeerHarness.requireTools(["dcmqrscp", "storescp", "storescu", "echoscu", "findscu", "movescu"]) else { return }
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
         defer { try? FileManager.default.removeItem(atPath: work) }
-        let listenPort = PeerHarness.freePort()
-        let qrPort = PeerHarness.freePort()
-        let scripts = PeerHarness.root + "/scripts/"
+        let listenPort = try TestSupport.freePort()
+        let qrPort = try TestSupport.freePort()
+        let scripts = TestSupport.repositoryRoot + "/scripts/"
 
         // Corpus and Q/R peer.
-        let corpus = try PeerHarness.run(PeerHarness.root + "/.venv/bin/python", [scripts + "make-qr-corpus.py", work + "/corpus"])
+        let corpus = try PeerHarness.run(TestSupport.python, [scripts + "make-qr-corpus.py", work + "/corpus"])
         try #require(corpus.exitCode == 0, "make-qr-corpus.py failed: \(corpus.stderr)")
         let start = try PeerHarness.run(
             scripts + "dcmqrscp-start.sh", [work + "/qr", String(qrPort)],
@@ -164,7 +165,7 @@ import Testing
             let received = work + "/received-" + backend
             let events = work + "/events-\(backend).ndjson"
             let listener = Process()
-            listener.executableURL = URL(fileURLWithPath: PeerHarness.binDirectory + "/px-listen")
+            listener.executableURL = URL(fileURLWithPath: TestSupport.binDirectory + "/px-listen")
             listener.arguments = ["--port", String(listenPort), "--aet", "PXLISTEN", "-d", received] + b
             #expect(FileManager.default.createFile(atPath: events, contents: nil))
             listener.standardOutput = FileHandle(forWritingAtPath: events)
@@ -174,16 +175,19 @@ import Testing
                 if listener.isRunning { listener.interrupt() }
                 listener.waitUntilExit()
             }
-            var ready = false
-            for _ in 0..<50 where !ready {
-                ready = (try PeerHarness.run("/usr/bin/echoscu", ["-aec", "PXLISTEN", "127.0.0.1", String(listenPort)])).exitCode == 0
-                if !ready { usleep(100_000) }
+            let ready = TestSupport.pollBlocking(seconds: 5) {
+                (try? PeerHarness.run("/usr/bin/echoscu", ["-aec", "PXLISTEN", "127.0.0.1", String(listenPort)]))?.exitCode == 0
             }
             try #require(ready, "px-listen (\(backend)) did not answer C-ECHO")
             let move = try step("move", "px-move", [peer, "--destination", "PXLISTEN"], stdin: find.stdout)
             #expect(move.exitCode == 0)
             #expect(move.json?["data"]?["completed"] == .number("6"))
-            usleep(300_000)
+            // px-listen (dcmtk) reports an instance once storescp has written it: stop it after the last one.
+            let reported = TestSupport.pollBlocking(seconds: 10) {
+                let text = String(decoding: FileManager.default.contents(atPath: events) ?? Data(), as: UTF8.self)
+                return text.components(separatedBy: "\"instanceReceived\"").count - 1 >= 6
+            }
+            #expect(reported, "px-listen (\(backend)) reported fewer than 6 instances")
             listener.interrupt()
             listener.waitUntilExit()
             let lines = String(decoding: FileManager.default.contents(atPath: events) ?? Data(), as: UTF8.self).split(separator: "\n")

@@ -1,5 +1,6 @@
 import DICOMData
 import Foundation
+import PXTestSupport
 import Testing
 
 /// A px-listen running in the background for the listener tests: stdout (NDJSON events) and stderr
@@ -21,24 +22,11 @@ final class ListenerProcess {
     /// Starts px-listen on `backend` storing under `root`; returns once it has reported `listening`
     /// (native: on a free port it picked itself) and, for dcmtk, answers C-ECHO.
     static func start(backend: String, root: String, work: String, extra: [String] = []) async throws -> ListenerProcess {
-        let port = backend == "native" ? 0 : PeerHarness.freePort()
+        let port = backend == "native" ? 0 : try TestSupport.freePort()
         let base = work + "/listen-\(UUID().uuidString.prefix(8))"
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, base + ".ndjson", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, base + ".err", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        let path = PeerHarness.binDirectory + "/px-listen"
+        let path = TestSupport.binDirectory + "/px-listen"
         let arguments = ["--backend", backend, "--port", String(port), "--aet", "PXLISTEN", "-d", root, "--log-level", "debug"] + extra
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        var env = ProcessInfo.processInfo.environment
-        env["TCP_NODELAY"] = "1"
-        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, nil, argv, envp)
-        guard rc == 0 else { throw PeerHarness.SpawnFailed(path: path, code: rc) }
+        let pid = try TestSupport.spawn(path, arguments, stdoutPath: base + ".ndjson", stderrPath: base + ".err")
         let listener = ListenerProcess(pid: pid, eventsPath: base + ".ndjson", stderrPath: base + ".err", port: port)
         let listening = await listener.waitFor(seconds: 20) { events in events.contains { $0["event"]?.stringValue == "listening" } }
         guard listening, let event = listener.events().first(where: { $0["event"]?.stringValue == "listening" }),
@@ -50,11 +38,7 @@ final class ListenerProcess {
         listener.port = reported
         if backend == "dcmtk" {
             // storescp reports nothing when ready: wait until it answers.
-            var ready = false
-            for _ in 0..<50 where !ready {
-                ready = try await PeerHarness.runAsync("/usr/bin/echoscu", ["-aec", "PXLISTEN", "127.0.0.1", String(reported)]).exitCode == 0
-                if !ready { try await Task.sleep(for: .milliseconds(100)) }
-            }
+            let ready = try await TestSupport.waitForEcho(port: reported, aeTitle: "PXLISTEN", seconds: 5)
             guard ready else {
                 await listener.stop(signal: SIGKILL)
                 throw ListenerFailed(message: "px-listen (dcmtk) did not answer C-ECHO")
@@ -95,7 +79,7 @@ final class ListenerProcess {
         if exitStatus != nil { return true }
         var status: Int32 = 0
         if waitpid(pid, &status, WNOHANG) == pid {
-            exitStatus = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+            exitStatus = TestSupport.exitCode(fromWaitStatus: status)
             return true
         }
         return false
@@ -153,12 +137,12 @@ enum ListenerFiles {
         files(under: root).filter { $0.contains("/.px-incoming") || $0.hasSuffix(".part") || $0.hasSuffix(".px-tmp") }
     }
 
-    static func python() -> String { PeerHarness.root + "/.venv/bin/python" }
+    
 
     /// Runs scripts/make-listen-corpus.py.
     static func makeCorpus(_ arguments: [String]) async throws -> [String] {
         let out = arguments.last ?? ""
-        let run = try await PeerHarness.runAsync(python(), [PeerHarness.root + "/scripts/make-listen-corpus.py"] + arguments)
+        let run = try await PeerHarness.runAsync(TestSupport.python, [TestSupport.repositoryRoot + "/scripts/make-listen-corpus.py"] + arguments)
         guard run.exitCode == 0 else { throw ListenerProcess.ListenerFailed(message: "make-listen-corpus.py: \(run.stderr)") }
         return ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).filter { $0.hasSuffix(".dcm") }.sorted().map { out + "/" + $0 }
     }

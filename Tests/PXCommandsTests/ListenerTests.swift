@@ -1,12 +1,13 @@
 import DICOMData
 import Foundation
+import PXTestSupport
 import Testing
 
 /// px-listen as a long-running receiver (issue 5), against real senders (storescu, pynetdicom) on
 /// loopback: received data equals sent data, hostile values stay inside the root, a full disk is a
 /// failure status and nothing partial, silent and aborting senders, 16 parallel senders, SIGTERM,
 /// and the once-per-series hook.
-@Suite(.serialized) struct ListenerTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct ListenerTests {
     static let backends = ["native", "dcmtk"]
     static let tools = ["storescu", "echoscu", "dcmdump"]
 
@@ -14,7 +15,7 @@ import Testing
     /// exist, the hook runs once per series, and the second copy is reported as a kept duplicate.
     @Test(arguments: backends) func storescuAndPynetdicomIntoTheTree(backend: String) async throws {
         guard PeerHarness.requireTools(Self.tools) else { return }
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
         defer { try? FileManager.default.removeItem(atPath: work) }
         let corpus = try await ListenerFiles.makeCorpus(["many", "12", "3", work + "/corpus"])
         let sent = try ListenerFiles.dataSets(corpus)
@@ -27,15 +28,19 @@ import Testing
         let store = try await ListenerFiles.storescu(listener.port, corpus)
         #expect(store.exitCode == 0, "\(store.stderr)")
         #expect(await listener.waitFor(seconds: 20) { $0.filter { $0["event"]?.stringValue == "seriesComplete" }.count == 3 })
-        try await Task.sleep(for: .milliseconds(300))  // the hooks run asynchronously
-        let hookLines = String(decoding: FileManager.default.contents(atPath: hookLog) ?? Data(), as: UTF8.self).split(separator: "\n")
+        // The hooks run asynchronously: wait for their three lines (a fourth would fail below).
+        func hookLinesNow() -> [Substring] {
+            String(decoding: FileManager.default.contents(atPath: hookLog) ?? Data(), as: UTF8.self).split(separator: "\n")
+        }
+        _ = await TestSupport.poll(seconds: 10) { hookLinesNow().count >= 3 }
+        let hookLines = hookLinesNow()
         #expect(hookLines.count == 3, "\(hookLines)")
         #expect(Set(hookLines.map { $0.split(separator: " ")[0] }).count == 3)
         #expect(hookLines.allSatisfy { $0.hasSuffix(" 4 arg1") }, "\(hookLines)")
 
         let py = try await PeerHarness.runAsync(
-            ListenerFiles.python(),
-            [PeerHarness.root + "/scripts/pynetdicom-scu.py", "store", "127.0.0.1", String(listener.port)] + corpus + ["--aec", "PXLISTEN"])
+            TestSupport.python,
+            [TestSupport.repositoryRoot + "/scripts/pynetdicom-scu.py", "store", "127.0.0.1", String(listener.port)] + corpus + ["--aec", "PXLISTEN"])
         #expect(py.exitCode == 0, "\(py.stdout) \(py.stderr)")
         #expect(await listener.waitFor(seconds: 20) { $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == 24 })
 
@@ -73,7 +78,7 @@ import Testing
     /// every file lands inside the root, and nothing is written next to it.
     @Test(arguments: backends) func hostileValuesStayInsideTheRoot(backend: String) async throws {
         guard PeerHarness.requireTools(Self.tools) else { return }
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
         defer { try? FileManager.default.removeItem(atPath: work) }
         let corpus = try await ListenerFiles.makeCorpus(["hostile", work + "/corpus"])
         let root = work + "/deep/root"
@@ -100,7 +105,7 @@ import Testing
     /// staging folder was removed.
     @Test func diskFullIsAFailureStatusAndNothingPartial() async throws {
         guard PeerHarness.requireTools(Self.tools) else { return }
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
         defer { try? FileManager.default.removeItem(atPath: work) }
         let root = work + "/tmpfs"
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
@@ -108,7 +113,7 @@ import Testing
         try #require(mount.exitCode == 0, "cannot mount a tmpfs (the tests run as root): \(mount.stderr)")
         defer { _ = try? PeerHarness.run("/bin/umount", ["-l", root]) }
         let bench = work + "/ct"
-        let ct = try await PeerHarness.runAsync(ListenerFiles.python(), [PeerHarness.root + "/scripts/make-qr-corpus.py", "--ct-bench", "10", bench])
+        let ct = try await PeerHarness.runAsync(TestSupport.python, [TestSupport.repositoryRoot + "/scripts/make-qr-corpus.py", "--ct-bench", "10", bench])
         try #require(ct.exitCode == 0, "\(ct.stderr)")
         let corpus = try FileManager.default.contentsOfDirectory(atPath: bench).filter { $0.hasSuffix(".dcm") }.sorted().map { bench + "/" + $0 }
         let listener = try await ListenerProcess.start(backend: "native", root: root, work: work)
@@ -146,7 +151,7 @@ import Testing
     /// closed at once. Neither leaves a file at a final name.
     @Test(arguments: backends) func silentAndAbortingSenders(backend: String) async throws {
         guard PeerHarness.requireTools(Self.tools) else { return }
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
         defer { try? FileManager.default.removeItem(atPath: work) }
         let corpus = try await ListenerFiles.makeCorpus(["large", "512", work + "/large"])
         let root = work + "/root"
@@ -181,7 +186,7 @@ import Testing
     /// 16 storescu senders at once, 50 instances each: all 800 arrive intact.
     @Test func sixteenParallelSenders() async throws {
         guard PeerHarness.requireTools(Self.tools) else { return }
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
         defer { try? FileManager.default.removeItem(atPath: work) }
         let corpus = try await ListenerFiles.makeCorpus(["many", "800", "16", work + "/corpus"])
         let root = work + "/root"
@@ -213,7 +218,7 @@ import Testing
     /// and each series reported complete has its series.info.
     @Test(arguments: backends) func sigtermDuringReception(backend: String) async throws {
         guard PeerHarness.requireTools(Self.tools) else { return }
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
         defer { try? FileManager.default.removeItem(atPath: work) }
         let corpus = try await ListenerFiles.makeCorpus(["many", "800", "8", work + "/corpus"])
         let root = work + "/root"
@@ -248,7 +253,7 @@ import Testing
     /// AE titles, and rejects associations over --max-associations.
     @Test func calledAndCallingAETitles() async throws {
         guard PeerHarness.requireTools(Self.tools) else { return }
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
         defer { try? FileManager.default.removeItem(atPath: work) }
         let listener = try await ListenerProcess.start(backend: "native", root: work + "/root", work: work, extra: ["--allow-calling", "GOOD,ALSOGOOD"])
         let port = String(listener.port)
@@ -268,17 +273,6 @@ import Testing
 
     /// Starts storescu in the background (output in `log`); the caller reaps it.
     static func spawnStorescu(_ port: Int, _ files: [String], log: String) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv = (["/usr/bin/storescu", "-aec", "PXLISTEN", "127.0.0.1", String(port)] + files).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, "/usr/bin/storescu", &actions, nil, argv, environ)
-        guard rc == 0 else { throw PeerHarness.SpawnFailed(path: "storescu", code: rc) }
-        return pid
+        try TestSupport.spawn("/usr/bin/storescu", ["-aec", "PXLISTEN", "127.0.0.1", String(port)] + files, stdoutPath: log, stderrPath: nil)
     }
 }

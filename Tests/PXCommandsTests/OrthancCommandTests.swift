@@ -1,5 +1,6 @@
 import DICOMData
 import Foundation
+import PXTestSupport
 import Testing
 
 /// The built px commands with the DCMTK backend against Orthanc (scripts/orthanc-start.sh, DefaultEncoding Utf8) on
@@ -7,7 +8,7 @@ import Testing
 /// study level (with series) and image level, and px-move into px-listen, which Orthanc knows as a modality.
 ///
 /// Orthanc is started once for the suite by ``OrthancCommandPeer`` and stopped when the suite ends, also on failure.
-@Suite("px commands against Orthanc", .serialized, OrthancCommandPeer())
+@Suite("px commands against Orthanc", .serialized, OrthancCommandPeer(), .timeLimit(.minutes(10)))
 struct OrthancCommandTests {
     static func context() throws -> OrthancCommandPeer.Context {
         try #require(OrthancCommandPeer.current, "the suite's Orthanc is not running")
@@ -101,15 +102,10 @@ struct OrthancCommandTests {
         let corpus = context.corpus
         let received = context.work + "/received"
         let events = context.work + "/listen-events.ndjson"
-        let listener = Process()
-        listener.executableURL = URL(fileURLWithPath: PeerHarness.binDirectory + "/px-listen")
-        listener.arguments = [
-            "--backend", "dcmtk", "--port", String(context.listenPort), "--aet", OrthancCommandPeer.listenAETitle, "-d", received,
-        ]
-        _ = FileManager.default.createFile(atPath: events, contents: nil)
-        listener.standardOutput = FileHandle(forWritingAtPath: events)
-        listener.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try listener.run()
+        let listener = try PeerProcess(
+            TestSupport.binDirectory + "/px-listen",
+            ["--backend", "dcmtk", "--port", String(context.listenPort), "--aet", OrthancCommandPeer.listenAETitle, "-d", received],
+            logFile: events, errorFile: "/dev/null")
         // The study moved first, then everything again: the first study's instances arrive twice.
         let expectedEvents = corpus.dataSets.count + (corpus.studies[context.largestStudy]?.count ?? 0)
         do {
@@ -117,10 +113,10 @@ struct OrthancCommandTests {
             // px-listen reports an instance once storescp has written it; stop it only after the last one.
             try await Self.waitForLines(in: events, atLeast: expectedEvents)
         } catch {
-            await Self.stop(listener)
+            await listener.stop(signal: SIGINT)
             throw error
         }
-        await Self.stop(listener)
+        await listener.stop(signal: SIGINT)
 
         let lines = String(decoding: FileManager.default.contents(atPath: events) ?? Data(), as: UTF8.self).split(separator: "\n")
         let parsed = lines.compactMap { try? JSONParser.parse(String($0)) }
@@ -142,13 +138,7 @@ struct OrthancCommandTests {
 
     /// Waits for px-listen to answer, then moves the largest study by UID and px-find's full answer through stdin.
     static func moves(context: OrthancCommandPeer.Context, corpus: OrthancCommandPeer.Corpus) async throws {
-        var ready = false
-        for _ in 0..<100 where !ready {
-            let echo = try await PeerHarness.runAsync(
-                "/usr/bin/env", ["echoscu", "-aec", OrthancCommandPeer.listenAETitle, "127.0.0.1", String(context.listenPort)])
-            ready = echo.exitCode == 0
-            if !ready { try await Task.sleep(for: .milliseconds(100)) }
-        }
+        let ready = try await TestSupport.waitForEcho(port: context.listenPort, aeTitle: OrthancCommandPeer.listenAETitle)
         try #require(ready, "px-listen did not answer C-ECHO on port \(context.listenPort)")
 
         let study = context.largestStudy
@@ -186,24 +176,13 @@ struct OrthancCommandTests {
 
     /// Waits (max 20 s) until `file` has `count` instanceReceived lines.
     static func waitForLines(in file: String, atLeast count: Int) async throws {
-        for _ in 0..<200 {
+        let reached = await TestSupport.poll(seconds: 20) {
             let text = String(decoding: FileManager.default.contents(atPath: file) ?? Data(), as: UTF8.self)
-            if text.components(separatedBy: "\"instanceReceived\"").count - 1 >= count { return }
-            try await Task.sleep(for: .milliseconds(100))
+            return text.components(separatedBy: "\"instanceReceived\"").count - 1 >= count
         }
-        Issue.record("px-listen reported fewer than \(count) instances")
+        if !reached { Issue.record("px-listen reported fewer than \(count) instances") }
     }
 
-    /// SIGINT (px-listen's clean shutdown), then SIGKILL after 5 s.
-    static func stop(_ process: Process) async {
-        guard process.isRunning else { return }
-        process.interrupt()
-        for _ in 0..<100 where process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            for _ in 0..<40 where process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
-        }
-    }
 }
 
 /// Orthanc for a whole suite of command tests: the corpus, a free port for px-listen (registered in Orthanc's
@@ -259,12 +238,12 @@ struct OrthancCommandPeer: SuiteTrait, TestScoping {
             let found = Self.path.split(separator: ":").contains { FileManager.default.isExecutableFile(atPath: "\($0)/\(tool)") }
             guard found else { throw SetupFailed(description: "\(tool) is not installed: \(hint)") }
         }
-        let python = ProcessInfo.processInfo.environment["PX_VENV"].map { $0 + "/bin/python" } ?? PeerHarness.root + "/.venv/bin/python"
+        let python = ProcessInfo.processInfo.environment["PX_VENV"].map { $0 + "/bin/python" } ?? TestSupport.python
         guard FileManager.default.isExecutableFile(atPath: python) else {
             throw SetupFailed(description: "no venv with pydicom at \(python): \(hint)")
         }
-        let scripts = PeerHarness.root + "/scripts/"
-        let work = PeerHarness.temporaryDirectory()
+        let scripts = TestSupport.repositoryRoot + "/scripts/"
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
         defer { try? FileManager.default.removeItem(atPath: work) }
 
         let made = try await PeerHarness.runAsync(python, [scripts + "make-qr-corpus.py", work + "/corpus"])
@@ -279,7 +258,7 @@ struct OrthancCommandPeer: SuiteTrait, TestScoping {
             corpus.series[dataSet.string(.seriesInstanceUID) ?? "", default: []].append(dataSet)
         }
 
-        let listenPort = PeerHarness.freePort()
+        let listenPort = try TestSupport.freePort()
         let orthanc = work + "/orthanc"
         let environment = [
             "PATH": Self.path,
@@ -305,7 +284,7 @@ struct OrthancCommandPeer: SuiteTrait, TestScoping {
 
     static func stop(_ orthanc: String) async {
         do {
-            let stop = try await PeerHarness.runAsync(PeerHarness.root + "/scripts/peer-stop.sh", [orthanc + "/orthanc.pid"])
+            let stop = try await PeerHarness.runAsync(TestSupport.repositoryRoot + "/scripts/peer-stop.sh", [orthanc + "/orthanc.pid"])
             if stop.exitCode != 0 { Issue.record("peer-stop.sh could not stop Orthanc: \(stop.stderr)") }
         } catch {
             Issue.record("cannot run peer-stop.sh: \(error)")

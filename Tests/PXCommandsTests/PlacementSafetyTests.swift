@@ -1,5 +1,6 @@
 import DICOMData
 import Foundation
+import PXTestSupport
 import Testing
 
 /// px-listen on both backends against a tree with planted links, UIDs that used to share a name, and
@@ -33,8 +34,8 @@ import Testing
     /// Sends `files` with pynetdicom-scu.py (one association); returns the C-STORE status of each.
     static func send(_ port: Int, _ files: [String], extra: [String] = []) async throws -> [Int?] {
         let run = try await PeerHarness.runAsync(
-            ListenerFiles.python(),
-            [PeerHarness.root + "/scripts/pynetdicom-scu.py", "store", "127.0.0.1", String(port)] + files + ["--aec", "PXLISTEN"] + extra)
+            TestSupport.python,
+            [TestSupport.repositoryRoot + "/scripts/pynetdicom-scu.py", "store", "127.0.0.1", String(port)] + files + ["--aec", "PXLISTEN"] + extra)
         let results = try #require(run.json?["results"]?.arrayValue, "\(run.stdout) \(run.stderr)")
         return results.map { $0["status"]?.intValue }
     }
@@ -49,7 +50,7 @@ import Testing
     /// byte lands outside the root, and the receiver goes on storing other patients.
     @Test(arguments: backends) func aLinkWhereThePatientFolderGoesIsRefused(backend: String) async throws {
         guard PeerHarness.requireTools(Self.tools) else { return }
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
         defer { try? FileManager.default.removeItem(atPath: work) }
         let (root, outside) = (work + "/root", work + "/outside")
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
@@ -76,7 +77,7 @@ import Testing
     /// Issue 14 item 6a: a dangling link at the final name is not a kept duplicate.
     @Test(arguments: backends) func aDanglingLinkAtTheFinalNameIsNotSuccess(backend: String) async throws {
         guard PeerHarness.requireTools(Self.tools) else { return }
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
         defer { try? FileManager.default.removeItem(atPath: work) }
         let (root, outside) = (work + "/root", work + "/outside")
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
@@ -100,7 +101,7 @@ import Testing
     /// (senders refuse longer UIDs; the placer's tests cover those, and 32-bit hash collisions).
     @Test(arguments: backends) func uidsThatSharedANameAreFourFiles(backend: String) async throws {
         guard PeerHarness.requireTools(Self.tools) else { return }
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
         defer { try? FileManager.default.removeItem(atPath: work) }
         let root = work + "/root"
         var prefix = "1.2.826.0.1.3680043.8.498.1+"
@@ -126,7 +127,7 @@ import Testing
     /// drops the file storescp wrote. Both report `storeFailed` with the request's UID.
     @Test(arguments: backends) func aRequestWhoseUIDIsNotTheDataSetsIsRefused(backend: String) async throws {
         guard PeerHarness.requireTools(Self.tools) else { return }
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
         defer { try? FileManager.default.removeItem(atPath: work) }
         let root = work + "/root"
         let file = try Self.instance(work + "/corpus", sop: "1.2.826.0.1.3680043.8.498.1.1.6")
@@ -155,12 +156,12 @@ import Testing
         ("{PatientName}-{StudyDescription}-{SeriesDescription}-{PatientID}/{SOPInstanceUID}.dcm", "259 bytes"),
     ])
     func badLayoutsAreUsageErrors(layout: String, message: String) async throws {
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
         defer { try? FileManager.default.removeItem(atPath: work) }
         // Under timeout(1): a px-listen that accepts the layout listens until it is stopped (exit 124).
         let run = try await PeerHarness.runAsync(
             "/usr/bin/timeout",
-            ["20", PeerHarness.binDirectory + "/px-listen", "--port", "0", "-d", work + "/root", "--layout", layout, "--backend", "native"])
+            ["20", TestSupport.binDirectory + "/px-listen", "--port", "0", "-d", work + "/root", "--layout", layout, "--backend", "native"])
         #expect(run.exitCode == 64, "\(run.stdout) \(run.stderr)")
         #expect((run.stdout + run.stderr).contains(message), "\(run.stdout) \(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: work + "/root"))

@@ -1,11 +1,12 @@
 import DICOMData
 import Foundation
+import PXTestSupport
 import Testing
 
 /// px-push (C-STORE SCU) into DCMTK's storescp and px-get (C-GET SCU) from dcmqrscp, each on both
 /// backends, on free loopback ports; the JSON of the two backends must be equal apart from
 /// `backend` and `command`.
-@Suite(.serialized) struct PushGetCommandTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct PushGetCommandTests {
     static let backends = ["dcmtk", "native"]
 
     /// A private SOP class no storage SCP knows: storescp (without -pm) refuses its context.
@@ -23,44 +24,14 @@ import Testing
 
     static func makeCorpus(_ directory: String) async throws {
         let corpus = try await PeerHarness.runAsync(
-            PeerHarness.root + "/.venv/bin/python", [PeerHarness.root + "/scripts/make-qr-corpus.py", directory])
+            TestSupport.python, [TestSupport.repositoryRoot + "/scripts/make-qr-corpus.py", directory])
         try #require(corpus.exitCode == 0, "make-qr-corpus.py failed: \(corpus.stderr)")
     }
 
-    /// Starts a background peer with stdout/stderr to a log file.
-    static func start(_ tool: String, _ arguments: [String], log: String) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: PeerHarness.which(tool) ?? "/usr/bin/\(tool)")
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["TCP_NODELAY"] = "1"
-        process.environment = environment
-        FileManager.default.createFile(atPath: log, contents: nil)
-        process.standardOutput = FileHandle(forWritingAtPath: log)
-        process.standardError = FileHandle(forWritingAtPath: log)
-        try process.run()
-        return process
-    }
-
-    /// SIGTERM, then SIGKILL after 5 s; polls instead of blocking a pool thread.
-    static func stop(_ process: Process) async {
-        guard process.isRunning else { return }
-        process.terminate()
-        for _ in 0..<100 where process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            for _ in 0..<40 where process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
-        }
-    }
-
-    /// Waits (max 10 s) until the peer answers C-ECHO.
+    /// Waits until the peer answers C-ECHO; fails the test when it did not within 10 s.
     static func waitForEcho(port: Int, aeTitle: String) async throws {
-        for _ in 0..<100 {
-            let echo = try await PeerHarness.runAsync("/usr/bin/echoscu", ["-aec", aeTitle, "127.0.0.1", String(port)])
-            if echo.exitCode == 0 { return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        Issue.record("the peer on port \(port) did not answer C-ECHO")
+        let answered = try await TestSupport.waitForEcho(port: port, aeTitle: aeTitle)
+        #expect(answered, "the peer on port \(port) did not answer C-ECHO")
     }
 
     /// The files under a directory, recursively.
@@ -75,7 +46,7 @@ import Testing
 
     @Test func pushIntoStorescp() async throws {
         guard PeerHarness.requireTools(["storescp", "storescu", "echoscu", "dcmodify"]) else { return }
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
         defer { try? FileManager.default.removeItem(atPath: work) }
         try await Self.makeCorpus(work + "/corpus")
         let loaded = try Self.loadCorpus(work + "/corpus")
@@ -92,15 +63,15 @@ import Testing
 
         var outputs: [String: [JSONValue]] = [:]
         for backend in Self.backends {
-            let port = PeerHarness.freePort()
+            let port = try TestSupport.freePort()
             let received = work + "/received-" + backend
             try FileManager.default.createDirectory(atPath: received, withIntermediateDirectories: true)
-            let storescp = try Self.start("storescp", ["-od", received, String(port)], log: work + "/storescp-\(backend).log")
+            let storescp = try PeerProcess("storescp", ["-od", received, String(port)], logFile: work + "/storescp-\(backend).log")
             try await Self.waitForEcho(port: port, aeTitle: "STORESCP")
             let push = try await PeerHarness.runAsync(
                 "px-push",
                 ["STORESCP@127.0.0.1:\(port)", work + "/corpus", extra + "/unknown-class.dcm", extra + "/notes.txt", "--backend", backend])
-            await Self.stop(storescp)
+            await storescp.stop()
 
             #expect(push.exitCode == 1, "\(backend): \(push.stdout) \(push.stderr)")
             let json = try #require(push.json, "\(backend): \(push.stdout) \(push.stderr)")
@@ -144,7 +115,7 @@ import Testing
     /// the peer (PS3.8 §9.3.3.2, result 3), the CT files still go.
     @Test func pushToAPeerThatRejectsASOPClass() async throws {
         guard PeerHarness.requireTools(["storescp", "storescu", "echoscu"]) else { return }
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
         defer { try? FileManager.default.removeItem(atPath: work) }
         try await Self.makeCorpus(work + "/corpus")
         let profile = """
@@ -167,15 +138,15 @@ import Testing
         let names = try FileManager.default.contentsOfDirectory(atPath: work + "/corpus").filter { $0.hasSuffix(".dcm") }.sorted()
         var outputs: [String: [JSONValue]] = [:]
         for backend in Self.backends {
-            let port = PeerHarness.freePort()
+            let port = try TestSupport.freePort()
             let received = work + "/received-" + backend
             try FileManager.default.createDirectory(atPath: received, withIntermediateDirectories: true)
-            let storescp = try Self.start(
-                "storescp", ["-xf", work + "/ct-only.cfg", "CT", "-od", received, String(port)], log: work + "/storescp-\(backend).log")
+            let storescp = try PeerProcess(
+                "storescp", ["-xf", work + "/ct-only.cfg", "CT", "-od", received, String(port)], logFile: work + "/storescp-\(backend).log")
             try await Self.waitForEcho(port: port, aeTitle: "STORESCP")
             let push = try await PeerHarness.runAsync(
                 "px-push", ["STORESCP@127.0.0.1:\(port)"] + names.map { work + "/corpus/" + $0 } + ["--backend", backend])
-            await Self.stop(storescp)
+            await storescp.stop()
             #expect(push.exitCode == 1, "\(backend): \(push.stdout) \(push.stderr)")
             let files = push.json?["data"]?["files"]?.arrayValue ?? []
             #expect(files.count == names.count)
@@ -197,28 +168,28 @@ import Testing
 
     @Test func pushFailureStatusAndRefusedPeer() async throws {
         guard PeerHarness.requireTools(["storescp", "echoscu"]) else { return }
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
         defer { try? FileManager.default.removeItem(atPath: work) }
         try await Self.makeCorpus(work + "/corpus")
         var outputs: [String: [JSONValue]] = [:]
         for backend in Self.backends {
             // Nobody listening: connection refused, exit 1, no data.
             let refused = try await PeerHarness.runAsync(
-                "px-push", ["127.0.0.1:\(PeerHarness.freePort())", work + "/corpus", "--backend", backend])
+                "px-push", ["127.0.0.1:\(try TestSupport.freePort())", work + "/corpus", "--backend", backend])
             #expect(refused.exitCode == 1)
             #expect(refused.json?["error"]?["code"]?.stringValue == "connectionRefused", "\(refused.stdout)")
             // Only non-DICOM input: nothing to send, each file reported, exit 1.
             let none = try await PeerHarness.runAsync(
-                "px-push", ["127.0.0.1:\(PeerHarness.freePort())", work + "/corpus/index.json", "--backend", backend])
+                "px-push", ["127.0.0.1:\(try TestSupport.freePort())", work + "/corpus/index.json", "--backend", backend])
             #expect(none.exitCode == 1)
             #expect(none.json?["data"]?["files"]?.arrayValue?.first?["error"]?["code"]?.stringValue == "notDICOM")
             // A peer that aborts the association on the first C-STORE: nothing stored, the abort is the error.
-            let port = PeerHarness.freePort()
-            let aborting = try Self.start("storescp", ["--abort-after", "--ignore", String(port)], log: work + "/abort-\(backend).log")
+            let port = try TestSupport.freePort()
+            let aborting = try PeerProcess("storescp", ["--abort-after", "--ignore", String(port)], logFile: work + "/abort-\(backend).log")
             try await Self.waitForEcho(port: port, aeTitle: "STORESCP")
             let aborted = try await PeerHarness.runAsync(
                 "px-push", ["STORESCP@127.0.0.1:\(port)", work + "/corpus", "--backend", backend])
-            await Self.stop(aborting)
+            await aborting.stop()
             #expect(aborted.exitCode == 1)
             #expect(aborted.json?["error"]?["code"]?.stringValue == "aborted", "\(backend): \(aborted.stdout)")
             // (A refusal's or abort's message differs by backend: DCMTK's own text.)
@@ -230,10 +201,10 @@ import Testing
     /// storescp offers no Query/Retrieve: the C-GET context is not accepted, on both backends alike.
     @Test func getFromAPeerWithoutCGet() async throws {
         guard PeerHarness.requireTools(["storescp", "getscu", "echoscu"]) else { return }
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
         defer { try? FileManager.default.removeItem(atPath: work) }
-        let port = PeerHarness.freePort()
-        let storescp = try Self.start("storescp", ["--ignore", String(port)], log: work + "/storescp.log")
+        let port = try TestSupport.freePort()
+        let storescp = try PeerProcess("storescp", ["--ignore", String(port)], logFile: work + "/storescp.log")
         try await Self.waitForEcho(port: port, aeTitle: "STORESCP")
         var outputs: [String: [JSONValue]] = [:]
         for backend in Self.backends {
@@ -243,15 +214,15 @@ import Testing
             #expect(get.json?["error"]?["code"]?.stringValue == "noAcceptablePresentationContext", "\(backend): \(get.stdout)")
             outputs[backend] = IntegrationTests.comparable(get)
         }
-        await Self.stop(storescp)
+        await storescp.stop()
         #expect(outputs["native"] == outputs["dcmtk"], "native JSON differs from dcmtk JSON")
     }
 
     @Test func getFromDcmqrscp() async throws {
         guard PeerHarness.requireTools(["dcmqrscp", "getscu", "echoscu", "storescu"]) else { return }
-        let work = PeerHarness.temporaryDirectory()
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
         defer { try? FileManager.default.removeItem(atPath: work) }
-        let scripts = PeerHarness.root + "/scripts/"
+        let scripts = TestSupport.repositoryRoot + "/scripts/"
         try await Self.makeCorpus(work + "/corpus")
         let loaded = try Self.loadCorpus(work + "/corpus")
         let start = try await PeerHarness.runAsync(scripts + "dcmqrscp-start.sh", [work + "/qr"])

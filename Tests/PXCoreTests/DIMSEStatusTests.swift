@@ -1,7 +1,7 @@
 import PXCore
 import Testing
 
-@Suite struct DIMSEStatusTests {
+@Suite(.timeLimit(.minutes(2))) struct DIMSEStatusTests {
     @Test func namesFollowDCMTK() {
         #expect(DIMSEStatus(code: 0xA801, service: .move).name == "Refused: MoveDestinationUnknown")
         #expect(DIMSEStatus(code: 0xA702, service: .move).name == "Refused: OutOfResourcesSubOperations")

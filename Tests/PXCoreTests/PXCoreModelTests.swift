@@ -2,7 +2,7 @@ import DICOMData
 import PXCore
 import Testing
 
-@Suite struct AETitleTests {
+@Suite(.timeLimit(.minutes(2))) struct AETitleTests {
     @Test(arguments: ["A", "QRSCP", "ANY-SCP", "SIXTEEN_CHARS_AB", "with space"])
     func accepts(_ title: String) { #expect(AETitle.isValid(title)) }
 
@@ -10,7 +10,7 @@ import Testing
     func rejects(_ title: String) { #expect(!AETitle.isValid(title)) }
 }
 
-@Suite struct MoveRequestTests {
+@Suite(.timeLimit(.minutes(2))) struct MoveRequestTests {
     @Test func seriesMoveCarriesTheStudy() throws {
         let r = try MoveRequest(destination: "DEST", studyInstanceUID: "1.2", seriesInstanceUID: "1.2.3")
         #expect(r.level == .series)
@@ -24,7 +24,7 @@ import Testing
     }
 }
 
-@Suite struct PXOutputTests {
+@Suite(.timeLimit(.minutes(2))) struct PXOutputTests {
     @Test func envelopeHasErrorOnlyOnFailure() throws {
         let ok = PXOutput.envelope(backend: "dcmtk", command: ["px-echo", "h:1"], data: .object([]))
         #expect(ok.serialized() == #"{"status":"success","backend":"dcmtk","command":["px-echo","h:1"],"data":{}}"#)

@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// px-push's planning: directory walking and header-only reading, before any association.
-@Suite struct PushRequestTests {
+@Suite(.timeLimit(.minutes(2))) struct PushRequestTests {
     static func temporaryDirectory() -> String {
         var template = Array("/tmp/px-push-plan.XXXXXX".utf8CString)
         _ = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }

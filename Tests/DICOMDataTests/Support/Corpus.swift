@@ -1,4 +1,5 @@
 import Foundation
+import PXTestSupport
 
 /// The test inputs: a synthetic corpus made by DCMTK's own tools (`scripts/make-corpus.sh`) and the
 /// files bundled with PyPI's pydicom (installed into the test venv).
@@ -30,7 +31,7 @@ enum Corpus {
     private static func makeSynthetic() async throws -> [URL] {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("px-corpus-\(getpid())")
         try? FileManager.default.removeItem(at: dir)
-        let script = ExternalTool.projectRoot.appendingPathComponent("scripts/make-corpus.sh").path
+        let script = TestSupport.repositoryRoot + "/scripts/make-corpus.sh"
         let result = try await ExternalTool.run("/bin/bash", [script, dir.path])
         guard result.status == 0 else {
             throw CorpusError(message: "make-corpus.sh failed (\(result.status)): \(result.stderr)")
@@ -40,9 +41,9 @@ enum Corpus {
 
     private static func findPydicom() async throws -> [URL] {
         let result = try await ExternalTool.run(
-            ExternalTool.python, ["-c", "import pydicom, os; print(os.path.dirname(pydicom.__file__))"])
+            TestSupport.python, ["-c", "import pydicom, os; print(os.path.dirname(pydicom.__file__))"])
         guard result.status == 0 else {
-            throw CorpusError(message: "pydicom is not importable from \(ExternalTool.python); run scripts/setup-test-env.sh")
+            throw CorpusError(message: "pydicom is not importable from \(TestSupport.python); run scripts/setup-test-env.sh")
         }
         let root = URL(fileURLWithPath: result.text.trimmingCharacters(in: .whitespacesAndNewlines))
         return try files(in: root.appendingPathComponent("data/test_files"))

@@ -1,4 +1,5 @@
 import Foundation
+import PXTestSupport
 
 /// Runs the external programs the data-layer tests compare against (DCMTK, pydicom in the project's venv).
 ///
@@ -19,28 +20,10 @@ enum ExternalTool {
         }
     }
 
-    /// The project root, found from this file's path.
-    static let projectRoot: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-    /// The Python interpreter of the test venv (`.venv`, or `$PX_VENV`).
-    static var python: String {
-        let venv = ProcessInfo.processInfo.environment["PX_VENV"] ?? projectRoot.appendingPathComponent(".venv").path
-        return venv + "/bin/python"
-    }
-
-    /// The full path of a program on PATH.
+    /// The full path of a program (a path, or a name on PATH).
     static func locate(_ tool: String) throws -> String {
-        if tool.hasPrefix("/") {
-            guard FileManager.default.isExecutableFile(atPath: tool) else { throw Missing(tool: tool) }
-            return tool
-        }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        for dir in path.split(separator: ":") {
-            let candidate = "\(dir)/\(tool)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        throw Missing(tool: tool)
+        guard let path = TestSupport.locate(tool) else { throw Missing(tool: tool) }
+        return path
     }
 
     /// Runs a program to completion and collects its output.

@@ -1,25 +1,29 @@
 import DICOMData
 import PXCore
 
-/// What to move, read from a px-find result: its JSON envelope (pypx or DICOM JSON shape) or its
-/// NDJSON lines.
-public struct MoveTarget: Hashable, Sendable {
+/// What one C-MOVE or C-GET names (PS3.4 §C.4.2, §C.4.3): a study, optionally one series of it,
+/// optionally instances of that series. px-move and px-get read it from their options
+/// (``RetrieveOptions``) or from a px-find result: its JSON envelope (pypx or DICOM JSON shape) or
+/// its NDJSON lines.
+public struct RetrieveSelection: Hashable, Sendable {
     public var patientID: String?
     public var studyInstanceUID: String
     public var seriesInstanceUID: String?
-    public var sopInstanceUID: String?
+    public var sopInstanceUIDs: [String]
 
-    public init(patientID: String? = nil, studyInstanceUID: String, seriesInstanceUID: String? = nil, sopInstanceUID: String? = nil) {
+    public init(
+        patientID: String? = nil, studyInstanceUID: String, seriesInstanceUID: String? = nil, sopInstanceUIDs: [String] = []
+    ) {
         self.patientID = patientID
         self.studyInstanceUID = studyInstanceUID
         self.seriesInstanceUID = seriesInstanceUID
-        self.sopInstanceUID = sopInstanceUID
+        self.sopInstanceUIDs = sopInstanceUIDs
     }
 
     /// The targets in px-find output, most specific first: each series of a study with a `series`
     /// list, else the entry's own level.
     /// - Throws: ``PXError/usage(_:)`` when the text is not px-find output.
-    public static func parse(pxFindOutput text: String) throws(PXError) -> [MoveTarget] {
+    public static func parse(pxFindOutput text: String) throws(PXError) -> [RetrieveSelection] {
         var values: [JSONValue] = []
         do {
             values = [try JSONParser.parse(text)]
@@ -30,7 +34,7 @@ public struct MoveTarget: Hashable, Sendable {
                 }
             }
         }
-        var out: [MoveTarget] = []
+        var out: [RetrieveSelection] = []
         for value in values {
             if let data = value["data"] {
                 if let entries = data.arrayValue { for e in entries { out += targets(in: e) } }
@@ -38,7 +42,7 @@ public struct MoveTarget: Hashable, Sendable {
                 out += targets(in: value)
             }
         }
-        var seen = Set<MoveTarget>()
+        var seen = Set<RetrieveSelection>()
         return out.filter { seen.insert($0).inserted }
     }
 
@@ -52,7 +56,7 @@ public struct MoveTarget: Hashable, Sendable {
         return nil
     }
 
-    static func targets(in entry: JSONValue) -> [MoveTarget] {
+    static func targets(in entry: JSONValue) -> [RetrieveSelection] {
         // DICOM JSON two-phase shape: {"study": ..., "series": [...]}.
         let study = entry["study"] ?? entry
         guard let studyUID = value(study, "StudyInstanceUID", tag: "0020000D") else { return [] }
@@ -60,15 +64,15 @@ public struct MoveTarget: Hashable, Sendable {
         if let series = entry["series"]?.arrayValue, !series.isEmpty {
             return series.compactMap { s in
                 value(s, "SeriesInstanceUID", tag: "0020000E").map {
-                    MoveTarget(patientID: patientID, studyInstanceUID: studyUID, seriesInstanceUID: $0)
+                    RetrieveSelection(patientID: patientID, studyInstanceUID: studyUID, seriesInstanceUID: $0)
                 }
             }
         }
         return [
-            MoveTarget(
+            RetrieveSelection(
                 patientID: patientID, studyInstanceUID: studyUID,
                 seriesInstanceUID: value(entry, "SeriesInstanceUID", tag: "0020000E"),
-                sopInstanceUID: value(entry, "SOPInstanceUID", tag: "00080018"))
+                sopInstanceUIDs: value(entry, "SOPInstanceUID", tag: "00080018").map { [$0] } ?? [])
         ]
     }
 }

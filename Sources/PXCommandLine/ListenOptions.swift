@@ -1,0 +1,62 @@
+import ArgumentParser
+import PXCore
+import PXStorage
+
+/// px-listen's receiver: port, AE titles, the storage tree, series completion, timeouts and the hook.
+public struct ListenOptions: ParsableArguments {
+    @Option(name: [.customShort("p"), .long], help: "TCP port to listen on (0: any free port, see the listening event).") public var port: Int = 11113
+    @Option(name: .customLong("aet"), help: "The AE title to answer to.") public var aeTitle: String = "PXLISTEN"
+    @Flag(name: .customLong("any-called-aet"), help: "Accept associations whatever AE title they call (native; dcmtk always does).")
+    public var anyCalledAET = false
+    @Option(name: .customLong("allow-calling"), help: "Accept only these calling AE titles (comma-separated; native backend).")
+    public var allowCalling: String?
+    @Option(name: .customLong("max-associations"), help: "Associations served at once; more are rejected (native backend).")
+    public var maxAssociations: Int = 32
+    @Option(name: [.customShort("d"), .customLong("datadir")], help: "Root of the storage tree.") public var root: String = "./px-data"
+    @Option(name: .customLong("layout"), help: "Path template under the root, {Keyword} fields, e.g. {PatientID}/{StudyInstanceUID}/{SOPInstanceUID}.dcm.")
+    public var layout: String?
+    @Option(name: .customLong("on-duplicate"), help: "An instance received again: keep (the first), overwrite, or rename (store as -1, -2...).")
+    public var onDuplicate: DuplicatePolicy = .keep
+    @Flag(name: .customLong("fsync"), help: "fsync each file before renaming it into place, and its folder after.") public var fsync = false
+    @Option(name: .customLong("series-timeout"), help: "A series with no new instance for this many seconds is complete.")
+    public var seriesTimeout: Double?
+    @Option(name: .customLong("shutdown-grace"), help: "On SIGTERM/SIGINT, seconds the associations in progress may run before they are aborted.")
+    public var shutdownGrace: Double = 10
+    @Option(name: [.customShort("t"), .customLong("tmpdir")], help: .hidden) public var tmpdir: String?
+    @Option(name: [.customShort("l"), .customLong("logdir")], help: .hidden) public var logdir: String?
+    @Option(name: [.customShort("e"), .customLong("executable")], help: "pypx: path of storescp.") public var executable: String?
+    @Option(name: .customLong("acse-timeout"), help: "Association negotiation and release timeout (s).") public var acse: Double = 30
+    @Option(name: .customLong("dimse-timeout"), help: "How long a peer may stay silent on an association (s).") public var dimse: Double = 60
+    @Option(
+        name: .customLong("on-series-complete"), parsing: .remaining,
+        help: ArgumentHelp(
+            "CMD ARGS...: run once per completed series (no shell), with PX_SERIES_DIR, PX_SERIES_UID, PX_STUDY_UID, PX_PATIENT_ID, PX_INSTANCES and PX_COMPLETION_REASON set. Must come last.",
+            valueName: "command"))
+    public var onSeriesComplete: [String] = []
+
+    public init() {}
+
+    public func validate() throws {
+        if !(0...65535).contains(port) { throw ValidationError("--port \(port) is out of range 0-65535") }
+        do { try AETitle.validate(aeTitle, role: "--aet") } catch { throw ValidationError(error.message) }
+        if maxAssociations < 1 { throw ValidationError("--max-associations must be at least 1") }
+        if let layout { do { _ = try StorageLayout(template: layout) } catch { throw ValidationError(error.message) } }
+        if let seriesTimeout, !(seriesTimeout > 0) { throw ValidationError("--series-timeout must be positive") }
+        if shutdownGrace < 0 { throw ValidationError("--shutdown-grace must not be negative") }
+    }
+
+    /// The receiver these options describe, the root made absolute.
+    /// - Throws: ``PXError/usage(_:)`` for a bad layout or AE title.
+    public func configuration() throws(PXError) -> ListenConfiguration {
+        let allowed: Set<String>? = allowCalling.map { Set($0.split(separator: ",").map { String($0) }) }
+        return try ListenConfiguration(
+            port: port, aeTitle: aeTitle, root: absolutePath(root),
+            layout: try layout.map { (template: String) throws(PXError) in
+                do throws(StorageError) { return try StorageLayout(template: template) } catch { throw .storage(error) }
+            } ?? StorageLayout(),
+            timeouts: Timeouts(connect: 10, acse: acse, dimse: dimse, deadline: nil),
+            duplicates: onDuplicate, fsync: fsync, seriesTimeout: seriesTimeout,
+            maximumAssociations: maxAssociations, acceptsAnyCalledAETitle: anyCalledAET,
+            allowedCallingAETitles: allowed, shutdownGrace: shutdownGrace)
+    }
+}

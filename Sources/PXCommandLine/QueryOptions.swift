@@ -1,0 +1,91 @@
+import ArgumentParser
+import DICOMData
+import PXCore
+
+/// px-find's query: the level and model, the matching keys in every spelling (`-k`, pypx 3.x's DICOM
+/// keywords, pypx 0.8's camelCase), the return keys and the limit.
+public struct QueryOptions: ParsableArguments {
+    @Option(name: .long, help: "One C-FIND at this level, in any case (default: studies with their series).")
+    public var level: QueryLevel?
+    @Option(name: .long, help: "Information model: Patient Root or Study Root (PS3.4 C.6).")
+    public var model: QueryModel = .studyRoot
+    @Option(name: [.customShort("k"), .customLong("key")], help: "A query key: Keyword=value, (gggg,eeee)=value or Keyword.")
+    public var keys: [String] = []
+    @Option(name: .long, help: "Stop after N matches: px sends C-CANCEL (with --level; else limits the studies).")
+    public var limit: Int?
+
+    // pypx 0.8 spellings.
+    @Option(name: .customLong("patientID"), help: .hidden) public var patientID0: String?
+    @Option(name: .customLong("patientName"), help: .hidden) public var patientName0: String?
+    @Option(name: .customLong("patientSex"), help: .hidden) public var patientSex0: String?
+    @Option(name: .customLong("studyDate"), help: .hidden) public var studyDate0: String?
+    @Option(name: .customLong("modalitiesInStudy"), help: .hidden) public var modalitiesInStudy0: String?
+    @Option(name: .customLong("performedStationAETitle"), help: .hidden) public var performedStationAETitle0: String?
+    @Option(name: .customLong("studyDescription"), help: .hidden) public var studyDescription0: String?
+    @Option(name: .customLong("seriesDescription"), help: .hidden) public var seriesDescription0: String?
+
+    // pypx 3.x spellings (DICOM keywords).
+    @Option(name: .customLong("PatientID"), help: "Match PatientID (pypx 3.x).") public var patientID: String?
+    @Option(name: .customLong("PatientName"), help: "Match PatientName.") public var patientName: String?
+    @Option(name: .customLong("PatientSex"), help: .hidden) public var patientSex: String?
+    @Option(name: .customLong("AccessionNumber"), help: .hidden) public var accessionNumber: String?
+    @Option(name: .customLong("StudyDate"), help: "Match StudyDate (YYYYMMDD or a range).") public var studyDate: String?
+    @Option(name: .customLong("ModalitiesInStudy"), help: .hidden) public var modalitiesInStudy: String?
+    @Option(name: .customLong("Modality"), help: .hidden) public var modality: String?
+    @Option(name: .customLong("PerformedStationAETitle"), help: .hidden) public var performedStationAETitle: String?
+    @Option(name: .customLong("StudyDescription"), help: .hidden) public var studyDescription: String?
+    @Option(name: .customLong("SeriesDescription"), help: .hidden) public var seriesDescription: String?
+    @Option(name: .customLong("StudyInstanceUID"), help: "Match StudyInstanceUID.") public var studyInstanceUID: String?
+    @Option(name: .customLong("SeriesInstanceUID"), help: "Match SeriesInstanceUID.") public var seriesInstanceUID: String?
+    @Option(name: .customLong("ProtocolName"), help: .hidden) public var protocolName: String?
+    @Option(name: .customLong("AcquisitionProtocolName"), help: .hidden) public var acquisitionProtocolName: String?
+    @Option(name: .customLong("AcquisitionProtocolDescription"), help: .hidden) public var acquisitionProtocolDescription: String?
+    @Flag(name: .customLong("StudyOnly"), help: "pypx 3.x: query at STUDY level only.") public var studyOnly = false
+    @Option(name: .customLong("QueryReturnTags"), help: "pypx 3.x: comma-separated return keys replacing the defaults.")
+    public var queryReturnTags: String?
+    @Flag(name: .customLong("json"), help: .hidden) public var json = false
+
+    public init() {}
+
+    public func validate() throws {
+        for key in keys {
+            do { _ = try QueryKey.parse(key) } catch { throw ValidationError(error.message) }
+        }
+        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+        if level == .patient && model == .studyRoot { throw ValidationError("--level patient needs --model patient") }
+    }
+
+    /// The level of a single C-FIND (`--level`, or STUDY for `--StudyOnly`); `nil` for the two-phase
+    /// query (studies, then the series of each).
+    public var singleLevel: QueryLevel? { level ?? (studyOnly ? .study : nil) }
+
+    /// The matching keys from every spelling, in the order given by kind.
+    public func matchingKeys() throws(PXError) -> [QueryKey] {
+        let named: [(String, String?)] = [
+            ("PatientID", patientID ?? patientID0), ("PatientName", patientName ?? patientName0),
+            ("PatientSex", patientSex ?? patientSex0), ("AccessionNumber", accessionNumber),
+            ("StudyDate", studyDate ?? studyDate0), ("ModalitiesInStudy", modalitiesInStudy ?? modalitiesInStudy0),
+            ("Modality", modality), ("PerformedStationAETitle", performedStationAETitle ?? performedStationAETitle0),
+            ("StudyDescription", studyDescription ?? studyDescription0),
+            ("SeriesDescription", seriesDescription ?? seriesDescription0),
+            ("StudyInstanceUID", studyInstanceUID), ("SeriesInstanceUID", seriesInstanceUID),
+            ("ProtocolName", protocolName), ("AcquisitionProtocolName", acquisitionProtocolName),
+            ("AcquisitionProtocolDescription", acquisitionProtocolDescription),
+        ]
+        var out: [QueryKey] = []
+        for (name, value) in named {
+            if let value, !value.isEmpty { out.append(try QueryKey.make(name: name, value: value)) }
+        }
+        for key in keys { out.append(try QueryKey.parse(key)) }
+        return out
+    }
+
+    public func identifier(level: QueryLevel, keys: [QueryKey]) throws(PXError) -> DataSet {
+        var ds = DataSet()
+        let returnKeys =
+            queryReturnTags.map { $0.split(separator: ",").map { String($0.trimmed) } } ?? QueryDefaults.returnKeys(for: level)
+        for name in returnKeys where !name.isEmpty { ds.set(try QueryKey.make(name: name, value: nil)) }
+        for key in keys { ds.set(key) }
+        return ds
+    }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import PXCore
+
+/// What px-move and px-get retrieve: the UIDs on the command line, or everything in a px-find result
+/// piped into stdin (PS3.4 §C.4.2, §C.4.3: a study, optionally one series, optionally instances).
+public struct RetrieveOptions: ParsableArguments {
+    @Option(name: .long, help: "Information model: Patient Root or Study Root (PS3.4 C.6).")
+    public var model: QueryModel = .studyRoot
+
+    @Option(name: .customLong("PatientID"), help: "PatientID (needed for --model patient).")
+    public var patientID: String?
+
+    @Option(name: .customLong("StudyInstanceUID"), help: "The study to retrieve.")
+    public var studyInstanceUID: String?
+
+    @Option(name: [.customLong("SeriesInstanceUID"), .customLong("seriesUID")], help: "A series of the study.")
+    public var seriesInstanceUID: String?
+
+    @Option(name: .customLong("SOPInstanceUID"), help: "Instances of the series (repeatable).")
+    public var sopInstanceUIDs: [String] = []
+
+    public init() {}
+
+    public func validate() throws {
+        if studyInstanceUID == nil && (seriesInstanceUID != nil || !sopInstanceUIDs.isEmpty) {
+            throw ValidationError("--SeriesInstanceUID and --SOPInstanceUID need --StudyInstanceUID")
+        }
+    }
+
+    /// Throws a usage error when there are no UIDs and nothing can be piped in (stdin is a terminal).
+    /// `command` names the command in the message.
+    public func validateSource(command: String) throws {
+        if studyInstanceUID == nil && StandardInput.isTerminal {
+            throw ValidationError("give --StudyInstanceUID, or pipe a px-find result into \(command)")
+        }
+    }
+
+    /// What to retrieve: the UIDs given, else every target in the px-find result on stdin, each with
+    /// `--PatientID` when the result holds none.
+    /// - Throws: ``PXError/usage(_:)`` when stdin is not px-find output or names nothing; `verb` names
+    ///   the operation in the message ("move", "get").
+    public func targets(verb: String) throws(PXError) -> [RetrieveSelection] {
+        if let studyInstanceUID {
+            return [
+                RetrieveSelection(
+                    patientID: patientID, studyInstanceUID: studyInstanceUID, seriesInstanceUID: seriesInstanceUID,
+                    sopInstanceUIDs: sopInstanceUIDs)
+            ]
+        }
+        var found = try RetrieveSelection.parse(pxFindOutput: StandardInput.readText())
+        guard !found.isEmpty else { throw .usage("nothing to \(verb): stdin holds no StudyInstanceUID") }
+        for index in found.indices where found[index].patientID == nil { found[index].patientID = patientID }
+        return found
+    }
+}

@@ -1,0 +1,49 @@
+import ArgumentParser
+import DICOMData
+import PXCommandLine
+import PXCore
+
+/// The run-and-report path every network command shares: make the backend the options choose, run
+/// the command's work with it, print the envelope (`status`, `backend`, `command`, `data`, `error`) and
+/// exit with the status the error calls for (``PXExit``).
+public enum CommandRunner {
+    /// Runs `body` with the backend and reports.
+    ///
+    /// `state` is what the command has done so far; `body` updates it and returns the failure it
+    /// noted without stopping (a failure status), or throws what stopped it. Either way the envelope's
+    /// `data` is `data(state)`: a command that stops early still lists what it did. With
+    /// `envelopeOnSuccess` false nothing more is printed when there is no failure (px-find's table).
+    ///
+    /// - Throws: `ExitCode` with the envelope's status when it is not 0.
+    public static func run<State>(
+        output: CommandOutput, backend options: BackendOptions, executables: [String: String], tool: String,
+        state initial: State, data: (State) -> JSONValue?, envelopeOnSuccess: Bool = true,
+        _ body: (any DICOMBackend, inout State) async throws -> PXError?
+    ) async throws {
+        var backendName = options.reportedName
+        var state = initial
+        var failure: PXError?
+        do {
+            let backend = try options.make(executables: executables, tool: tool)
+            backendName = backend.name
+            failure = try await body(backend, &state)
+        } catch {
+            failure = error.asPXError
+        }
+        if failure == nil && !envelopeOnSuccess { return }
+        let status = output.finish(backend: backendName, data: data(state), error: failure)
+        if status != PXExit.success { throw ExitCode(status) }
+    }
+
+    /// ``run(output:backend:executables:tool:state:data:envelopeOnSuccess:_:)`` for a command whose
+    /// `data` is built once, when it succeeds.
+    public static func run(
+        output: CommandOutput, backend options: BackendOptions, executables: [String: String], tool: String,
+        envelopeOnSuccess: Bool = true,
+        _ body: (any DICOMBackend, inout JSONValue?) async throws -> PXError?
+    ) async throws {
+        try await run(
+            output: output, backend: options, executables: executables, tool: tool, state: nil, data: { $0 },
+            envelopeOnSuccess: envelopeOnSuccess, body)
+    }
+}

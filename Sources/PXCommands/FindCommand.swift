@@ -1,0 +1,68 @@
+import DICOMData
+import PXCommandLine
+import PXCore
+
+/// px-find: one C-FIND at `--level`, or pypx 3.x's two-phase query (studies, then the series of each),
+/// printed in the `--format` asked for (PS3.4 §C.4.1).
+public enum FindCommand {
+    public static func run(
+        connection: ConnectionOptions, timeouts: TimeoutOptions, backend: BackendOptions, logging: LoggingOptions,
+        query: QueryOptions, output outputOptions: FindOutputOptions
+    ) async throws {
+        let logger = logging.makeLogger(label: "px-find")
+        let format = outputOptions.format
+        let output = outputOptions.output
+        // A table is for people: the envelope follows it only to report a failure.
+        try await CommandRunner.run(
+            output: output, backend: backend, executables: connection.executables(for: "findscu"), tool: "findscu",
+            envelopeOnSuccess: format != .table
+        ) { dicomBackend, data in
+            let conn = try connection.connection(timeouts: timeouts.timeouts)
+            let keys = try query.matchingKeys()
+            var failure: PXError?
+            if let level = query.singleLevel {
+                let request = FindRequest(
+                    level: level, model: query.model, identifier: try query.identifier(level: level, keys: keys),
+                    limit: query.limit)
+                let result = try await dicomBackend.find(request, connection: conn, logger: logger) { response in
+                    if format == .ndjson, let ds = response.identifier { output.write(PXOutput.ndjsonLine(ds), pretty: false) }
+                }
+                if format == .table { output.writeText(PXOutput.table(result.matches)) }
+                data = format == .table ? nil : PXOutput.findData(result.matches, format: format)
+                if result.status.isFailure { failure = .dimseFailure(result.status, operation: "C-FIND") }
+            } else {
+                let seriesKeys = keys.filter { QueryDefaults.seriesKeywords.contains($0.keyword) }
+                let studyKeys = keys.filter { !QueryDefaults.seriesKeywords.contains($0.keyword) }
+                var (studies, status) = try await dicomBackend.findStudiesWithSeries(
+                    studyKeys: try query.identifier(level: .study, keys: studyKeys),
+                    seriesKeys: try query.identifier(level: .series, keys: seriesKeys), model: query.model,
+                    studyLimit: query.limit, connection: conn, logger: logger)
+                if !seriesKeys.isEmpty { studies.removeAll { $0.series.isEmpty } }
+                switch format {
+                case .ndjson:
+                    for s in studies {
+                        output.write(PXOutput.ndjsonLine(s.study), pretty: false)
+                        for series in s.series { output.write(PXOutput.ndjsonLine(series), pretty: false) }
+                    }
+                case .table:
+                    output.writeText(
+                        PXOutput.table(studies.flatMap { s in s.series.isEmpty ? [s.study] : s.series.map { merge(s.study, $0) } }))
+                default: break
+                }
+                data = format == .table ? nil : PXOutput.findData(studies, format: format)
+                if status.isFailure { failure = .dimseFailure(status, operation: "C-FIND") }
+                if let bad = studies.first(where: { $0.seriesStatus.isFailure }) {
+                    failure = failure ?? .dimseFailure(bad.seriesStatus, operation: "C-FIND (series)")
+                }
+            }
+            return failure
+        }
+    }
+
+    /// A table row for one series: its study's attributes, then the series' own.
+    static func merge(_ study: DataSet, _ series: DataSet) -> DataSet {
+        var out = study
+        for element in series.elements { out.set(element) }
+        return out
+    }
+}

@@ -1,0 +1,76 @@
+import Logging
+import PXCommandLine
+import PXCore
+import ServiceLifecycle
+import UnixSignals
+
+/// px-listen: the C-STORE receiver until SIGTERM/SIGINT, one NDJSON event per line on stdout, the
+/// series-complete hook, then the envelope.
+public enum ListenCommand {
+    public static func run(listen: ListenOptions, backend: BackendOptions, logging: LoggingOptions) async throws {
+        MallocTuning.keepFreedBuffers()
+        let logger = logging.makeLogger(label: "px-listen")
+        let output = CommandOutput(pretty: false)
+        let hooks = SeriesHookRunner(command: listen.onSeriesComplete, logger: logger)
+        try await CommandRunner.run(
+            output: output, backend: backend, executables: listen.executable.map { ["storescp": $0] } ?? [:],
+            tool: "storescp"
+        ) { dicomBackend, _ in
+            var failure: PXError?
+            do {
+                let service = ListenService(backend: dicomBackend, configuration: try listen.configuration(), logger: logger) {
+                    event in
+                    output.write(PXOutput.json(event), pretty: false)
+                    if case .seriesComplete(let completion) = event { hooks.run(for: completion) }
+                }
+                let group = ServiceGroup(
+                    configuration: ServiceGroupConfiguration(
+                        services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                try await group.run()
+            } catch is CancellationError {
+                failure = nil
+            } catch {
+                failure = error.asPXError
+            }
+            await hooks.waitForAll(upTo: max(listen.shutdownGrace, 1))
+            return failure
+        }
+    }
+}
+
+/// px-listen's receiver as a swift-service-lifecycle `Service`: the `ServiceGroup` turns SIGTERM/SIGINT
+/// into a graceful shutdown, which cancels the backend's `listen` (stop accepting, grace, abort).
+struct ListenService: Service {
+    let backend: any DICOMBackend
+    let configuration: ListenConfiguration
+    let logger: Logger
+    let onEvent: @Sendable (ListenEvent) -> Void
+
+    func run() async throws {
+        do {
+            try await cancelWhenGracefulShutdown {
+                try await backend.listen(configuration, logger: logger) { event in onEvent(event) }
+            }
+        } catch is CancellationError {
+            // The graceful shutdown we asked for: a normal end.
+        }
+    }
+}
+
+/// glibc malloc settings for a receiver that allocates and frees PDU-sized buffers (64 KiB to 1 MiB)
+/// all day: serve them from the heap (not one mmap/munmap each) and do not trim freed memory back to
+/// the kernel at once, so buffers are reused instead of being faulted in page by page again. Measured
+/// (300 x 512 KiB from storescu, median of 7 interleaved runs): px-listen CPU 500 -> 410 ms,
+/// storescp 390 ms. The heap keeps at most what the back-pressured buffers needed at their peak.
+enum MallocTuning {
+    @_silgen_name("mallopt") private static func mallopt(_ parameter: Int32, _ value: Int32) -> Int32
+
+    static func keepFreedBuffers() {
+        #if os(Linux)
+        let trimThreshold: Int32 = -1  // M_TRIM_THRESHOLD
+        let mmapThreshold: Int32 = -3  // M_MMAP_THRESHOLD
+        _ = mallopt(mmapThreshold, 32 << 20)
+        _ = mallopt(trimThreshold, 256 << 20)
+        #endif
+    }
+}

@@ -1,0 +1,42 @@
+import PXCommandLine
+import PXCore
+import Synchronization
+
+/// px-push: every file on one association with C-STORE (PS3.4 §B.2), a status per file.
+public enum PushCommand {
+    public static func run(
+        connection: ConnectionOptions, timeouts: TimeoutOptions, backend: BackendOptions, logging: LoggingOptions,
+        paths: [String], window: UInt16, output: OutputOptions
+    ) async throws {
+        let logger = logging.makeLogger(label: "px-push")
+        try await CommandRunner.run(
+            output: output.output, backend: backend, executables: connection.executables(for: "storescu"), tool: "storescu"
+        ) { dicomBackend, data in
+            let conn = try connection.connection(timeouts: timeouts.timeouts)
+            var request = try PushRequest(paths: paths)
+            request.window = window
+            let showProgress = CommandOutput.standardErrorIsTerminal
+            let total = request.files.count
+            let done = Counter()
+            let pushed = try await dicomBackend.push(request, connection: conn, logger: logger) { file in
+                let n = done.increment()
+                if showProgress {
+                    CommandOutput.writeStandardError("\rpx-push: \(n)/\(total) \(file.succeeded ? "ok" : "FAILED") \(file.file.path)   ")
+                }
+            }
+            if showProgress { CommandOutput.writeStandardError("\n") }
+            data = PXOutput.json(pushed)
+            if let ended = pushed.failure { return ended }
+            if pushed.failed > 0 { return .partialFailure(failed: pushed.failed, total: pushed.files.count, what: "files") }
+            return nil
+        }
+    }
+}
+
+/// Files done so far, for the progress line.
+final class Counter: Sendable {
+    private let value = Atomic<Int>(0)
+    func increment() -> Int {
+        value.add(1, ordering: .relaxed).newValue
+    }
+}

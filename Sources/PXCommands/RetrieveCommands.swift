@@ -1,0 +1,110 @@
+import DICOMData
+import PXCommandLine
+import PXCore
+
+/// px-move: a C-MOVE per target to `destination` (PS3.4 §C.4.2).
+public enum MoveCommand {
+    public static func run(
+        connection: ConnectionOptions, timeouts: TimeoutOptions, backend: BackendOptions, logging: LoggingOptions,
+        retrieve: RetrieveOptions, destination: String?, output: OutputOptions
+    ) async throws {
+        let logger = logging.makeLogger(label: "px-move")
+        try await CommandRunner.run(
+            output: output.output, backend: backend, executables: connection.executables(for: "movescu"), tool: "movescu",
+            state: [MoveResult](), data: summary
+        ) { dicomBackend, results in
+            let conn = try connection.connection(timeouts: timeouts.timeouts)
+            guard let destination = destination ?? connection.callingAETitle else {
+                throw PXError.usage("give the move destination with --destination")
+            }
+            let requests = try retrieve.targets(verb: "move").map { (t: RetrieveSelection) throws(PXError) in
+                try MoveRequest(
+                    model: retrieve.model, destination: destination, patientID: t.patientID,
+                    studyInstanceUID: t.studyInstanceUID, seriesInstanceUID: t.seriesInstanceUID,
+                    sopInstanceUIDs: t.sopInstanceUIDs)
+            }
+            return try await RetrieveLoop.each(requests, into: &results, operation: "C-MOVE", status: \.status) { request, progressLine in
+                try await dicomBackend.move(request, connection: conn, logger: logger) { progress in
+                    progressLine(
+                        "px-move: \(request.level.dicomValue) \(request.seriesInstanceUID ?? request.studyInstanceUID): "
+                            + "completed \(progress.completed), failed \(progress.failed), "
+                            + "remaining \(progress.remaining.map(String.init) ?? "-")")
+                }
+            }
+        }
+    }
+
+    /// The envelope's data: each C-MOVE and the sub-operation totals.
+    public static func summary(_ results: [MoveResult]) -> JSONValue {
+        .object([
+            JSONMember("moves", .array(results.map(PXOutput.json))),
+            JSONMember("completed", .integer(results.reduce(0) { $0 + $1.completed })),
+            JSONMember("failed", .integer(results.reduce(0) { $0 + $1.failed })),
+            JSONMember("warning", .integer(results.reduce(0) { $0 + $1.warning })),
+        ])
+    }
+}
+
+/// px-get: a C-GET per target, the instances stored under `root` (PS3.4 §C.4.3).
+public enum GetCommand {
+    public static func run(
+        connection: ConnectionOptions, timeouts: TimeoutOptions, backend: BackendOptions, logging: LoggingOptions,
+        retrieve: RetrieveOptions, root: String, output: OutputOptions
+    ) async throws {
+        let logger = logging.makeLogger(label: "px-get")
+        try await CommandRunner.run(
+            output: output.output, backend: backend, executables: connection.executables(for: "getscu"), tool: "getscu",
+            state: [GetResult](), data: summary
+        ) { dicomBackend, results in
+            let conn = try connection.connection(timeouts: timeouts.timeouts)
+            let absoluteRoot = absolutePath(root)
+            let requests = try retrieve.targets(verb: "get").map { (t: RetrieveSelection) throws(PXError) in
+                try GetRequest(
+                    model: retrieve.model, patientID: t.patientID, studyInstanceUID: t.studyInstanceUID,
+                    seriesInstanceUID: t.seriesInstanceUID, sopInstanceUIDs: t.sopInstanceUIDs, root: absoluteRoot)
+            }
+            return try await RetrieveLoop.each(requests, into: &results, operation: "C-GET", status: \.status) { request, progressLine in
+                try await dicomBackend.get(request, connection: conn, logger: logger) { progress in
+                    progressLine(
+                        "px-get: \(request.level.dicomValue) \(request.seriesInstanceUID ?? request.studyInstanceUID): "
+                            + "completed \(progress.completed), failed \(progress.failed)")
+                }
+            }
+        }
+    }
+
+    /// The envelope's data: each C-GET with its instances, and the totals.
+    public static func summary(_ results: [GetResult]) -> JSONValue {
+        .object([
+            JSONMember("gets", .array(results.map(PXOutput.json))),
+            JSONMember("completed", .integer(results.reduce(0) { $0 + $1.completed })),
+            JSONMember("failed", .integer(results.reduce(0) { $0 + $1.failed })),
+            JSONMember("warning", .integer(results.reduce(0) { $0 + $1.warning })),
+            JSONMember("instances", .integer(results.reduce(0) { $0 + $1.instances.count })),
+        ])
+    }
+}
+
+/// The loop px-move and px-get share: one retrieve after the other, a progress line on stderr when it
+/// is a terminal, and a stop at the first that ends with a failure status.
+enum RetrieveLoop {
+    /// Runs `retrieve` for each request, appending its result.
+    /// - Returns: the failure status that stopped the loop, as ``PXError/dimseFailure(_:operation:)``.
+    static func each<Request, Result>(
+        _ requests: [Request], into results: inout [Result], operation: String, status: (Result) -> DIMSEStatus,
+        _ retrieve: (Request, _ progressLine: @escaping @Sendable (String) -> Void) async throws -> Result
+    ) async throws -> PXError? {
+        let showProgress = CommandOutput.standardErrorIsTerminal
+        let progressLine: @Sendable (String) -> Void = { line in
+            if showProgress { CommandOutput.writeStandardError("\r" + line + "   ") }
+        }
+        for request in requests {
+            let result = try await retrieve(request, progressLine)
+            if showProgress { CommandOutput.writeStandardError("\n") }
+            results.append(result)
+            let resultStatus = status(result)
+            if resultStatus.isFailure { return .dimseFailure(resultStatus, operation: operation) }
+        }
+        return nil
+    }
+}

@@ -3,6 +3,7 @@
 
 Usage:
   .venv/bin/python scripts/pynetdicom-scp.py OUTDIR [--host 127.0.0.1] [--port 0] [--aet PYSCP]
+                                             [--abort-on SOP_INSTANCE_UID ...]
 
 Accepts C-ECHO and C-STORE of every storage SOP class pynetdicom knows, in every transfer
 syntax it knows (uncompressed, deflated and encapsulated), only when the called AE title is
@@ -19,6 +20,7 @@ Stdout carries one JSON object per line, flushed at once:
   {"event": "echo", "callingAETitle": ...}                                 per C-ECHO
   {"event": "stored", "callingAETitle": ..., "calledAETitle": ...,
    "sopClassUID": ..., "sopInstanceUID": ..., "transferSyntaxUID": ..., "path": ...}
+  {"event": "aborted", "callingAETitle": ..., "sopInstanceUID": ...}      per --abort-on abort
   {"event": "stopped"}                                                      on exit
 Diagnostics go to stderr. Runs until SIGTERM or SIGINT, and also ends by itself when the
 process that started it goes away (so a crashed test run leaves no SCP behind).
@@ -62,11 +64,16 @@ def handle_echo(event):
     return 0x0000
 
 
-def handle_store(event, outdir):
+def handle_store(event, outdir, abort_on):
     request = event.request
     calling = event.assoc.requestor.ae_title
     syntax = str(event.context.transfer_syntax)
     sop_instance = str(request.AffectedSOPInstanceUID)
+    if sop_instance in abort_on:
+        # A peer that cannot take this instance and aborts the association instead of answering.
+        emit(event="aborted", callingAETitle=calling, sopInstanceUID=sop_instance)
+        event.assoc.abort()
+        return 0xC000
     directory = os.path.join(outdir, safe_name(calling))
     path = os.path.join(directory, f"{safe_name(sop_instance)}_{safe_name(syntax)}.dcm")
     try:
@@ -91,6 +98,8 @@ def main(argv):
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--aet", default="PYSCP")
+    ap.add_argument("--abort-on", action="append", default=[], metavar="UID",
+                    help="abort the association (A-ABORT) on a C-STORE of this SOP Instance UID")
     args = ap.parse_args(argv)
     if not 0 <= args.port <= 65535:
         ap.error("--port must be 0..65535")
@@ -103,7 +112,7 @@ def main(argv):
     for context in AllStoragePresentationContexts:
         ae.add_supported_context(context.abstract_syntax, ALL_TRANSFER_SYNTAXES)
 
-    handlers = [(evt.EVT_C_ECHO, handle_echo), (evt.EVT_C_STORE, handle_store, [outdir])]
+    handlers = [(evt.EVT_C_ECHO, handle_echo), (evt.EVT_C_STORE, handle_store, [outdir, set(args.abort_on)])]
     server = ae.start_server((args.host, args.port), block=False, evt_handlers=handlers)
     host, port = server.server_address[:2]
 

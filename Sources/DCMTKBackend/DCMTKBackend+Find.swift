@@ -11,7 +11,10 @@ extension DCMTKBackend {
     ///
     /// The statuses come from the log (`Received Find Response N (…)`, `Received Final Find
     /// Response (…)`); each identifier is decoded from its `rspNNNN.dcm` file as soon as findscu
-    /// reports writing it, and handed to `onResponse`. The temporary directory is removed.
+    /// reports writing it, handed to `onResponse` and removed, so neither memory nor the temporary
+    /// directory grows with the responses (identifiers are kept only with ``FindRequest/keepMatches``).
+    /// ``FindRequest/maxResponses`` is findscu's `--cancel` one past the bound; a run that reaches it
+    /// fails with ``PXError/tooManyResponses(limit:)``. The temporary directory is removed.
     public func find(
         _ request: FindRequest, connection: Connection, logger: Logger,
         onResponse: @Sendable (FindResponse) async throws -> Void
@@ -19,12 +22,14 @@ extension DCMTKBackend {
         let directory = try TemporaryDirectory(prefix: "px-find")
         defer { directory.remove(logger: logger) }
         var arguments = [request.model == .studyRoot ? "-S" : "-P", "-v", "-X", "-od", directory.path]
-        if let limit = request.limit { arguments += ["--cancel", String(limit)] }
+        if let cancel = request.cancelAfter { arguments += ["--cancel", String(cancel)] }
         arguments += Self.associationArguments(connection)
         arguments += Self.keyArguments(request.identifierWithLevel)
         arguments += Self.peerArguments(connection)
 
         var matches: [DataSet] = []
+        var count = 0
+        var exceeded = false
         var pendingStatus: DIMSEStatus?
         var pendingFile: String?
         var finalStatus: DIMSEStatus?
@@ -33,17 +38,23 @@ extension DCMTKBackend {
         func takePending() async throws {
             guard let path = pendingFile else { return }
             pendingFile = nil
+            let full = path.hasPrefix("/") ? path : directory.path + "/" + path
+            defer { directory.removeFile(full, logger: logger) }
             // Past the limit: findscu has sent its C-CANCEL, but the peer may have sent more
             // matches before it arrived; like the native backend, they are dropped.
-            if let limit = request.limit, matches.count >= limit { return }
-            let full = path.hasPrefix("/") ? path : directory.path + "/" + path
+            if let limit = request.limit, count >= limit { return }
+            if let bound = request.maxResponses, count >= bound {
+                exceeded = true
+                return
+            }
             let file: Part10File
             do {
                 file = try Part10File(contentsOf: full)
             } catch {
                 throw PXError.invalidResponse("cannot read findscu's response file \(full): \(error)")
             }
-            matches.append(file.dataSet)
+            count += 1
+            if request.keepMatches { matches.append(file.dataSet) }
             try await onResponse(FindResponse(status: pendingStatus ?? .pending, identifier: file.dataSet))
         }
         let outcome = try await runner("findscu").run(arguments, deadline: connection.timeouts.deadline, logger: logger) { line in
@@ -62,11 +73,12 @@ extension DCMTKBackend {
             }
         }
         try await takePending()
+        if exceeded, let bound = request.maxResponses { throw PXError.tooManyResponses(limit: bound) }
         if let error = Self.failure(tool: "findscu", outcome: outcome, connection: connection) { throw error }
         guard let finalStatus else {
             throw PXError.invalidResponse("findscu ended without a final C-FIND response (exit \(outcome.exitCode ?? -1))")
         }
-        return FindResult(request: request, matches: matches, status: finalStatus)
+        return FindResult(request: request, matches: matches, status: finalStatus, count: count)
     }
 
     /// `-k (gggg,eeee)=value` per element; a bare `-k (gggg,eeee)` for an empty return key.
@@ -107,6 +119,11 @@ struct TemporaryDirectory: Sendable {
             return "/dev/shm"
         }
         return "/tmp"
+    }
+
+    /// Removes one file of the directory (a response already read).
+    func removeFile(_ path: String, logger: Logger) {
+        if unlink(path) != 0 { logger.debug("cannot remove temporary file", metadata: ["path": "\(path)"]) }
     }
 
     /// Removes the files in the directory (it has no subdirectories) and the directory.

@@ -3,7 +3,8 @@ import PXCore
 
 extension DCMTKBackend {
     /// C-STORE SCU with `storescu -v -nh -R` (PS3.4 Annex B): one association for every sendable file
-    /// (several only when the paths would overflow the argument list),
+    /// (several when the paths would overflow the argument list, or when the peer aborted one: see
+    /// ``PushSession``), each file's failure in storescu's own words,
     /// only the contexts they need (`-R`), and no halt on a failed file (`-nh`), so each file's
     /// status comes from the log (``StoreSCULogParser``). Files px's planning rejected are never
     /// passed to storescu (it aborts the association on a non-DICOM file).
@@ -11,72 +12,83 @@ extension DCMTKBackend {
         _ request: PushRequest, connection: Connection, logger: Logger,
         onFile: @Sendable (PushFileResult) async -> Void
     ) async throws -> PushResult {
-        var results: [PushFileResult?] = Array(repeating: nil, count: request.files.count)
-        var pending: [Int] = []
-        for (index, file) in request.files.enumerated() {
-            if let error = file.error {
-                results[index] = PushFileResult(file: file, status: nil, error: error)
-            } else {
-                pending.append(index)
-            }
-        }
-        for result in results.compactMap({ $0 }) { await onFile(result) }
-        guard !pending.isEmpty else { return PushResult(files: results.map { $0! }) }
+        var session = PushSession(request)
+        for result in session.planned { await onFile(result) }
+        guard !session.unanswered.isEmpty else { return session.result(failure: nil) }
 
         let base = ["-v", "-nh", "-R"] + Self.associationArguments(connection) + Self.peerArguments(connection)
-        var sent = 0
         var open: [Int] = []  // files of the current batch not yet resolved, in argument order
-        func record(_ event: StoreSCULogParser.Event) async {
+        func record(_ event: StoreSCULogParser.Event, associationWentOn: Bool) async {
             let path: String
             switch event {
             case .status(let p, _), .notSent(let p, _, _): path = p
             }
             // A file the association ended under stays open: it is "not sent", and the run's failure
-            // (from the log) is what ended it.
-            if case .notSent(_, false, let reason) = event, StoreSCULogParser.associationLost(reason) { return }
+            // (from the log) is what ended it. A file storescu gave up on while the association went on
+            // (it could not convert the data set, it could not read the file) failed on its own.
+            if case .notSent(_, false, let reason) = event, !associationWentOn, StoreSCULogParser.associationLost(reason) { return }
             guard let slot = open.firstIndex(where: { request.files[$0].path == path }) else { return }
             let index = open.remove(at: slot)
             let file = request.files[index]
             let result: PushFileResult
             switch event {
             case .status(_, let status):
-                sent += 1
                 result = PushFileResult(file: file, status: status)
             case .notSent(_, let noContext, let reason):
+                if noContext { session.withdraw(index) }
                 result = noContext ? .noContext(file) : PushFileResult(file: file, status: nil, error: .io("cannot send the file: \(reason)", path: file.path))
             }
-            results[index] = result
-            await onFile(result)
+            await onFile(session.finish(index, result))
         }
         // One storescu (one association) per batch of paths that fits the argument list comfortably;
-        // one batch unless the paths take more than 512 KiB. The deadline covers all of them.
+        // one batch unless the paths take more than 512 KiB. The deadline covers all of them. When an
+        // association ends early, a new storescu goes on with the files not yet answered (PushSession).
         let start = monotonicSeconds()
         var failure: PXError?
-        var anySent = false
-        batches: for batch in Self.batches(pending, paths: request.files.map(\.path), limit: 512 * 1024) {
-            var deadline = connection.timeouts.deadline
-            if let total = deadline { deadline = max(0.001, total - (monotonicSeconds() - start)) }
-            var parser = StoreSCULogParser()
-            sent = 0
-            open = batch
-            let arguments = base + batch.map { request.files[$0].path }
-            let outcome = try await runner("storescu").run(arguments, deadline: deadline, logger: logger) { line in
-                if let event = parser.feed(line) { await record(event) }
+        var work = session.unanswered
+        runs: while !work.isEmpty {
+            for batch in Self.batches(work, paths: request.files.map(\.path), limit: 512 * 1024) {
+                var deadline = connection.timeouts.deadline
+                if let total = deadline { deadline = max(0.001, total - (monotonicSeconds() - start)) }
+                var parser = StoreSCULogParser()
+                open = batch
+                var sentHere: [Int] = []
+                session.startAssociation()
+                let arguments = base + batch.map { request.files[$0].path }
+                let outcome = try await runner("storescu").run(arguments, deadline: deadline, logger: logger) { line in
+                    if line.level == .info, line.text.hasPrefix("Sending file: "), parser.associationLost == nil {
+                        let path = line.text.dropFirst("Sending file: ".count)
+                        if let index = open.first(where: { request.files[$0].path == path }) {
+                            session.sent(index)
+                            sentHere.append(index)
+                        }
+                    }
+                    if let event = parser.feed(line) { await record(event, associationWentOn: parser.associationWentOn) }
+                }
+                if let event = parser.finish() { await record(event, associationWentOn: false) }
+                let ended = !open.isEmpty || outcome.timedOut || outcome.signal != nil
+                // With -nh storescu may exit 0 after an abort: its log says the association was lost.
+                let lost = parser.associationLost.map { PXError.aborted("association aborted: \($0)") }
+                if ended, let error = Self.failure(tool: "storescu", outcome: outcome, connection: connection) ?? lost {
+                    let inFlight = sentHere.filter { open.contains($0) }
+                    // Nothing went out (refused, rejected, no context at all): the push failed.
+                    if session.associations == 1 && inFlight.isEmpty && !session.anyAnswered { throw error }
+                    let (failed, goOn) = session.associationEnded(by: error, inFlight: inFlight)
+                    for result in failed { await onFile(result) }
+                    if goOn && (!inFlight.isEmpty || session.anyAnswered) {
+                        logger.notice(
+                            "opening a new association for the files not yet answered",
+                            metadata: ["error": "\(error)", "files": "\(session.unanswered.count)"])
+                        work = session.unanswered
+                        continue runs
+                    }
+                    failure = error
+                    break runs
+                }
             }
-            if let event = parser.finish() { await record(event) }
-            anySent = anySent || sent > 0
-            let ended = !open.isEmpty || outcome.timedOut || outcome.signal != nil
-            if ended, let error = Self.failure(tool: "storescu", outcome: outcome, connection: connection) {
-                // Nothing stored yet (refused, rejected, no context at all): the push failed. Otherwise
-                // report what was stored and what ended the association.
-                guard anySent else { throw error }
-                failure = error
-                break batches
-            }
+            break
         }
-        return PushResult(
-            files: results.enumerated().map { index, result in result ?? PushResult.notSent(request.files[index]) },
-            failure: failure)
+        return session.result(failure: failure)
     }
 
     /// `indices` split so that each batch's paths take at most `limit` bytes (at least one path each).

@@ -22,12 +22,48 @@ public struct StoreSCULogParser: Sendable {
     private var current: String?
     private var requestSent = false
     private var errors: [String] = []
+    /// Errors logged while storescu checks its input files, before the warning that names the file.
+    private var checkingErrors: [String] = []
+    /// Whether the association went on after the last file reported as not sent (storescu sent the next
+    /// file, or released the association): the file was refused on its own, not lost with the association.
+    public private(set) var associationWentOn = false
+    /// What ended the association, once storescu logged it (`0006:0317 Peer aborted Association`, a DUL
+    /// error): with `-nh` storescu still goes through the remaining files, which then fail without being sent.
+    public private(set) var associationLost: String?
 
     public init() {}
 
     /// Feeds one line; returns the event that completes a file.
     public mutating func feed(_ line: DCMTKLogLine) -> Event? {
         let text = line.text
+        // The progress dots and a message share a line: "XMIT: ....W: DIMSE Warning: ...".
+        if line.level == nil, text.hasPrefix("XMIT:") || text.hasPrefix("RECV:") {
+            for prefix in ["W: ", "E: ", "F: "] {
+                if let at = text.ranges(of: prefix).first { return feed(DCMTKLogLine(text[at.lowerBound...])) }
+            }
+            return nil
+        }
+        // "W: DIMSE Warning: (STORESCU,ANY-SCP): sendMessage: unable to convert dataset from 'JPEG 2000 ...'
+        // transfer syntax to 'Little Endian Explicit'": why the next "Store Failed" happened.
+        if line.level == .warning, current != nil, let at = text.ranges(of: "sendMessage: ").first {
+            errors.append(String(text[at.upperBound...]))
+            return nil
+        }
+        // "W: missing SOP class (or instance) in file: f.dcm, ignoring file" (after the reader's errors,
+        // e.g. "E: DcmElement: PixelData (7fe0,0010) larger (8192) than remaining bytes in file"), and
+        // "E: cannot access file: f.dcm": storescu will not send it.
+        if current == nil, line.isFailure, !text.hasPrefix("cannot access file: ") {
+            checkingErrors.append(text)
+            return nil
+        }
+        for (prefix, suffix) in [("missing SOP class (or instance) in file: ", ", ignoring file"), ("cannot access file: ", "")]
+        where current == nil && text.hasPrefix(prefix) && text.hasSuffix(suffix) {
+            let path = String(text.dropFirst(prefix.count).dropLast(suffix.count))
+            let reason = (checkingErrors + [text]).joined(separator: " ")
+            checkingErrors = []
+            associationWentOn = true
+            return .notSent(path: path, noContext: false, reason: reason)
+        }
         // "W: unknown storage SOP class in file: rej/b.dcm: 1.2.3, ignoring file": storescu will not
         // propose it, so no context can carry it.
         if line.level == .warning, text.hasPrefix("unknown storage SOP class in file: "), text.hasSuffix(", ignoring file") {
@@ -38,7 +74,7 @@ public struct StoreSCULogParser: Sendable {
         }
         if line.level == .info {
             if text.hasPrefix("Sending file: ") {
-                let finished = flush()
+                let finished = flush(wentOn: true)
                 current = String(text.dropFirst("Sending file: ".count))
                 return finished
             }
@@ -49,12 +85,17 @@ public struct StoreSCULogParser: Sendable {
                 requestSent = false
                 errors = []
                 return .status(path: path, FindLogParser.status(in: text, service: .store, default: .success))
-            } else if text.hasPrefix("Releasing Association") || text.hasPrefix("Aborting Association") {
-                return flush()
+            } else if text.hasPrefix("Releasing Association") {
+                return flush(wentOn: true)
+            } else if text.hasPrefix("Aborting Association") {
+                return flush(wentOn: false)
             }
             return nil
         }
-        if line.isFailure, current != nil { errors.append(text) }
+        if line.isFailure, current != nil {
+            errors.append(text)
+            if associationLost == nil, Self.associationLost(text), !text.hasPrefix("Store Failed") { associationLost = text }
+        }
         return nil
     }
 
@@ -62,14 +103,15 @@ public struct StoreSCULogParser: Sendable {
     /// (`0006:0317 Peer aborted Association`, `0006:020e DIMSE Failed to send message`, DUL errors): the
     /// file was not refused, the association ended under it.
     public static func associationLost(_ reason: String) -> Bool {
-        ["0006:0317", "Peer aborted", "0006:020e", "0006:0303", "DUL "].contains { reason.contains($0) }
+        ["0006:0317", "Peer aborted", "0006:0303", "DUL "].contains { reason.contains($0) }
     }
 
     /// The file in flight at the end of the log, if any.
-    public mutating func finish() -> Event? { flush() }
+    public mutating func finish() -> Event? { flush(wentOn: false) }
 
-    private mutating func flush() -> Event? {
+    private mutating func flush(wentOn: Bool) -> Event? {
         guard let path = current else { return nil }
+        associationWentOn = wentOn && associationLost == nil
         defer {
             current = nil
             requestSent = false

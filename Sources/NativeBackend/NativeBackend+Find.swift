@@ -6,51 +6,49 @@ import PXCore
 
 extension NativeBackend {
     /// C-FIND (PS3.4 C.4.1): the identifiers are decoded off the wire and handed to `onResponse` as
-    /// they arrive; ``FindRequest/limit`` sends a C-CANCEL after that many matches.
+    /// they arrive, on the association's own task, so a peer can send no faster than they are consumed
+    /// (no queue grows between the two). ``FindRequest/limit`` sends a C-CANCEL after that many matches;
+    /// more than ``FindRequest/maxResponses`` send one too and fail with ``PXError/tooManyResponses(limit:)``.
+    /// Identifiers are kept in the result only when ``FindRequest/keepMatches``.
     public func find(
         _ request: FindRequest, connection: Connection, logger: Logger,
         onResponse: @Sendable (PXCore.FindResponse) async throws -> Void
     ) async throws -> FindResult {
         let client = self.client(connection, logger: logger)
         let peer = self.peer(connection)
-        // The deadline runs the association in a child task, which needs an escaping closure:
-        // responses go through a stream and `onResponse` is called here, in order.
-        let (stream, continuation) = AsyncThrowingStream<PXCore.FindResponse, any Error>.makeStream()
-        async let final: UInt16 = run("C-FIND", connection) {
-            do {
-                let status = try await client.withAssociation(to: peer, proposing: [.find(request.model.network)]) { association in
+        // The deadline runs the association in a child task, which takes an escaping closure; `run`
+        // waits for that task before it returns, so `onResponse` does not outlive this call.
+        let (result, exceeded) = try await withoutActuallyEscaping(onResponse) { onResponse in
+            try await run("C-FIND", connection) {
+                try await client.withAssociation(to: peer, proposing: [.find(request.model.network)]) { association in
+                    var matches: [DataSet] = []
+                    var count = 0
+                    var exceeded = false
                     var last: UInt16 = 0
                     let responses = try await association.find(
-                        request.identifierWithLevel, model: request.model.network, limit: request.limit)
+                        request.identifierWithLevel, model: request.model.network, limit: request.cancelAfter)
                     for try await response in responses {
                         let status = PXCore.DIMSEStatus(code: response.status.rawValue, service: .find)
-                        if status.isPending, let identifier = response.identifier {
-                            continuation.yield(PXCore.FindResponse(status: status, identifier: identifier))
-                        } else if !status.isPending {
+                        guard status.isPending else {
                             last = response.status.rawValue
+                            continue
                         }
+                        guard let identifier = response.identifier else { continue }
+                        if let bound = request.maxResponses, count >= bound {
+                            exceeded = true  // the C-CANCEL went out with this response
+                            continue
+                        }
+                        count += 1
+                        if request.keepMatches { matches.append(identifier) }
+                        try await onResponse(PXCore.FindResponse(status: status, identifier: identifier))
                     }
-                    return last
+                    let result = FindResult(
+                        request: request, matches: matches, status: PXCore.DIMSEStatus(code: last, service: .find), count: count)
+                    return (result, exceeded)
                 }
-                continuation.finish()
-                return status
-            } catch {
-                continuation.finish(throwing: error)
-                throw error
             }
         }
-        var matches: [DataSet] = []
-        do {
-            for try await response in stream {
-                if let identifier = response.identifier { matches.append(identifier) }
-                try await onResponse(response)
-            }
-        } catch {
-            // The association task ends with the same failure, already mapped to a PXError.
-            _ = try await final
-            throw error
-        }
-        let status = PXCore.DIMSEStatus(code: try await final, service: .find)
-        return FindResult(request: request, matches: matches, status: status)
+        if exceeded, let bound = request.maxResponses { throw PXError.tooManyResponses(limit: bound) }
+        return result
     }
 }

@@ -62,6 +62,12 @@ extension NativeBackend {
         serverConfiguration.maximumOperationsPerformed = 16
         serverConfiguration.artimTimeout = .milliseconds(Int64(configuration.timeouts.acse * 1000))
         serverConfiguration.idleTimeout = .milliseconds(Int64(configuration.timeouts.dimse * 1000))
+        serverConfiguration.connectionLimits = ConnectionLimits(
+            minimumTransferRate: configuration.limits.minimumTransferRate,
+            transferRateWindow: .milliseconds(Int64(configuration.limits.transferRateWindow * 1000)),
+            writeTimeout: .milliseconds(Int64(configuration.limits.writeTimeout * 1000)),
+            maximumPendingConnections: configuration.limits.maximumPendingConnections)
+        serverConfiguration.decodingBudget = DecodingBudget(limit: configuration.limits.decodingMemory)
         let server: DICOMServer
         do {
             server = try await DICOMServer.bind(configuration: serverConfiguration, storage: storage, logger: logger)
@@ -147,8 +153,7 @@ final class LayoutStorage: StorageDelegate {
         do throws(PXError) {
             let header: Part10File
             do {
-                header = try Part10File.readHeader(
-                    contentsOf: instance.path, knownPrefix: instance.filePrefix, fileLength: instance.fileLength)
+                header = try await instance.readHeader()
             } catch {
                 unlink(instance.path)
                 throw PXError.io("cannot read the received data set: \(error)", path: nil)

@@ -5,65 +5,103 @@ import Logging
 import PXCore
 
 extension NativeBackend {
-    /// C-STORE SCU (PS3.4 Annex B) on ONE association: only the contexts the files need are
-    /// proposed (``StorableFile/presentationContexts(for:)``), and each data set is streamed from disk
-    /// in PDU-sized chunks when the accepted context has the file's transfer syntax. Up to
+    /// C-STORE SCU (PS3.4 Annex B): only the contexts the files need are proposed
+    /// (``StorableFile/presentationContexts(for:)``), and each data set is streamed from disk in
+    /// PDU-sized chunks when the accepted context has the file's transfer syntax. Up to
     /// ``PushRequest/window`` files are outstanding when the peer agrees to an asynchronous operations
-    /// window (PS3.7 §D.3.3.3); results are reported as responses arrive. When the association
-    /// fails after some files were stored, the result carries the failure instead of throwing it.
+    /// window (PS3.7 §D.3.3.3); results are reported as responses arrive.
+    ///
+    /// One association carries every file unless the peer aborts it (or the connection drops): then a new
+    /// association goes on with the files not yet answered, one file at a time so that a file that ends
+    /// associations is singled out (``PushSession``). A failure that ends the push after some files were
+    /// answered is in the result instead of thrown.
     public func push(
         _ request: PushRequest, connection: Connection, logger: Logger,
         onFile: @Sendable (PushFileResult) async -> Void
     ) async throws -> PushResult {
-        var results: [PushFileResult?] = Array(repeating: nil, count: request.files.count)
-        var pending: [(index: Int, file: StorableFile)] = []
-        for (index, file) in request.files.enumerated() {
-            if let error = file.error {
-                results[index] = PushFileResult(file: file, status: nil, error: error)
-            } else {
-                pending.append((index, StorableFile(
-                    path: file.path, sopClassUID: file.sopClassUID, sopInstanceUID: file.sopInstanceUID,
-                    transferSyntaxUID: file.transferSyntaxUID)))
-            }
+        var session = PushSession(request)
+        for result in session.planned { await onFile(result) }
+        let storable = request.files.map { file in
+            StorableFile(
+                path: file.path, sopClassUID: file.sopClassUID, sopInstanceUID: file.sopInstanceUID,
+                transferSyntaxUID: file.transferSyntaxUID, maximumInflatedSize: request.maximumInflatedSize)
         }
-        for result in results.compactMap({ $0 }) { await onFile(result) }
+        let start = ContinuousClock.now
+        var window = request.window
         var failure: PXError?
-        if !pending.isEmpty {
-            let client = self.client(connection, logger: logger, window: request.window)
-            let peer = self.peer(connection)
-            let contexts = StorableFile.presentationContexts(for: pending.map(\.file))
-            let work = pending
-            let (stream, continuation) = AsyncStream<(Int, StoreResult)>.makeStream()
-            async let sent: Void = run("C-STORE", connection) {
+        while !session.unanswered.isEmpty {
+            let work = session.unanswered
+            var timeouts = connection.timeouts
+            if let total = timeouts.deadline {
+                let elapsed = ContinuousClock.now - start
+                timeouts.deadline = max(0.001, total - Double(elapsed.components.seconds) - Double(elapsed.components.attoseconds) / 1e18)
+            }
+            var bounded = connection
+            bounded.timeouts = timeouts
+            session.startAssociation()
+            if session.associations > 1 {
+                logger.notice(
+                    "opening a new association for the files not yet answered",
+                    metadata: ["association": "\(session.associations)", "files": "\(work.count)"])
+            }
+            let client = self.client(bounded, logger: logger, window: window)
+            let peer = self.peer(bounded)
+            let files = work.map { storable[$0] }
+            let contexts = StorableFile.presentationContexts(for: files)
+            enum Event: Sendable {
+                case sent(Int)
+                case stored(Int, StoreResult)
+            }
+            let (stream, continuation) = AsyncStream<Event>.makeStream()
+            async let sent: Void = run("C-STORE", bounded) {
                 defer { continuation.finish() }
                 try await client.withAssociation(to: peer, proposing: contexts) { association in
-                    try await association.store(work.map(\.file)) { position, stored in
-                        continuation.yield((work[position].index, stored))
+                    try await association.store(files, onSent: { position in continuation.yield(.sent(work[position])) }) {
+                        position, stored in continuation.yield(.stored(work[position], stored))
                     }
                 }
             }
-            for await (index, stored) in stream {
-                let file = request.files[index]
-                let result: PushFileResult
-                if let status = stored.status {
-                    result = PushFileResult(file: file, status: PXCore.DIMSEStatus(code: status.rawValue, service: .store))
-                } else if stored.error?.hasPrefix("no accepted presentation context") == true {
-                    result = .noContext(file)
-                } else {
-                    result = PushFileResult(file: file, status: nil, error: .io("cannot send the file: \(stored.error ?? "unknown")", path: file.path))
+            var inFlight: [Int] = []
+            for await event in stream {
+                switch event {
+                case .sent(let index):
+                    session.sent(index)
+                    inFlight.append(index)
+                case .stored(let index, let stored):
+                    inFlight.removeAll { $0 == index }
+                    let result = session.finish(index, Self.pushFileResult(stored, file: request.files[index]))
+                    await onFile(result)
                 }
-                results[index] = result
-                await onFile(result)
             }
             do {
                 try await sent
-            } catch let error as PXError where pending.contains(where: { results[$0.index] != nil }) {
-                // Some files went: report them, and what ended the association.
-                failure = error
+                break
+            } catch let error as PXError {
+                if session.associations == 1 && inFlight.isEmpty && !session.anyAnswered {
+                    // Nothing went out: no association (refused, rejected, no context at all).
+                    throw error
+                }
+                let (failed, goOn) = session.associationEnded(by: error, inFlight: inFlight)
+                for result in failed { await onFile(result) }
+                logger.warning("the association ended early", metadata: ["error": "\(error)", "inFlight": "\(inFlight.count)"])
+                guard goOn, !inFlight.isEmpty || session.anyAnswered else {
+                    failure = error  // what ended the last association
+                    break
+                }
+                // Next time one file at a time: the file in flight when an association ends is the one charged.
+                window = 1
             }
         }
-        return PushResult(
-            files: results.enumerated().map { index, result in result ?? PushResult.notSent(request.files[index]) },
-            failure: failure)
+        return session.result(failure: failure)
+    }
+
+    /// A file's result from the C-STORE (or the reason it was not sent).
+    static func pushFileResult(_ stored: StoreResult, file: PushFile) -> PushFileResult {
+        if let status = stored.status {
+            return PushFileResult(file: file, status: PXCore.DIMSEStatus(code: status.rawValue, service: .store))
+        } else if stored.error?.hasPrefix("no accepted presentation context") == true {
+            return .noContext(file)
+        }
+        return PushFileResult(file: file, status: nil, error: .io("cannot send the file: \(stored.error ?? "unknown")", path: file.path))
     }
 }

@@ -28,6 +28,22 @@ public struct ListenOptions: ParsableArguments {
     @Option(name: .customLong("acse-timeout"), help: "Association negotiation and release timeout (s).") public var acse: Double = 30
     @Option(name: .customLong("dimse-timeout"), help: "How long a peer may stay silent on an association (s).") public var dimse: Double = 60
     @Option(
+        name: .customLong("min-transfer-rate"),
+        help: "Bytes/s a peer must keep sending while a PDU or message is in progress, over --transfer-rate-window; a trickling peer is aborted (native; 0: off).")
+    public var minTransferRate: Int = ListenLimits().minimumTransferRate
+    @Option(name: .customLong("transfer-rate-window"), help: "Seconds over which --min-transfer-rate is measured (native).")
+    public var transferRateWindow: Double = ListenLimits().transferRateWindow
+    @Option(name: .customLong("write-timeout"), help: "Seconds a response may wait for a peer that does not read before it is disconnected (native).")
+    public var writeTimeout: Double = ListenLimits().writeTimeout
+    @Option(
+        name: .customLong("max-pending-connections"),
+        help: "Connections that have not yet sent their A-ASSOCIATE-RQ; beyond it the oldest is closed (native).")
+    public var maxPendingConnections: Int = ListenLimits().maximumPendingConnections
+    @Option(
+        name: .customLong("decoding-memory"),
+        help: "MiB all associations together may use to read received headers; beyond it a C-STORE is refused with 0xA700 (native).")
+    public var decodingMemory: Int = ListenLimits().decodingMemory >> 20
+    @Option(
         name: .customLong("on-series-complete"), parsing: .remaining,
         help: ArgumentHelp(
             "CMD ARGS...: run once per completed series (no shell), with PX_SERIES_DIR, PX_SERIES_UID, PX_STUDY_UID, PX_PATIENT_ID, PX_INSTANCES and PX_COMPLETION_REASON set. Must come last.",
@@ -43,13 +59,26 @@ public struct ListenOptions: ParsableArguments {
         if let layout { do { _ = try StorageLayout(template: layout) } catch { throw ValidationError(error.message) } }
         if let seriesTimeout, !(seriesTimeout > 0) { throw ValidationError("--series-timeout must be positive") }
         if shutdownGrace < 0 { throw ValidationError("--shutdown-grace must not be negative") }
+        do { _ = try self.limits() } catch { throw ValidationError(error.message) }
+    }
+
+    /// The defences against hostile peers these options describe.
+    /// - Throws: ``PXError/usage(_:)`` for a value out of range.
+    public func limits() throws(PXError) -> ListenLimits {
+        var limits = ListenLimits()
+        limits.minimumTransferRate = minTransferRate
+        limits.transferRateWindow = transferRateWindow
+        limits.writeTimeout = writeTimeout
+        limits.maximumPendingConnections = maxPendingConnections
+        limits.decodingMemory = decodingMemory << 20
+        return try limits.validated()
     }
 
     /// The receiver these options describe, the root made absolute.
     /// - Throws: ``PXError/usage(_:)`` for a bad layout or AE title.
     public func configuration() throws(PXError) -> ListenConfiguration {
         let allowed: Set<String>? = allowCalling.map { Set($0.split(separator: ",").map { String($0) }) }
-        return try ListenConfiguration(
+        var configuration = try ListenConfiguration(
             port: port, aeTitle: aeTitle, root: absolutePath(root),
             layout: try layout.map { (template: String) throws(PXError) in
                 do throws(StorageError) { return try StorageLayout(template: template) } catch { throw .storage(error) }
@@ -58,5 +87,7 @@ public struct ListenOptions: ParsableArguments {
             duplicates: onDuplicate, fsync: fsync, seriesTimeout: seriesTimeout,
             maximumAssociations: maxAssociations, acceptsAnyCalledAETitle: anyCalledAET,
             allowedCallingAETitles: allowed, shutdownGrace: shutdownGrace)
+        configuration.limits = try self.limits()
+        return configuration
     }
 }

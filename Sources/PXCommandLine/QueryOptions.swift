@@ -13,6 +13,10 @@ public struct QueryOptions: ParsableArguments {
     public var keys: [String] = []
     @Option(name: .long, help: "Stop after N matches: px sends C-CANCEL (with --level; else limits the studies).")
     public var limit: Int?
+    @Option(
+        name: .long,
+        help: "Fail (C-CANCEL, error tooManyResponses) past N responses to one query (0: no bound).")
+    public var maxResponses: Int = FindRequest.defaultMaxResponses
 
     // pypx 0.8 spellings.
     @Option(name: .customLong("patientID"), help: .hidden) public var patientID0: String?
@@ -52,8 +56,12 @@ public struct QueryOptions: ParsableArguments {
             do { _ = try QueryKey.parse(key) } catch { throw ValidationError(error.message) }
         }
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+        if maxResponses < 0 { throw ValidationError("--max-responses must be 0 (no bound) or more") }
         if level == .patient && model == .studyRoot { throw ValidationError("--level patient needs --model patient") }
     }
+
+    /// ``maxResponses`` for a ``FindRequest``: `nil` for 0 (no bound).
+    public var responseBound: Int? { maxResponses == 0 ? nil : maxResponses }
 
     /// The level of a single C-FIND (`--level`, or STUDY for `--StudyOnly`); `nil` for the two-phase
     /// query (studies, then the series of each).

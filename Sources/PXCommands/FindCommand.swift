@@ -23,12 +23,12 @@ public enum FindCommand {
             if let level = query.singleLevel {
                 let request = FindRequest(
                     level: level, model: query.model, identifier: try query.identifier(level: level, keys: keys),
-                    limit: query.limit)
+                    limit: query.limit, maxResponses: query.responseBound, keepMatches: format != .ndjson)
                 let result = try await dicomBackend.find(request, connection: conn, logger: logger) { response in
                     if format == .ndjson, let ds = response.identifier { output.write(PXOutput.ndjsonLine(ds), pretty: false) }
                 }
                 if format == .table { output.writeText(PXOutput.table(result.matches)) }
-                data = format == .table ? nil : PXOutput.findData(result.matches, format: format)
+                data = format == .table ? nil : PXOutput.findData(result, format: format)
                 if result.status.isFailure { failure = .dimseFailure(result.status, operation: "C-FIND") }
             } else {
                 let seriesKeys = keys.filter { QueryDefaults.seriesKeywords.contains($0.keyword) }
@@ -36,7 +36,7 @@ public enum FindCommand {
                 var (studies, status) = try await dicomBackend.findStudiesWithSeries(
                     studyKeys: try query.identifier(level: .study, keys: studyKeys),
                     seriesKeys: try query.identifier(level: .series, keys: seriesKeys), model: query.model,
-                    studyLimit: query.limit, connection: conn, logger: logger)
+                    studyLimit: query.limit, maxResponses: query.responseBound, connection: conn, logger: logger)
                 if !seriesKeys.isEmpty { studies.removeAll { $0.series.isEmpty } }
                 switch format {
                 case .ndjson:

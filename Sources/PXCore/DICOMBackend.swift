@@ -70,11 +70,12 @@ extension DICOMBackend {
     /// - Returns: the studies with their series, and the study-level status. Studies whose
     ///   series query found nothing are kept with an empty list.
     public func findStudiesWithSeries(
-        studyKeys: DataSet, seriesKeys: DataSet, model: QueryModel, studyLimit: Int? = nil, connection: Connection,
-        logger: Logger
+        studyKeys: DataSet, seriesKeys: DataSet, model: QueryModel, studyLimit: Int? = nil, maxResponses: Int? = nil,
+        connection: Connection, logger: Logger
     ) async throws -> (studies: [StudyWithSeries], status: DIMSEStatus) {
         let studies = try await find(
-            FindRequest(level: .study, model: model, identifier: studyKeys, limit: studyLimit), connection: connection,
+            FindRequest(level: .study, model: model, identifier: studyKeys, limit: studyLimit, maxResponses: maxResponses),
+            connection: connection,
             logger: logger, onResponse: { _ in })
         guard !studies.status.isFailure else { return ([], studies.status) }
         var out: [StudyWithSeries] = []
@@ -87,7 +88,7 @@ extension DICOMBackend {
                 keys.set(.patientID, vr: .LO, string: pid)
             }
             let series = try await find(
-                FindRequest(level: .series, model: model, identifier: keys), connection: connection,
+                FindRequest(level: .series, model: model, identifier: keys, maxResponses: maxResponses), connection: connection,
                 logger: logger, onResponse: { _ in })
             out.append(StudyWithSeries(study: study, series: series.matches, seriesStatus: series.status))
         }

@@ -24,6 +24,8 @@ public struct ListenConfiguration: Hashable, Sendable {
     public var allowedCallingAETitles: Set<String>?
     /// After a stop request, how long (seconds) associations in progress may run before they are aborted.
     public var shutdownGrace: Double
+    /// What a peer may cost (native backend): limits it cannot reset by trickling bytes.
+    public var limits = ListenLimits()
 
     public init(
         port: Int, aeTitle: String, root: String, layout: StorageLayout = StorageLayout(),
@@ -49,6 +51,35 @@ public struct ListenConfiguration: Hashable, Sendable {
         self.acceptsAnyCalledAETitle = acceptsAnyCalledAETitle
         self.allowedCallingAETitles = allowedCallingAETitles
         self.shutdownGrace = shutdownGrace
+    }
+}
+
+/// px-listen's defences against hostile or broken peers (native backend, issue 14).
+public struct ListenLimits: Hashable, Sendable {
+    /// Bytes per second a peer must send while a PDU or DIMSE message is in progress, averaged over
+    /// `transferRateWindow` seconds; 0 disables the check.
+    public var minimumTransferRate = 1024
+    public var transferRateWindow: Double = 20
+    /// Seconds a write may make no progress (the peer does not read) before the connection is closed.
+    public var writeTimeout: Double = 60
+    /// Connections that have not yet sent a complete A-ASSOCIATE-RQ; beyond it the oldest is closed.
+    public var maximumPendingConnections = 64
+    /// Bytes all associations together may spend decoding received headers; beyond it a C-STORE is
+    /// refused with 0xA700.
+    public var decodingMemory = 256 << 20
+
+    /// The defaults.
+    public init() {}
+
+    /// These limits, if they make sense.
+    /// - Throws: ``PXError/usage(_:)`` naming the px-listen option that is out of range.
+    public func validated() throws(PXError) -> ListenLimits {
+        guard minimumTransferRate >= 0 else { throw .usage("--min-transfer-rate must not be negative") }
+        guard transferRateWindow > 0 else { throw .usage("--transfer-rate-window must be positive") }
+        guard writeTimeout > 0 else { throw .usage("--write-timeout must be positive") }
+        guard maximumPendingConnections >= 1 else { throw .usage("--max-pending-connections must be at least 1") }
+        guard decodingMemory >= 1 << 20 else { throw .usage("--decoding-memory must be at least 1 MiB") }
+        return self
     }
 }
 

@@ -11,7 +11,7 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
         enum Kind: String, Hashable, Sendable {
             case connectionRefused, unknownHost, timeout, associationRejected
             case noAcceptablePresentationContext, dimseFailure, toolMissing, backendUnavailable
-            case invalidResponse, aborted, io, usage, notDICOM, partialFailure
+            case invalidResponse, aborted, io, usage, notDICOM, partialFailure, malformedFile, tooManyResponses
         }
         let kind: Kind
         private init(_ kind: Kind) { self.kind = kind }
@@ -42,6 +42,10 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let usage = Code(.usage)
         /// An input file is not a DICOM Part 10 file (px-push skips it).
         public static let notDICOM = Code(.notDICOM)
+        /// An input file is DICOM but its element structure is broken (px-push refuses to send it).
+        public static let malformedFile = Code(.malformedFile)
+        /// The peer sent more responses than the bound allows (px-find --max-responses); the query was cancelled.
+        public static let tooManyResponses = Code(.tooManyResponses)
         /// Some items of a batch failed (px-push: files not stored); the data lists which.
         public static let partialFailure = Code(.partialFailure)
 
@@ -140,6 +144,20 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
     /// `path` is not a DICOM Part 10 file (PS3.10 §7.1), or lacks the SOP Class/Instance UIDs.
     public static func notDICOM(path: String, reason: String) -> PXError {
         PXError(.notDICOM, "not a DICOM file: \(path): \(reason)", details: ["path": path])
+    }
+
+    /// `path` is a Part 10 file whose element structure is broken (a length past the end, an odd length,
+    /// unclosed encapsulated Pixel Data, PS3.5 §7.1, §A.4): sending it would put a broken data set on the wire.
+    public static func malformedFile(path: String, reason: String) -> PXError {
+        PXError(.malformedFile, "malformed DICOM file: \(path): \(reason)", details: ["path": path])
+    }
+
+    /// More than `limit` C-FIND responses arrived: the query was cancelled (PS3.7 §9.3.2.3) and its answer is
+    /// incomplete.
+    public static func tooManyResponses(limit: Int) -> PXError {
+        PXError(
+            .tooManyResponses, "more than \(limit) responses: the query was cancelled (raise --max-responses, 0 for no bound)",
+            details: ["limit": String(limit)])
     }
 
     /// `failed` of `total` items failed.

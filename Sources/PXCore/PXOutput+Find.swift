@@ -36,6 +36,12 @@ extension PXOutput {
         }
     }
 
+    /// Data for a single-level find from its result: ``findData(_:format:)-([DataSet],_)`` of the matches;
+    /// for ndjson (whose lines were written as the responses arrived, none kept) the count.
+    public static func findData(_ result: FindResult, format: FindFormat) -> JSONValue {
+        format == .ndjson ? .object([JSONMember("count", .integer(result.count))]) : findData(result.matches, format: format)
+    }
+
     /// Data for the two-phase query: studies with a nested `series` list (pypx 3.x), or
     /// `{"study": ..., "series": [...]}` pairs for DICOM JSON.
     public static func findData(_ studies: [StudyWithSeries], format: FindFormat) -> JSONValue {

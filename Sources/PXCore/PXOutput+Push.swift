@@ -2,7 +2,9 @@ import DICOMData
 
 extension PXOutput {
     /// One px-push file: `{"path", "SOPClassUID", "SOPInstanceUID", "transferSyntaxUID", "status",
-    /// "dimseStatus", "error"}`; `status` is `success`, `warning` or `failed`.
+    /// "dimseStatus", "error", "warning", "attempts"}`; `status` is `success`, `warning` or `failed`;
+    /// `warning` notes a file sent despite a disagreement (its meta and data set UIDs), `attempts` counts
+    /// the associations the file was sent on.
     public static func json(_ file: PushFileResult) -> JSONValue {
         func opt(_ s: String) -> JSONValue { s.isEmpty ? .null : .string(s) }
         let outcome = file.succeeded ? (file.status?.category == .warning ? "warning" : "success") : "failed"
@@ -14,6 +16,8 @@ extension PXOutput {
             JSONMember("status", .string(outcome)),
             JSONMember("dimseStatus", file.status.map { json($0) } ?? .null),
             JSONMember("error", file.error.map { json($0) } ?? .null),
+            JSONMember("warning", file.file.warning.map { .string($0) } ?? .null),
+            JSONMember("attempts", .integer(file.attempts)),
         ])
     }
 
@@ -25,6 +29,7 @@ extension PXOutput {
             JSONMember("completed", .integer(result.completed)),
             JSONMember("warning", .integer(result.warning)),
             JSONMember("failed", .integer(result.failed)),
+            JSONMember("associations", .integer(result.associations)),
         ])
     }
 }

@@ -19,6 +19,12 @@ public struct PushRequest: Hashable, Sendable {
     /// operations window (PS3.7 §D.3.3.3); `1` proposes none. storescu has no such option.
     public var window: UInt16 = PushRequest.defaultWindow
 
+    /// The largest data set a deflated file (PS3.5 §A.5) may inflate to, when checked and when sent
+    /// uncompressed: a file above it is refused, so a small file cannot expand without bound in memory.
+    public var maximumInflatedSize: Int = PushRequest.defaultMaximumInflatedSize
+    /// The default ``maximumInflatedSize``: 256 MiB.
+    public static let defaultMaximumInflatedSize = 256 << 20
+
     /// The default ``window``: enough to keep sending while the peer stores the previous files.
     public static let defaultWindow: UInt16 = 16
 
@@ -28,11 +34,12 @@ public struct PushRequest: Hashable, Sendable {
 
     /// Walks `paths` and reads each file's header.
     /// - Throws: ``PXError/usage(_:)`` when no path is given.
-    public init(paths: [String]) throws(PXError) {
+    public init(paths: [String], maximumInflatedSize: Int = PushRequest.defaultMaximumInflatedSize) throws(PXError) {
         guard !paths.isEmpty else { throw .usage("give the files or directories to push") }
         var files: [PushFile] = []
-        for path in paths { PushRequest.collect(path, into: &files) }
+        for path in paths { PushRequest.collect(path, into: &files, maximumInflatedSize: maximumInflatedSize) }
         self.files = files
+        self.maximumInflatedSize = maximumInflatedSize
     }
 
     /// The files that can be sent.
@@ -48,7 +55,7 @@ public struct PushRequest: Hashable, Sendable {
         return out
     }
 
-    static func collect(_ path: String, into files: inout [PushFile]) {
+    static func collect(_ path: String, into files: inout [PushFile], maximumInflatedSize: Int) {
         var info = stat()
         guard stat(path, &info) == 0 else {
             files.append(PushFile(path: path, error: .io("cannot access the file (\(String(cString: strerror(errno))))", path: path)))
@@ -70,26 +77,28 @@ public struct PushRequest: Hashable, Sendable {
             closedir(dir)
             let base = path.hasSuffix("/") ? String(path.dropLast()) : path
             for name in names.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }) {
-                collect(base + "/" + name, into: &files)
+                collect(base + "/" + name, into: &files, maximumInflatedSize: maximumInflatedSize)
             }
             return
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else { return }  // sockets, FIFOs: not files to send
-        files.append(PushFile(readingHeaderOf: path))
+        files.append(PushFile(readingHeaderOf: path, maximumInflatedSize: maximumInflatedSize))
     }
 }
 
 /// One file px-push was given.
 public struct PushFile: Hashable, Sendable {
     public var path: String
-    /// Media Storage SOP Class UID (0002,0002), else SOP Class UID (0008,0016); empty with an error.
+    /// SOP Class UID (0008,0016) of the data set, else Media Storage SOP Class UID (0002,0002); empty with an error.
     public var sopClassUID: String
-    /// Media Storage SOP Instance UID (0002,0003), else SOP Instance UID (0008,0018).
+    /// SOP Instance UID (0008,0018) of the data set, else Media Storage SOP Instance UID (0002,0003).
     public var sopInstanceUID: String
     /// The file's transfer syntax (0002,0010).
     public var transferSyntaxUID: String
     /// Why the file cannot be sent.
     public var error: PXError?
+    /// Something the planning noticed that does not stop the file (a meta that disagrees with the data set).
+    public var warning: String?
 
     public init(path: String, sopClassUID: String = "", sopInstanceUID: String = "", transferSyntaxUID: String = "", error: PXError? = nil) {
         self.path = path
@@ -99,8 +108,13 @@ public struct PushFile: Hashable, Sendable {
         self.error = error
     }
 
-    /// Reads the header (meta information and group 0008 up to SOP Instance UID) only.
-    public init(readingHeaderOf path: String) {
+    /// Plans a file: reads its header (meta information and group 0008 up to SOP Instance UID), then
+    /// walks its element structure (``Part10File/checkStructure(contentsOf:maximumInflatedSize:)``: every
+    /// length within the file, even, encapsulated fragments well formed; values are skipped), so that a
+    /// broken file fails here, before any byte of it goes out, instead of breaking the association. The
+    /// SOP Class and Instance UIDs announced are the data set's own (0008,0016), (0008,0018), those the
+    /// peer will store; a meta (0002,0002), (0002,0003) that disagrees is reported in ``warning``.
+    public init(readingHeaderOf path: String, maximumInflatedSize: Int = PushRequest.defaultMaximumInflatedSize) {
         self.init(path: path)
         let file: Part10File
         do {
@@ -119,15 +133,36 @@ public struct PushFile: Hashable, Sendable {
             self.error = .notDICOM(path: path, reason: "no DICM prefix and file meta information (PS3.10 §7.1)")
             return
         }
-        func uid(_ meta: Tag, _ dataSet: Tag) -> String {
-            let value = (file.meta.string(meta) ?? "").trimmingSpaces
-            return value.isEmpty ? (file.dataSet.string(dataSet) ?? "").trimmingSpaces : value
-        }
-        sopClassUID = uid(.mediaStorageSOPClassUID, .sopClassUID)
-        sopInstanceUID = uid(.mediaStorageSOPInstanceUID, .sopInstanceUID)
         transferSyntaxUID = file.transferSyntax.uid
-        if sopClassUID.isEmpty || sopInstanceUID.isEmpty {
-            self.error = .notDICOM(path: path, reason: "no SOP Class UID or SOP Instance UID")
+        let structure: Part10Structure
+        do {
+            structure = try Part10File.checkStructure(contentsOf: path, maximumInflatedSize: maximumInflatedSize)
+        } catch {
+            self.error = error.code == .io ? .io("cannot read the file: \(error)", path: path) : .malformedFile(path: path, reason: "\(error)")
+            return
+        }
+        let metaClass = (file.meta.string(.mediaStorageSOPClassUID) ?? "").trimmingSpaces
+        let metaInstance = (file.meta.string(.mediaStorageSOPInstanceUID) ?? "").trimmingSpaces
+        let ownClass = structure.sopClassUID ?? ""
+        let ownInstance = structure.sopInstanceUID ?? ""
+        sopClassUID = ownClass.isEmpty ? metaClass : ownClass
+        sopInstanceUID = ownInstance.isEmpty ? metaInstance : ownInstance
+        var disagreements: [String] = []
+        if !ownClass.isEmpty && !metaClass.isEmpty && ownClass != metaClass {
+            disagreements.append("Media Storage SOP Class UID \(metaClass) in the meta, SOP Class UID \(ownClass) in the data set")
+        }
+        if !ownInstance.isEmpty && !metaInstance.isEmpty && ownInstance != metaInstance {
+            disagreements.append(
+                "Media Storage SOP Instance UID \(metaInstance) in the meta, SOP Instance UID \(ownInstance) in the data set")
+        }
+        if !disagreements.isEmpty {
+            warning = "the file meta information disagrees with the data set (sent as the data set says): "
+                + disagreements.joined(separator: "; ")
+        }
+        if ownClass.isEmpty || ownInstance.isEmpty {
+            // Not a composite instance (a DICOMDIR, a bare meta): storescu refuses it too, and a peer
+            // would store a data set without the identity it was announced under.
+            self.error = .notDICOM(path: path, reason: "no SOP Class UID (0008,0016) or SOP Instance UID (0008,0018) in the data set")
         }
     }
 }
@@ -139,16 +174,20 @@ public struct PushFileResult: Hashable, Sendable {
     public var status: DIMSEStatus?
     /// Why the file was not stored (planning error, no presentation context, failure status).
     public var error: PXError?
+    /// On how many associations the file was sent: 0 when it never went out, 2 when the first
+    /// association ended before the peer answered and the file was sent again on a new one.
+    public var attempts: Int = 0
 
-    public init(file: PushFile, status: DIMSEStatus?, error: PXError?) {
+    public init(file: PushFile, status: DIMSEStatus?, error: PXError?, attempts: Int = 0) {
         self.file = file
         self.status = status
         self.error = error
+        self.attempts = attempts
     }
 
     /// A result for a status: failures carry a ``PXError/dimseFailure(_:operation:)``.
-    public init(file: PushFile, status: DIMSEStatus) {
-        self.init(file: file, status: status, error: status.isFailure ? .dimseFailure(status, operation: "C-STORE") : nil)
+    public init(file: PushFile, status: DIMSEStatus, attempts: Int = 1) {
+        self.init(file: file, status: status, error: status.isFailure ? .dimseFailure(status, operation: "C-STORE") : nil, attempts: attempts)
     }
 
     /// A file no accepted presentation context can carry (PS3.8 §9.3.3.2).
@@ -169,16 +208,26 @@ public struct PushResult: Hashable, Sendable {
     /// What ended the association after some files were stored (abort, timeout, lost connection);
     /// the files it had not answered are reported as not stored. `nil` when the association ran its course.
     public var failure: PXError?
+    /// How many associations the push opened (more than one when it went on after an abort).
+    public var associations: Int
 
-    public init(files: [PushFileResult], failure: PXError? = nil) {
+    public init(files: [PushFileResult], failure: PXError? = nil, associations: Int = 1) {
         self.files = files
         self.failure = failure
+        self.associations = associations
     }
 
     /// The result for a file the association ended before.
-    public static func notSent(_ file: PushFile) -> PushFileResult {
-        PushFileResult(file: file, status: nil, error: .aborted("not stored: the association ended before the peer answered"))
+    public static func notSent(_ file: PushFile, attempts: Int = 0) -> PushFileResult {
+        PushFileResult(file: file, status: nil, error: .aborted("not stored: the association ended before the peer answered"), attempts: attempts)
     }
+
+    /// How often a file is sent before it is failed: a file during whose C-STORE two associations ended
+    /// (the peer aborted, or the connection dropped) is not sent a third time.
+    public static let maximumAttempts = 2
+    /// How many associations in a row may end before any file on them is answered before the push
+    /// stops opening new ones (a peer that aborts everything).
+    public static let maximumFruitlessAssociations = 3
 
     public var completed: Int { files.filter { $0.succeeded && $0.status?.category == .success }.count }
     public var warning: Int { files.filter { $0.succeeded && $0.status?.category == .warning }.count }

@@ -19,7 +19,7 @@ enum StoredInstance {
     /// past ``readLimit``.
     static func sopInstanceUID(descriptor: Int32, size: Int) -> [UInt8]? {
         let options = Part10File.ReadOptions(
-            dataSet: .init(stopBefore: Tag(0x0008, 0x0019)), maximumInflatedSize: readLimit)
+            dataSet: .init(stopBefore: Tag(0x0008, 0x0019)), inflate: InflateLimits(maximumSize: readLimit))
         let limit = min(size, readLimit)
         var bytes: [UInt8] = []
         var wanted = min(limit, 16 * 1024)

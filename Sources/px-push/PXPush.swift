@@ -14,19 +14,29 @@ struct PXPush: PXCommand {
             presentation contexts the files need (each file's SOP class in its own
             transfer syntax, plus Explicit/Implicit VR Little Endian for an uncompressed
             file) and sends every file on ONE association, each data set streamed from
-            disk. A file that is not DICOM is skipped with a per-file error; the others
-            are still sent.
+            disk. Each file's element structure is checked first (lengths within the file
+            and even, sequences and encapsulated Pixel Data closed): a file that is not
+            DICOM or is broken fails with a per-file error (notDICOM, malformedFile) and
+            is never sent; the others still are. The SOP Instance UID announced is the
+            data set's own; a file meta that disagrees is noted in the file's warning. A
+            deflated file goes as Explicit VR Little Endian when the peer accepts it.
 
               px-push ORTHANC@127.0.0.1:4242 study/ extra.dcm
 
             data.files lists each file in order: path, SOPClassUID, SOPInstanceUID,
-            transferSyntaxUID, status (success, warning, failed), dimseStatus and error.
+            transferSyntaxUID, status (success, warning, failed), dimseStatus, error,
+            warning and attempts.
             The exit status is 1 when any file failed (error.code partialFailure). When
-            the association ends early (abort, timeout), the files the peer answered are
-            listed, the rest as not stored, and error is what ended it. The DCMTK backend
-            runs storescu -R -nh. The native backend proposes an asynchronous operations
-            window (--window) and, when the peer grants one, sends the next file while
-            the peer is still storing the previous ones; DCMTK peers answer one at a time.
+            the peer aborts the association (or the connection drops), px-push opens a
+            new one for the files not yet answered, one file at a time: data.associations
+            counts them and each file's attempts the associations it was sent on. A file
+            during which two associations ended is failed; after three associations in a
+            row that answered nothing (or a timeout) px-push stops, the files not answered
+            are listed as not stored, and error is what ended the last association.
+            The DCMTK backend runs storescu -R -nh. The native backend proposes an
+            asynchronous operations window (--window) and, when the peer grants one,
+            sends the next file while the peer is still storing the previous ones; DCMTK
+            peers answer one at a time.
 
             \(PXExit.helpTable)
             """

@@ -42,6 +42,39 @@ import Testing
         #expect(events.contains { if case .notSent("corpus/mr1.dcm", true, _) = $0 { return true } else { return false } })
         #expect(events.contains(.status(path: "corpus/ct2.dcm", .success)))
     }
+
+    /// storescu cannot convert a JPEG 2000 file for the accepted context and goes on: the file failed on its
+    /// own, with storescu's reason, and the association was not lost.
+    @Test func conversionFailureIsTheFilesOwnReason() throws {
+        var parser = StoreSCULogParser()
+        var events: [(StoreSCULogParser.Event, Bool)] = []
+        for line in try Fixture("p2-storescu-conversion-failure-nohalt.txt").lines {
+            if let event = parser.feed(line) { events.append((event, parser.associationWentOn)) }
+        }
+        #expect(events.count == 3)
+        guard events.count == 3, case .notSent(let path, false, let reason) = events[1].0 else {
+            Issue.record("expected the JPEG 2000 file not sent: \(events)")
+            return
+        }
+        #expect(path == "fx/JPEG2000.dcm")
+        #expect(reason.contains("unable to convert dataset from 'JPEG 2000 (Lossless or Lossy)' transfer syntax to 'Little Endian Explicit'"))
+        #expect(events[1].1, "the association went on after the file")
+        #expect(parser.associationLost == nil)
+        #expect(events[2].0 == .status(path: "fx/MR_small.dcm", .success))
+    }
+
+    /// The peer aborts on the first file; with -nh storescu still "sends" the next one: the parser keeps
+    /// what ended the association, and neither file counts as refused on its own.
+    @Test func peerAbortIsNotTheNextFilesFault() throws {
+        var parser = StoreSCULogParser()
+        var wentOn: [Bool] = []
+        for line in try Fixture("p3-storescu-peer-abort-nohalt.txt").lines {
+            if parser.feed(line) != nil { wentOn.append(parser.associationWentOn) }
+        }
+        if parser.finish() != nil { wentOn.append(parser.associationWentOn) }
+        #expect(wentOn == [false, false])
+        #expect(parser.associationLost?.contains("0006:0317 Peer aborted Association") == true)
+    }
 }
 
 @Suite(.timeLimit(.minutes(2))) struct GetSCULogParserTests {

@@ -110,7 +110,8 @@ import Testing
         let files = try uids.map { try Self.instance(work + "/corpus", sop: $0) }
         let listener = try await ListenerProcess.start(backend: backend, root: root, work: work)
         #expect(try await Self.send(listener.port, files) == [0, 0, 0, 0])
-        #expect(await listener.waitFor(seconds: 20) { $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == 4 })
+        let allFour = await listener.waitFor(seconds: 20) { $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == 4 }
+        #expect(allFour, "\(listener.events()) \(listener.stderr().suffix(4000))")
         await listener.stop()
         let received = listener.events("instanceReceived")
         #expect(received.allSatisfy { $0["duplicate"] == .null }, "\(received)")

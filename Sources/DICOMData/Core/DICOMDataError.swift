@@ -78,6 +78,11 @@ public struct DICOMDataError: Error, Hashable, Sendable, CustomStringConvertible
         .init(code: .invalidLength, offset: offset, message: "element \(tag) (\(vr.rawValue)) has an undefined length")
     }
 
+    /// An odd value length: PS3.5 §7.1.1 requires every value (and every Pixel Data fragment) to have an even length.
+    public static func oddLength(tag: Tag, length: UInt32, at offset: Int) -> Self {
+        .init(code: .invalidLength, offset: offset, message: "element \(tag) has an odd length \(length) (PS3.5 §7.1.1)")
+    }
+
     public static func nestingTooDeep(limit: Int, at offset: Int) -> Self {
         .init(code: .nestingTooDeep, offset: offset, message: "sequences nested deeper than \(limit) levels")
     }
@@ -112,5 +117,13 @@ public struct DICOMDataError: Error, Hashable, Sendable, CustomStringConvertible
 
     public static func tooLarge(_ what: String, limit: Int) -> Self {
         .init(code: .tooLarge, offset: nil, message: "\(what) exceeds the limit of \(limit) bytes")
+    }
+
+    /// A deflated data set expands beyond ``InflateLimits/maximumRatio``: a decompression bomb, refused
+    /// before it costs the memory it asks for.
+    public static func inflateRatioExceeded(ratio: Int) -> Self {
+        .init(
+            code: .tooLarge, offset: nil,
+            message: "deflated data set expands more than \(ratio) times its compressed size (a decompression bomb?)")
     }
 }

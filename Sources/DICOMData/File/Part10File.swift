@@ -27,12 +27,18 @@ public struct Part10File: Sendable {
     /// How a file is read.
     public struct ReadOptions: Sendable {
         public var dataSet: DataSetReader.Options
-        /// Refuse deflated data sets that inflate beyond this many bytes.
-        public var maximumInflatedSize: Int
+        /// How far a deflated data set may inflate: its size, and its expansion over the compressed bytes.
+        public var inflate: InflateLimits
 
-        public init(dataSet: DataSetReader.Options = .init(), maximumInflatedSize: Int = 1 << 31) {
+        public init(dataSet: DataSetReader.Options = .init(), inflate: InflateLimits = InflateLimits()) {
             self.dataSet = dataSet
-            self.maximumInflatedSize = maximumInflatedSize
+            self.inflate = inflate
+        }
+
+        /// Refuse deflated data sets that inflate beyond this many bytes (``InflateLimits/maximumSize``).
+        public var maximumInflatedSize: Int {
+            get { self.inflate.maximumSize }
+            set { self.inflate.maximumSize = newValue }
         }
 
         /// Stop before Pixel Data: everything a receiver needs to sort a file.
@@ -42,47 +48,15 @@ public struct Part10File: Sendable {
     /// Reads a file from its bytes.
     /// - Throws: ``DICOMDataError``.
     public init(bytes: [UInt8], options: ReadOptions = ReadOptions()) throws(DICOMDataError) {
-        let prefix = Self.dicmPrefixOffset(bytes)
-        let metaEnd: Int
-        let transferSyntax: TransferSyntax
-        if let prefix {
-            let start = prefix + 4
-            let (meta, end) = try Self.readMeta(bytes, from: start)
-            self.meta = meta
-            metaEnd = end
-            if let ts = meta.string(.transferSyntaxUID), !ts.isEmpty {
-                transferSyntax = TransferSyntax(uid: ts)
-            } else if bytes.count - end >= 8 {
-                // No Transfer Syntax UID in the meta information: explicit or implicit VR Little Endian,
-                // recognised from the first element.
-                transferSyntax =
-                    VR(byte0: bytes[end + 4], byte1: bytes[end + 5]) != nil
-                    ? .explicitVRLittleEndian : .implicitVRLittleEndian
-            } else {
-                throw .missingTransferSyntax()
-            }
-        } else {
-            guard let guessed = Self.guessRawTransferSyntax(bytes) else {
-                throw .notDICOM("no DICM prefix at byte 128 and no recognisable data set at byte 0")
-            }
-            // A bare data set may still start with a meta group (written without a preamble).
-            if bytes.count >= 8, bytes[0] == 0x02, bytes[1] == 0x00, guessed.isExplicitVR, !guessed.isBigEndian {
-                let (meta, end) = try Self.readMeta(bytes, from: 0)
-                self.meta = meta
-                metaEnd = end
-                transferSyntax = meta.string(.transferSyntaxUID).map { TransferSyntax(uid: $0) } ?? guessed
-            } else {
-                self.meta = DataSet()
-                metaEnd = 0
-                transferSyntax = guessed
-            }
-            hadNoPreamble = true
-        }
+        let located = try Self.locateDataSet(bytes)
+        self.meta = located.meta
+        self.hadNoPreamble = located.hadNoPreamble
+        let metaEnd = located.dataSetOffset
+        let transferSyntax = located.transferSyntax
         self.transferSyntax = transferSyntax
 
         if transferSyntax.isDeflated {
-            let inflated = try Inflate.inflate(
-                bytes, range: metaEnd..<bytes.count, limit: options.maximumInflatedSize)
+            let inflated = try Inflate.inflate(bytes, range: metaEnd..<bytes.count, limits: options.inflate)
             let read = try DataSetReader.read(inflated, transferSyntax: .explicitVRLittleEndian, options: options.dataSet)
             self.dataSet = read.dataSet
             self.stoppedEarly = read.stoppedEarly
@@ -110,6 +84,58 @@ public struct Part10File: Sendable {
                 }
             }
         }
+    }
+
+    /// Where the data set of a file starts, and what the preamble and meta information say about it.
+    struct LocatedDataSet {
+        var meta: DataSet
+        var dataSetOffset: Int
+        var transferSyntax: TransferSyntax
+        var hadNoPreamble: Bool
+    }
+
+    /// Finds the meta information and the data set's transfer syntax in the start of a file
+    /// (`DICM` prefix, meta group, or a bare data set recognised from its first element).
+    static func locateDataSet(_ bytes: [UInt8]) throws(DICOMDataError) -> LocatedDataSet {
+        var foundMeta = DataSet()
+        var hadNoPreamble = false
+        let prefix = Self.dicmPrefixOffset(bytes)
+        let metaEnd: Int
+        let transferSyntax: TransferSyntax
+        if let prefix {
+            let start = prefix + 4
+            let (meta, end) = try Self.readMeta(bytes, from: start)
+            foundMeta = meta
+            metaEnd = end
+            if let ts = meta.string(.transferSyntaxUID), !ts.isEmpty {
+                transferSyntax = TransferSyntax(uid: ts)
+            } else if bytes.count - end >= 8 {
+                // No Transfer Syntax UID in the meta information: explicit or implicit VR Little Endian,
+                // recognised from the first element.
+                transferSyntax =
+                    VR(byte0: bytes[end + 4], byte1: bytes[end + 5]) != nil
+                    ? .explicitVRLittleEndian : .implicitVRLittleEndian
+            } else {
+                throw .missingTransferSyntax()
+            }
+        } else {
+            guard let guessed = Self.guessRawTransferSyntax(bytes) else {
+                throw .notDICOM("no DICM prefix at byte 128 and no recognisable data set at byte 0")
+            }
+            // A bare data set may still start with a meta group (written without a preamble).
+            if bytes.count >= 8, bytes[0] == 0x02, bytes[1] == 0x00, guessed.isExplicitVR, !guessed.isBigEndian {
+                let (meta, end) = try Self.readMeta(bytes, from: 0)
+                foundMeta = meta
+                metaEnd = end
+                transferSyntax = meta.string(.transferSyntaxUID).map { TransferSyntax(uid: $0) } ?? guessed
+            } else {
+                foundMeta = DataSet()
+                metaEnd = 0
+                transferSyntax = guessed
+            }
+            hadNoPreamble = true
+        }
+        return LocatedDataSet(meta: foundMeta, dataSetOffset: metaEnd, transferSyntax: transferSyntax, hadNoPreamble: hadNoPreamble)
     }
 
     /// The offset of `DICM` (128 in a conforming file), or nil.

@@ -42,13 +42,17 @@ extension DICOMAssociation {
     /// set goes out while the acceptor is still storing the previous ones, so neither side waits for the
     /// other between files. Responses are matched through Message ID Being Responded To, in whatever order
     /// they come; `onResult` gets each file's index and result as its response arrives (a file not sent
-    /// at once). Every wait for a response is bounded by the DIMSE timeout.
-    public func store(_ files: [StorableFile], onResult: (Int, StoreResult) async throws -> Void) async throws {
-        try await self.store(files, moveOriginator: nil, onResult: onResult)
+    /// at once). Every wait for a response is bounded by the DIMSE timeout. `onSent` gets each file's index
+    /// as its first byte goes out (a caller that outlives an abort knows which files were on the wire).
+    public func store(
+        _ files: [StorableFile], onSent: (Int) async -> Void = { _ in }, onResult: (Int, StoreResult) async throws -> Void
+    ) async throws {
+        try await self.store(files, moveOriginator: nil, onSent: onSent, onResult: onResult)
     }
 
     private func store(
-        _ files: [StorableFile], moveOriginator: MoveOriginator?, onResult: (Int, StoreResult) async throws -> Void
+        _ files: [StorableFile], moveOriginator: MoveOriginator?, onSent: (Int) async -> Void = { _ in },
+        onResult: (Int, StoreResult) async throws -> Void
     ) async throws {
         let window = max(1, self.negotiated?.maximumOutstandingRequests ?? 1)
         var outstanding: [UInt16: (index: Int, result: StoreResult)] = [:]
@@ -58,7 +62,7 @@ extension DICOMAssociation {
             while outstanding.count >= window {
                 try await self.completeStore(&outstanding, onResult: onResult)
             }
-            let (messageID, result) = try await self.sendStore(file, moveOriginator: moveOriginator)
+            let (messageID, result) = try await self.sendStore(file, moveOriginator: moveOriginator) { await onSent(index) }
             if let messageID {
                 outstanding[messageID] = (index, result)
             } else {
@@ -72,7 +76,9 @@ extension DICOMAssociation {
 
     /// Sends one C-STORE-RQ and its data set; returns its message ID, or `nil` with the reason in the
     /// result when nothing could be sent.
-    private func sendStore(_ file: StorableFile, moveOriginator: MoveOriginator?) async throws -> (UInt16?, StoreResult) {
+    private func sendStore(
+        _ file: StorableFile, moveOriginator: MoveOriginator?, goingOut: () async -> Void = {}
+    ) async throws -> (UInt16?, StoreResult) {
         var result = StoreResult(
             path: file.path, sopClassUID: file.sopClassUID, sopInstanceUID: file.sopInstanceUID, status: nil, error: nil)
         guard let negotiated = self.negotiated else {
@@ -96,6 +102,7 @@ extension DICOMAssociation {
                 return (nil, result)
             }
             defer { source.close() }
+            await goingOut()
             try await self.connection.send(
                 .cStoreRQ(request), presentationContextID: context.id, dataSetOf: source.descriptor, offset: source.dataSetOffset,
                 length: source.size - source.dataSetOffset, path: file.path, timeout: self.configuration.dimseTimeout)
@@ -107,6 +114,7 @@ extension DICOMAssociation {
                 result.error = "\(error)"
                 return (nil, result)
             }
+            await goingOut()
             try await self.connection.send(.cStoreRQ(request), presentationContextID: context.id, dataSet: dataSet)
         }
         return (messageID, result)
@@ -135,6 +143,17 @@ extension DICOMAssociation {
 
     /// The file's data set in `transferSyntaxUID`: its own bytes when the syntaxes match, re-encoded otherwise.
     static func dataSetBytes(of file: StorableFile, in transferSyntaxUID: String) throws -> ByteBuffer {
+        if TransferSyntax(uid: file.transferSyntaxUID).isDeflated && transferSyntaxUID != file.transferSyntaxUID {
+            // Inflated, the data set is already Explicit VR Little Endian (PS3.5 §A.5); bounded by the file's limit.
+            let source = try OpenFile(file.path)
+            let offset = source.dataSetOffset
+            source.close()
+            let inflated = try Part10File.inflatedDataSet(
+                contentsOf: file.path, dataSetOffset: offset, maximumInflatedSize: file.maximumInflatedSize)
+            if transferSyntaxUID == TransferSyntax.explicitVRLittleEndian.uid { return ByteBuffer(bytes: inflated) }
+            let dataSet = try DataSetReader.read(inflated, transferSyntax: .explicitVRLittleEndian).dataSet
+            return ByteBuffer(bytes: try DataSetWriter.encode(dataSet, transferSyntax: TransferSyntax(uid: transferSyntaxUID)))
+        }
         let bytes = try Self.readAll(file.path)
         if transferSyntaxUID == file.transferSyntaxUID {
             let offset = try Self.dataSetOffset(bytes, path: file.path)

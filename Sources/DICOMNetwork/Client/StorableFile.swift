@@ -8,6 +8,10 @@ public struct StorableFile: Sendable, Hashable {
     public var sopClassUID: String
     public var sopInstanceUID: String
     public var transferSyntaxUID: String
+    /// The largest data set a deflated file may inflate to when it is sent uncompressed (PS3.5 §A.5).
+    public var maximumInflatedSize: Int = StorableFile.defaultMaximumInflatedSize
+    /// The default ``maximumInflatedSize``: 256 MiB.
+    public static let defaultMaximumInflatedSize = 256 << 20
 
     /// Reads the meta information of a file.
     ///
@@ -28,11 +32,15 @@ public struct StorableFile: Sendable, Hashable {
     }
 
     /// A file whose header was already read (px-push plans with DICOMData before opening an association).
-    public init(path: String, sopClassUID: String, sopInstanceUID: String, transferSyntaxUID: String) {
+    public init(
+        path: String, sopClassUID: String, sopInstanceUID: String, transferSyntaxUID: String,
+        maximumInflatedSize: Int = StorableFile.defaultMaximumInflatedSize
+    ) {
         self.path = path
         self.sopClassUID = sopClassUID
         self.sopInstanceUID = sopInstanceUID
         self.transferSyntaxUID = transferSyntaxUID
+        self.maximumInflatedSize = maximumInflatedSize
     }
 
     /// The transfer syntax lists to propose for this file: its own syntax alone (so that an acceptor with
@@ -52,9 +60,17 @@ public struct StorableFile: Sendable, Hashable {
     /// sends, to a requestor accepted as SCP, PS3.7 §D.3.3.4), in the file's own transfer syntax, or else,
     /// for a native file only, in an uncompressed syntax it can be re-encoded to (PS3.5 §10).
     /// Encapsulated pixel data cannot be re-encoded: such a file without its own syntax has no context.
+    /// A deflated file (PS3.5 §A.5) goes uncompressed when the peer accepted Explicit (else Implicit) VR
+    /// Little Endian, as storescu does: many acceptors accept Deflated but cannot read every deflate
+    /// stream; it goes as its own deflate stream only when nothing else was accepted.
     func context(in negotiated: NegotiatedAssociation, requestorSends: Bool) -> NegotiatedAssociation.Context? {
         let candidates = negotiated.acceptedContexts.filter {
             $0.abstractSyntax == self.sopClassUID && (requestorSends ? $0.requestorIsSCU : $0.requestorIsSCP)
+        }
+        if TransferSyntax(uid: self.transferSyntaxUID).isDeflated {
+            for syntax in TransferSyntaxLists.uncompressed {
+                if let plain = candidates.first(where: { $0.transferSyntax == syntax }) { return plain }
+            }
         }
         if let own = candidates.first(where: { $0.transferSyntax == self.transferSyntaxUID }) { return own }
         guard !TransferSyntax(uid: self.transferSyntaxUID).isEncapsulated else { return nil }

@@ -55,6 +55,14 @@ public struct DICOMServer: Sendable {
         /// Query/Retrieve SCP (C-FIND, C-MOVE, C-GET, PS3.4 Annex C); `nil` (the default) serves none.
         public var queryRetrieve: QueryRetrieveSCPConfiguration? = nil
         // END query/retrieve SCP
+        /// Limits on each connection that a hostile peer cannot reset: transfer rate, write timeout,
+        /// connections before negotiation (issue 14).
+        public var connectionLimits = ConnectionLimits()
+        /// What reading one received instance's header may cost (``ReceivedInstance/readHeader()``).
+        public var headerLimits = HeaderLimits()
+        /// The memory all associations together may spend decoding received instances; shared by every copy
+        /// of this configuration.
+        public var decodingBudget = DecodingBudget(limit: 256 << 20)
 
         /// The default abstract syntaxes: Verification, and every storage SOP class with
         /// ``TransferSyntaxLists/storage``.
@@ -135,6 +143,8 @@ public struct DICOMServer: Sendable {
     ) async throws -> DICOMServer {
         let maximumPDULength = configuration.maximumPDULength
         let idleTimeout = configuration.idleTimeout
+        let connectionLimits = configuration.connectionLimits
+        let pendingConnections = PendingConnections(limit: connectionLimits.maximumPendingConnections)
         let channel = try await ServerBootstrap(group: eventLoopGroup)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -146,6 +156,8 @@ public struct DICOMServer: Sendable {
                 serverBackPressureStrategy: .init(lowWatermark: 4, highWatermark: 64)
             ) { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addConnectionGuard(
+                        connectionLimits, pending: pendingConnections, on: channel, logger: logger)
                     try channel.pipeline.syncOperations.addPDUHandlers(
                         maximumDataPDULength: maximumPDULength,
                         idleTimeout: idleTimeout

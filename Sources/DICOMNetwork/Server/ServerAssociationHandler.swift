@@ -101,7 +101,9 @@ struct ServerAssociationHandler {
                     localAETitle: served.calledAETitle,
                     timeout: nil,
                     kind: .idle,
-                    associationID: served.id
+                    associationID: served.id,
+                    headerLimits: self.configuration.headerLimits,
+                    decodingBudget: self.configuration.decodingBudget
                 )
 
             // BEGIN query/retrieve SCP

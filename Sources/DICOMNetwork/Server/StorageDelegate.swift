@@ -1,3 +1,4 @@
+import DICOMData
 import DICOMProtocol
 
 /// A SOP instance received by a C-STORE SCP (``DICOMServer``, or the C-GET sub-operations of
@@ -27,6 +28,10 @@ public struct ReceivedInstance: Sendable, Hashable {
     /// so that the header can be read without reading the file back (see
     /// `Part10File.readHeader(contentsOf:stopBefore:knownPrefix:fileLength:)`); empty when not kept.
     public var filePrefix: [UInt8] = []
+    /// What ``readHeader()`` may cost: the receiving server's ``DICOMServer/Configuration/headerLimits``.
+    public var headerLimits = HeaderLimits()
+    /// The receiving server's budget for ``readHeader()``; `nil` for none.
+    public var decodingBudget: DecodingBudget?
 
     public init(
         path: String,

@@ -1,3 +1,4 @@
+import DICOMData
 import DICOMProtocol
 import Logging
 import NIOCore
@@ -26,7 +27,9 @@ extension AssociationConnection {
         localAETitle: String,
         timeout: TimeAmount?,
         kind: TimeoutSignal.Kind,
-        associationID: UInt64 = 0
+        associationID: UInt64 = 0,
+        headerLimits: HeaderLimits = HeaderLimits(),
+        decodingBudget: DecodingBudget? = nil
     ) async throws -> DIMSEStatus {
         guard let context = self.negotiated?.context(id: presentationContextID) else {
             try await self.handle(.abortRequest(.provider(.unexpectedPDUParameter)))
@@ -86,6 +89,8 @@ extension AssociationConnection {
                     associationID: associationID
                 )
                 instance.filePrefix = writer.prefix
+                instance.headerLimits = headerLimits
+                instance.decodingBudget = decodingBudget
                 status = try await storage.didReceive(instance)
             } catch let error as DICOMNetworkError {
                 // The file could not be written completely (disk full, I/O error): the delegate never saw it.

@@ -9,9 +9,11 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+// Supported platform: Linux (Glibc). The file, socket and process code calls Glibc directly (fsync, pread,
+// link, posix_spawn, malloc settings) and is built and tested on Linux only, so no Apple platform is
+// declared.
 let package = Package(
     name: "px",
-    platforms: [.macOS(.v15)],
     products: [
         .library(name: "DICOMData", targets: ["DICOMData"]),
         .library(name: "PX", targets: ["PX"]),
@@ -88,6 +90,7 @@ let package = Package(
         .executableTarget(
             name: "px-net-bench",
             dependencies: [
+                "DICOMData",
                 "DICOMNetwork",
                 "DICOMProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -303,6 +306,14 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "NativeBackendTests",
+            dependencies: [
+                "NativeBackend", "PXCommandLine", "PXCore", "DICOMData", "DICOMProtocol", "DICOMNetwork",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),

@@ -35,11 +35,13 @@ Needs pydicom 3 and pynetdicom 3 (scripts/setup-test-env.sh installs them into .
 import argparse
 import json
 import sys
+import time
 
 try:
     from pydicom import dcmread
     from pydicom.filereader import read_file_meta_info
-    from pynetdicom import AE, _config
+    from pynetdicom import AE, _config, evt
+    from pynetdicom.acse import ACSE
     from pynetdicom.sop_class import Verification
 except ImportError:  # pragma: no cover - environment problem
     sys.stderr.write("pynetdicom-scu.py: pydicom/pynetdicom not found; run scripts/setup-test-env.sh "
@@ -50,10 +52,30 @@ MAX_CONTEXTS = 128  # PS3.8 §9.3.2.2: odd context IDs 1..255
 
 
 def associate(ae, args):
-    assoc = ae.associate(args.host, args.port, ae_title=args.aec)
+    """Opens the association; the outcome is what the peer answered.
+
+    pynetdicom 3.0.4's requestor can report a rejection as an abort: its ACSE thread checks that the
+    socket is still connected only after the DUL thread was scheduled, and when the DUL thread has meanwhile
+    received the A-ASSOCIATE-RJ and closed the connection (PS3.8 AE-4), the ACSE aborts instead of
+    reading the RJ it was given. On a loaded machine that happens now and then. So the answer is taken
+    from the PDUs the DUL decoded (EVT_PDU_RECV), which that race cannot change.
+    """
+    received = []
+    handlers = [(evt.EVT_PDU_RECV, lambda event: received.append(type(event.pdu).__name__))]
+    if args.delay_acse:
+        # Test hook: hold the ACSE thread after it queued the A-ASSOCIATE-RQ, so the DUL thread answers first
+        # (the interleaving a loaded machine produces by chance).
+        send_request = ACSE.send_request
+
+        def delayed(self):
+            send_request(self)
+            time.sleep(args.delay_acse)
+
+        ACSE.send_request = delayed
+    assoc = ae.associate(args.host, args.port, ae_title=args.aec, evt_handlers=handlers)
     if assoc.is_established:
         return assoc, "accepted"
-    if assoc.is_rejected:
+    if assoc.is_rejected or "A_ASSOCIATE_RJ" in received:
         return assoc, "rejected"
     if assoc.is_aborted:
         return assoc, "aborted"
@@ -155,6 +177,8 @@ def main(argv):
     ap.add_argument("--affected-sop-instance", metavar="UID")
     ap.add_argument("--transfer-syntax", action="append", default=[], metavar="UID",
                     help="store --decode: propose these transfer syntaxes (repeatable)")
+    ap.add_argument("--delay-acse", type=float, default=0, metavar="SECONDS",
+                    help="test hook: delay pynetdicom's ACSE thread after it queued the A-ASSOCIATE-RQ")
     args = ap.parse_intermixed_args(argv)  # options may come after the files
     if not 1 <= args.port <= 65535:
         ap.error("PORT must be 1..65535")

@@ -45,7 +45,7 @@ enum CommandDictionary {
     /// Writes the dictionary to a fresh file of its own (mkstemp, mode 0600) in `$TMPDIR` or `/tmp`, runs
     /// `body` with its path, and removes it.
     /// - Throws: ``PXError`` (code `io`) when the file cannot be written; rethrows `body`'s errors.
-    static func withFile<T>(_ body: (String) async throws -> T) async throws -> T {
+    static func withFile<T>(_ body: (String) async throws(PXError) -> T) async throws(PXError) -> T {
         let directory = ProcessEnvironment.value("TMPDIR").flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array((directory + "/px-command-XXXXXX.dic").utf8CString)
         let fd = mkstemps(&template, 4)

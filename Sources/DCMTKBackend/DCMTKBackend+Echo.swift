@@ -1,3 +1,4 @@
+import DICOMData
 import Logging
 import PXCore
 import Subprocess
@@ -12,11 +13,11 @@ extension DCMTKBackend {
     /// echoscu gets a dictionary of the command elements only (``CommandDictionary``): loading
     /// Debian's full `dicom.dic` and `private.dic` is most of its start-up time, and C-ECHO carries no
     /// data set.
-    public func echo(connection: Connection, logger: Logger) async throws -> EchoResult {
+    public func echo(connection: Connection, logger: Logger) async throws(PXError) -> EchoResult {
         let start = monotonicSeconds()
         var status: DIMSEStatus?
         let arguments = ["-v"] + Self.associationArguments(connection) + Self.peerArguments(connection)
-        let outcome = try await CommandDictionary.withFile { dictionary in
+        let outcome = try await CommandDictionary.withFile { (dictionary) async throws(PXError) in
             var echoscu = runner("echoscu")
             echoscu.childEnvironment = ToolRunner.environment.updating(["DCMDICTPATH": dictionary])
             return try await echoscu.run(arguments, deadline: connection.timeouts.deadline, logger: logger) { line in

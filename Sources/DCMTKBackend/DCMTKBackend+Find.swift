@@ -17,8 +17,8 @@ extension DCMTKBackend {
     /// fails with ``PXError/tooManyResponses(limit:)``. The temporary directory is removed.
     public func find(
         _ request: FindRequest, connection: Connection, logger: Logger,
-        onResponse: @Sendable (FindResponse) async throws -> Void
-    ) async throws -> FindResult {
+        onResponse: @Sendable (FindResponse) async throws(PXError) -> Void
+    ) async throws(PXError) -> FindResult {
         let directory = try TemporaryDirectory(prefix: "px-find")
         defer { directory.remove(logger: logger) }
         var arguments = [request.model == .studyRoot ? "-S" : "-P", "-v", "-X", "-od", directory.path]
@@ -35,7 +35,7 @@ extension DCMTKBackend {
         var finalStatus: DIMSEStatus?
         // findscu logs "Writing response dataset to file" before it writes the file: a file is
         // read once the next response (or the end) shows it is complete.
-        func takePending() async throws {
+        func takePending() async throws(PXError) {
             guard let path = pendingFile else { return }
             pendingFile = nil
             let full = path.hasPrefix("/") ? path : directory.path + "/" + path
@@ -57,7 +57,7 @@ extension DCMTKBackend {
             if request.keepMatches { matches.append(file.dataSet) }
             try await onResponse(FindResponse(status: pendingStatus ?? .pending, identifier: file.dataSet))
         }
-        let outcome = try await runner("findscu").run(arguments, deadline: connection.timeouts.deadline, logger: logger) { line in
+        let outcome = try await runner("findscu").run(arguments, deadline: connection.timeouts.deadline, logger: logger) { (line) async throws(PXError) in
             switch FindLogParser.parse(line) {
             case .response(_, let status)?:
                 try await takePending()

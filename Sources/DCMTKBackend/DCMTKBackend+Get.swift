@@ -19,7 +19,7 @@ extension DCMTKBackend {
     public func get(
         _ request: GetRequest, connection: Connection, logger: Logger,
         onProgress: @Sendable (MoveProgress) async -> Void
-    ) async throws -> GetResult {
+    ) async throws(PXError) -> GetResult {
         let placer: InstancePlacer
         do {
             placer = try InstancePlacer(root: request.root, layout: request.layout, duplicates: .overwrite, fsync: false)
@@ -65,7 +65,7 @@ extension DCMTKBackend {
 
     /// Places one file getscu or storescp wrote into the tree with `placer`, the one placement path
     /// of both backends; `bytes` is the file's size, or with `reportsDataSetLength` its data set's
-    /// (file size less the preamble, prefix and meta group, PS3.10 §7.1). With `requestedSOPInstanceUID`
+    /// (file size less ``DICOMData/Part10File/dataSetOffset``, PS3.10 §7.1). With `requestedSOPInstanceUID`
     /// (the C-STORE-RQ's, when known) a data set holding another UID is not placed. The staged file is
     /// gone afterwards in every case.
     static func place(
@@ -95,20 +95,19 @@ extension DCMTKBackend {
         } catch {
             throw PXError.storage(error)
         }
-        let metaLength = file.meta.integer(.fileMetaInformationGroupLength) ?? 0
         let instance = ReceivedInstance(
             path: placement.path,
             sopClassUID: ds.string(.sopClassUID) ?? file.meta.string(.mediaStorageSOPClassUID) ?? "",
             sopInstanceUID: ds.string(.sopInstanceUID) ?? file.meta.string(.mediaStorageSOPInstanceUID) ?? "",
             studyInstanceUID: ds.string(.studyInstanceUID) ?? "", seriesInstanceUID: ds.string(.seriesInstanceUID) ?? "",
-            callingAETitle: sender, bytes: reportsDataSetLength ? max(0, size - 132 - 12 - metaLength) : size,
+            callingAETitle: sender, bytes: reportsDataSetLength ? max(0, size - file.dataSetOffset) : size,
             transferSyntaxUID: file.transferSyntax.uid, duplicate: placement.duplicate, association: association)
         return (instance, placement, ds)
     }
 
     /// The regular files directly in `directory`.
     static func fileNames(in directory: String) throws(PXError) -> [String] {
-        guard let dir = opendir(directory) else { throw PXError.io("cannot read the staging directory (\(errnoText()))", path: directory) }
+        guard let dir = opendir(directory) else { throw PXError.io("cannot read the staging directory (\(POSIX.errorText()))", path: directory) }
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {

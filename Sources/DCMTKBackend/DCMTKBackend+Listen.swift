@@ -35,7 +35,7 @@ extension DCMTKBackend {
     public func listen(
         _ configuration: ListenConfiguration, logger: Logger,
         onEvent: @Sendable (ListenEvent) async -> Void
-    ) async throws {
+    ) async throws(PXError) {
         if configuration.allowedCallingAETitles != nil {
             throw PXError.usage("--allow-calling is not supported by the dcmtk backend (storescp has no allow-list); use --backend native")
         }
@@ -66,7 +66,7 @@ extension DCMTKBackend {
         let connection = try placeholderConnection(configuration)
         // storescp logs nothing when it is ready; its port is the configured one.
         await onEvent(.listening(port: configuration.port, aeTitle: configuration.aeTitle))
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        try await PXError.catchingUntilCancelled { try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await book.runTimer() }
             group.addTask {
                 defer { continuation.finish() }
@@ -106,10 +106,10 @@ extension DCMTKBackend {
             while let event = await continuation.next() { await onEvent(event) }
             group.cancelAll()
             try await group.waitForAll()
-        }
+        } }
     }
 
-    private func placeholderConnection(_ configuration: ListenConfiguration) throws -> Connection {
+    private func placeholderConnection(_ configuration: ListenConfiguration) throws(PXError) -> Connection {
         Connection(
             node: try DICOMNode(host: "127.0.0.1", port: max(1, configuration.port), calledAETitle: configuration.aeTitle),
             local: try LocalAE(aeTitle: configuration.aeTitle), timeouts: configuration.timeouts)
@@ -158,10 +158,4 @@ struct ListenSession {
             return .storeFailed(path: nil, sopInstanceUID: requested, error: error)
         }
     }
-}
-
-func errnoText() -> String {
-    let code = errno
-    guard let text = strerror(code) else { return "errno \(code)" }
-    return String(cString: text)
 }

@@ -1,3 +1,4 @@
+import DICOMData
 import Logging
 import PXCore
 
@@ -10,7 +11,7 @@ extension DCMTKBackend {
     public func move(
         _ request: MoveRequest, connection: Connection, logger: Logger,
         onProgress: @Sendable (MoveProgress) async -> Void
-    ) async throws -> MoveResult {
+    ) async throws(PXError) -> MoveResult {
         var arguments = [request.model == .studyRoot ? "-S" : "-P", "-d", "-aem", request.destination]
         arguments += Self.associationArguments(connection)
         for key in request.keys { arguments += ["-k", "\(key.keyword)=\(key.value)"] }

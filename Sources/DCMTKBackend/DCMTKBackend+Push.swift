@@ -11,6 +11,13 @@ extension DCMTKBackend {
     public func push(
         _ request: PushRequest, connection: Connection, logger: Logger,
         onFile: @Sendable (PushFileResult) async -> Void
+    ) async throws(PXError) -> PushResult {
+        try await PXError.catching { try await self.pushFiles(request, connection: connection, logger: logger, onFile: onFile) }
+    }
+
+    private func pushFiles(
+        _ request: PushRequest, connection: Connection, logger: Logger,
+        onFile: @Sendable (PushFileResult) async -> Void
     ) async throws -> PushResult {
         var session = PushSession(request)
         for result in session.planned { await onFile(result) }

@@ -1,3 +1,4 @@
+import DICOMData
 import PXCore
 
 /// Reads findscu's `-v -X` log: each response's status and the file it was written to.
@@ -41,19 +42,6 @@ public enum FindLogParser {
         let name = String(text[text.index(after: open)..<text.index(before: text.endIndex)])
         if let status = DIMSEStatus(dcmtkName: name, service: service) { return status }
         // A name the table lacks: keep DCMTK's text, with the category from its prefix.
-        let category: DIMSEStatus.Category
-        let code: UInt16
-        if name.hasPrefix("Success") {
-            (category, code) = (.success, 0x0000)
-        } else if name.hasPrefix("Pending") {
-            (category, code) = (.pending, 0xFF00)
-        } else if name.hasPrefix("Warning") {
-            (category, code) = (.warning, 0xB000)
-        } else if name.hasPrefix("Cancel") {
-            (category, code) = (.cancel, 0xFE00)
-        } else {
-            (category, code) = (.failure, 0xC000)
-        }
-        return DIMSEStatus(code: code, category: category, name: name, meaning: name)
+        return DIMSEStatus(reportedName: name, service: service)
     }
 }

@@ -1,3 +1,4 @@
+import DICOMData
 import PXCore
 
 /// Reads `getscu -v`'s log (DcmSCU wording): C-GET-RSPs, C-STORE sub-operations answered, and the

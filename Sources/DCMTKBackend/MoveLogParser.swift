@@ -1,3 +1,4 @@
+import DICOMData
 import PXCore
 
 /// Reads movescu's `-d` log: each C-MOVE-RSP's sub-operation counts and status (PS3.7 §9.1.4).

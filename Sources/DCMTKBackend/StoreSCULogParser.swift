@@ -1,3 +1,4 @@
+import DICOMData
 import PXCore
 
 /// Reads `storescu -v -nh`'s log: which file is being sent and its C-STORE-RSP status (PS3.4 §B.2.3).

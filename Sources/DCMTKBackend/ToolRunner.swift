@@ -37,8 +37,8 @@ struct ToolRunner: Sendable {
     ///   handler's errors and `CancellationError`.
     func run(
         _ arguments: [String], deadline: Double?, logger: Logger,
-        onLine: (DCMTKLogLine) async throws -> Void
-    ) async throws -> Outcome {
+        onLine: (DCMTKLogLine) async throws(PXError) -> Void
+    ) async throws(PXError) -> Outcome {
         let executable: Executable
         if let executablePath {
             guard access(executablePath, X_OK) == 0 else { throw PXError.toolMissing(executablePath) }
@@ -94,6 +94,8 @@ struct ToolRunner: Sendable {
             return outcome
         } catch let error as SubprocessError where error.code == .executableNotFound || error.code == .spawnFailed {
             throw PXError.toolMissing(executablePath ?? tool)
+        } catch {
+            throw PXError.from(error)
         }
     }
 }

@@ -1,3 +1,4 @@
+import DICOMData
 import DICOMNetwork
 import DICOMProtocol
 import Logging
@@ -9,12 +10,11 @@ import Glibc
 
 extension NativeBackend {
     /// C-ECHO (PS3.4 Annex A) on its own association.
-    public func echo(connection: Connection, logger: Logger) async throws -> EchoResult {
+    public func echo(connection: Connection, logger: Logger) async throws(PXError) -> EchoResult {
         let start = ContinuousClock.now
         let client = self.client(connection, logger: logger)
         let peer = self.peer(connection)
-        let raw = try await run("C-ECHO", connection) { try await client.echo(peer).rawValue }
-        let status = PXCore.DIMSEStatus(code: raw, service: .echo)
+        let status = try await run("C-ECHO", connection) { try await client.echo(peer) }
         if status.isFailure { throw PXError.dimseFailure(status, operation: "C-ECHO") }
         let elapsed = ContinuousClock.now - start
         return EchoResult(

@@ -12,39 +12,39 @@ extension NativeBackend {
     /// Identifiers are kept in the result only when ``FindRequest/keepMatches``.
     public func find(
         _ request: FindRequest, connection: Connection, logger: Logger,
-        onResponse: @Sendable (PXCore.FindResponse) async throws -> Void
-    ) async throws -> FindResult {
+        onResponse: @Sendable (PXCore.FindResponse) async throws(PXError) -> Void
+    ) async throws(PXError) -> FindResult {
         let client = self.client(connection, logger: logger)
         let peer = self.peer(connection)
         // The deadline runs the association in a child task, which takes an escaping closure; `run`
         // waits for that task before it returns, so `onResponse` does not outlive this call.
-        let (result, exceeded) = try await withoutActuallyEscaping(onResponse) { onResponse in
-            try await run("C-FIND", connection) {
-                try await client.withAssociation(to: peer, proposing: [.find(request.model.network)]) { association in
-                    var matches: [DataSet] = []
-                    var count = 0
-                    var exceeded = false
-                    var last: UInt16 = 0
-                    let responses = try await association.find(
-                        request.identifierWithLevel, model: request.model.network, limit: request.cancelAfter)
-                    for try await response in responses {
-                        let status = PXCore.DIMSEStatus(code: response.status.rawValue, service: .find)
-                        guard status.isPending else {
-                            last = response.status.rawValue
-                            continue
+        let (result, exceeded) = try await PXError.catching {
+            try await withoutActuallyEscaping(onResponse) { onResponse in
+                try await run("C-FIND", connection) {
+                    try await client.withAssociation(to: peer, proposing: [.find(request.model.network)]) { association in
+                        var matches: [DataSet] = []
+                        var count = 0
+                        var exceeded = false
+                        var last = DIMSEStatus.success
+                        let responses = try await association.find(
+                            request.identifierWithLevel, model: request.model.network, limit: request.cancelAfter)
+                        for try await response in responses {
+                            guard response.status.isPending else {
+                                last = response.status
+                                continue
+                            }
+                            guard let identifier = response.identifier else { continue }
+                            if let bound = request.maxResponses, count >= bound {
+                                exceeded = true  // the C-CANCEL went out with this response
+                                continue
+                            }
+                            count += 1
+                            if request.keepMatches { matches.append(identifier) }
+                            try await onResponse(PXCore.FindResponse(status: response.status, identifier: identifier))
                         }
-                        guard let identifier = response.identifier else { continue }
-                        if let bound = request.maxResponses, count >= bound {
-                            exceeded = true  // the C-CANCEL went out with this response
-                            continue
-                        }
-                        count += 1
-                        if request.keepMatches { matches.append(identifier) }
-                        try await onResponse(PXCore.FindResponse(status: status, identifier: identifier))
+                        let result = FindResult(request: request, matches: matches, status: last, count: count)
+                        return (result, exceeded)
                     }
-                    let result = FindResult(
-                        request: request, matches: matches, status: PXCore.DIMSEStatus(code: last, service: .find), count: count)
-                    return (result, exceeded)
                 }
             }
         }

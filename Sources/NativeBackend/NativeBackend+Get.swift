@@ -17,7 +17,7 @@ extension NativeBackend {
     public func get(
         _ request: GetRequest, connection: Connection, logger: Logger,
         onProgress: @Sendable (MoveProgress) async -> Void
-    ) async throws -> GetResult {
+    ) async throws(PXError) -> GetResult {
         // Like getscu, which overwrites a file of the same name.
         let placer: InstancePlacer
         let incoming: String
@@ -44,7 +44,7 @@ extension NativeBackend {
             }
             return try await client.withAssociation(to: peer, proposing: ProposedPresentationContext.get(model)) { association in
                 try await association.get(keys, model: model, storage: storage, directory: incoming) { counts in
-                    continuation.yield(Self.progress(counts, status: 0xFF00, service: .get))
+                    continuation.yield(Self.progress(counts, status: DIMSEStatus(code: 0xFF00, service: .get)))
                 }
             }
         }
@@ -53,7 +53,8 @@ extension NativeBackend {
             responses += 1
             await onProgress(progress)
         }
-        let final = try await result
+        let final: RetrieveResult
+        do { final = try await result } catch { throw PXError.from(error) }
         var instances: [PXCore.ReceivedInstance] = []
         var failures: [ListenEvent] = []
         while let event = await events.next() {
@@ -63,7 +64,7 @@ extension NativeBackend {
             default: break
             }
         }
-        let last = Self.progress(final.subOperations, status: final.status.rawValue, service: .get)
+        let last = Self.progress(final.subOperations, status: final.status)
         await onProgress(last)
         return GetResult(
             request: request, status: last.status, remaining: last.remaining ?? 0, completed: last.completed, failed: last.failed,

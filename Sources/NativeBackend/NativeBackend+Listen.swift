@@ -36,7 +36,7 @@ extension NativeBackend {
     public func listen(
         _ configuration: ListenConfiguration, logger: Logger,
         onEvent: @Sendable (ListenEvent) async -> Void
-    ) async throws {
+    ) async throws(PXError) {
         let placer: InstancePlacer
         let incoming: String
         do {
@@ -76,7 +76,7 @@ extension NativeBackend {
         }
         await onEvent(.listening(port: server.localPort, aeTitle: configuration.aeTitle))
         let grace = configuration.shutdownGrace
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        try await PXError.catchingUntilCancelled { try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await book.runTimer() }
             group.addTask {
                 defer { continuation.finish() }
@@ -97,8 +97,7 @@ extension NativeBackend {
             while let event = await continuation.next() { await onEvent(event) }
             group.cancelAll()
             try await group.waitForAll()
-        }
-        try Task.checkCancellation()
+        } }
     }
 }
 
@@ -149,7 +148,7 @@ final class LayoutStorage: StorageDelegate {
         events.yield(.storeFailed(path: nil, sopInstanceUID: sopInstanceUID, error: .io(reason)))
     }
 
-    func didReceive(_ instance: DICOMNetwork.ReceivedInstance) async throws -> DICOMProtocol.DIMSEStatus {
+    func didReceive(_ instance: DICOMNetwork.ReceivedInstance) async throws -> DIMSEStatus {
         do throws(PXError) {
             let header: Part10File
             do {

@@ -9,7 +9,7 @@ extension NativeBackend {
     public func move(
         _ request: MoveRequest, connection: Connection, logger: Logger,
         onProgress: @Sendable (MoveProgress) async -> Void
-    ) async throws -> MoveResult {
+    ) async throws(PXError) -> MoveResult {
         let client = self.client(connection, logger: logger)
         let peer = self.peer(connection)
         let keys = Self.identifier(request.keys)
@@ -18,7 +18,7 @@ extension NativeBackend {
             defer { continuation.finish() }
             return try await client.withAssociation(to: peer, proposing: [.move(request.model.network)]) { association in
                 try await association.move(keys, model: request.model.network, destination: request.destination) { counts in
-                    continuation.yield(Self.progress(counts, status: 0xFF00, service: .move))
+                    continuation.yield(Self.progress(counts, status: DIMSEStatus(code: 0xFF00, service: .move)))
                 }
             }
         }
@@ -27,8 +27,9 @@ extension NativeBackend {
             responses += 1
             await onProgress(progress)
         }
-        let final = try await result
-        let last = Self.progress(final.subOperations, status: final.status.rawValue, service: .move)
+        let final: RetrieveResult
+        do { final = try await result } catch { throw PXError.from(error) }
+        let last = Self.progress(final.subOperations, status: final.status)
         await onProgress(last)
         return MoveResult(
             request: request, status: last.status, completed: last.completed, failed: last.failed,
@@ -36,11 +37,11 @@ extension NativeBackend {
     }
 
     /// Sub-operation counts of a C-MOVE-RSP or C-GET-RSP (PS3.7 §9.1.3.1, §9.1.4.1) in PXCore's shape.
-    static func progress(_ counts: SubOperationCounts, status: UInt16, service: PXCore.DIMSEStatus.Service) -> MoveProgress {
+    static func progress(_ counts: SubOperationCounts, status: DIMSEStatus) -> MoveProgress {
         MoveProgress(
             remaining: counts.remaining.map(Int.init), completed: Int(counts.completed ?? 0),
             failed: Int(counts.failed ?? 0), warning: Int(counts.warning ?? 0),
-            status: PXCore.DIMSEStatus(code: status, service: service))
+            status: status)
     }
 
     /// The identifier of a C-MOVE or C-GET: each key with its dictionary VR.

@@ -18,6 +18,13 @@ extension NativeBackend {
     public func push(
         _ request: PushRequest, connection: Connection, logger: Logger,
         onFile: @Sendable (PushFileResult) async -> Void
+    ) async throws(PXError) -> PushResult {
+        try await PXError.catching { try await self.pushFiles(request, connection: connection, logger: logger, onFile: onFile) }
+    }
+
+    private func pushFiles(
+        _ request: PushRequest, connection: Connection, logger: Logger,
+        onFile: @Sendable (PushFileResult) async -> Void
     ) async throws -> PushResult {
         var session = PushSession(request)
         for result in session.planned { await onFile(result) }
@@ -98,7 +105,7 @@ extension NativeBackend {
     /// A file's result from the C-STORE (or the reason it was not sent).
     static func pushFileResult(_ stored: StoreResult, file: PushFile) -> PushFileResult {
         if let status = stored.status {
-            return PushFileResult(file: file, status: PXCore.DIMSEStatus(code: status.rawValue, service: .store))
+            return PushFileResult(file: file, status: status)
         } else if stored.error?.hasPrefix("no accepted presentation context") == true {
             return .noContext(file)
         }

@@ -34,7 +34,7 @@ public struct NativeBackend: DICOMBackend {
     /// Runs `body` under the connection's overall deadline, mapping network errors to ``PXError``.
     func run<T: Sendable>(
         _ operation: String, _ connection: Connection, _ body: @escaping @Sendable () async throws -> T
-    ) async throws -> T {
+    ) async throws(PXError) -> T {
         do {
             guard let deadline = connection.timeouts.deadline else { return try await body() }
             return try await withThrowingTaskGroup(of: T?.self) { group in
@@ -51,6 +51,8 @@ public struct NativeBackend: DICOMBackend {
             }
         } catch let error as DICOMNetworkError {
             throw Self.pxError(error, operation: operation, connection: connection)
+        } catch {
+            throw PXError.from(error)
         }
     }
 
@@ -81,8 +83,7 @@ public struct NativeBackend: DICOMBackend {
         case .fileError:
             return .io(error.detail)
         case .operationFailed:
-            let status = error.status.map { PXCore.DIMSEStatus(code: $0.rawValue, service: .general) } ?? PXCore.DIMSEStatus(code: 0xC000)
-            return .dimseFailure(status, operation: operation)
+            return .dimseFailure(error.status ?? DIMSEStatus(code: 0xC000), operation: operation)
         default:
             return .aborted(error.detail)
         }

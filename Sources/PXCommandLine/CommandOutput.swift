@@ -73,8 +73,5 @@ public struct CommandOutput: Sendable {
 
 extension Error {
     /// Any error as a ``PXError`` (non-px errors become `io`).
-    public var asPXError: PXError {
-        if let e = self as? PXError { return e }
-        return PXError.io("\(self)")
-    }
+    public var asPXError: PXError { PXError.from(self) }
 }

@@ -3,15 +3,17 @@ import Logging
 
 /// A way to speak DICOM: the DCMTK tools or the native stack.
 ///
-/// Every backend returns the same typed results and throws ``PXError``s, so the JSON rendered from
-/// them (``PXOutput``) is identical whichever backend ran.
+/// Every backend returns the same typed results and throws only ``PXError`` (typed throws: an error
+/// from below, a task group or a subprocess, is mapped at the backend's edge with
+/// ``PXError/catching(_:)``), so the JSON rendered from them (``PXOutput``) is identical whichever
+/// backend ran.
 public protocol DICOMBackend: Sendable {
     /// `dcmtk` or `native`.
     var name: String { get }
 
     /// Verifies the peer with C-ECHO (PS3.4 Annex A).
     /// - Throws: ``PXError``.
-    func echo(connection: Connection, logger: Logger) async throws -> EchoResult
+    func echo(connection: Connection, logger: Logger) async throws(PXError) -> EchoResult
 
     /// Runs one C-FIND (PS3.4 C.4.1), calling `onResponse` for each pending response as it arrives.
     ///
@@ -19,8 +21,8 @@ public protocol DICOMBackend: Sendable {
     /// - Throws: ``PXError`` for association and transport failures.
     func find(
         _ request: FindRequest, connection: Connection, logger: Logger,
-        onResponse: @Sendable (FindResponse) async throws -> Void
-    ) async throws -> FindResult
+        onResponse: @Sendable (FindResponse) async throws(PXError) -> Void
+    ) async throws(PXError) -> FindResult
 
     /// Runs one C-MOVE (PS3.4 C.4.2), calling `onProgress` for each response.
     ///
@@ -29,7 +31,7 @@ public protocol DICOMBackend: Sendable {
     func move(
         _ request: MoveRequest, connection: Connection, logger: Logger,
         onProgress: @Sendable (MoveProgress) async -> Void
-    ) async throws -> MoveResult
+    ) async throws(PXError) -> MoveResult
 
     /// Sends the sendable files of `request` with C-STORE (PS3.4 Annex B) on ONE association that
     /// proposes only the contexts they need; `onFile` sees each file's result as it is known.
@@ -39,7 +41,7 @@ public protocol DICOMBackend: Sendable {
     func push(
         _ request: PushRequest, connection: Connection, logger: Logger,
         onFile: @Sendable (PushFileResult) async -> Void
-    ) async throws -> PushResult
+    ) async throws(PXError) -> PushResult
 
     /// Runs one C-GET (PS3.4 C.4.3): the matches arrive as C-STORE sub-operations on the same
     /// association (the requestor takes the SCP role, PS3.7 §D.3.3.4) and are stored in the
@@ -48,15 +50,15 @@ public protocol DICOMBackend: Sendable {
     func get(
         _ request: GetRequest, connection: Connection, logger: Logger,
         onProgress: @Sendable (MoveProgress) async -> Void
-    ) async throws -> GetResult
+    ) async throws(PXError) -> GetResult
 
-    /// Receives C-STORE requests into the ``StorageLayout`` tree until the task is cancelled,
-    /// calling `onEvent` for each ``ListenEvent``.
+    /// Receives C-STORE requests into the ``StorageLayout`` tree until the task is cancelled (then it
+    /// returns), calling `onEvent` for each ``ListenEvent``.
     /// - Throws: ``PXError`` when the receiver cannot start or dies.
     func listen(
         _ configuration: ListenConfiguration, logger: Logger,
         onEvent: @Sendable (ListenEvent) async -> Void
-    ) async throws
+    ) async throws(PXError)
 }
 
 extension DICOMBackend {
@@ -72,7 +74,7 @@ extension DICOMBackend {
     public func findStudiesWithSeries(
         studyKeys: DataSet, seriesKeys: DataSet, model: QueryModel, studyLimit: Int? = nil, maxResponses: Int? = nil,
         connection: Connection, logger: Logger
-    ) async throws -> (studies: [StudyWithSeries], status: DIMSEStatus) {
+    ) async throws(PXError) -> (studies: [StudyWithSeries], status: DIMSEStatus) {
         let studies = try await find(
             FindRequest(level: .study, model: model, identifier: studyKeys, limit: studyLimit, maxResponses: maxResponses),
             connection: connection,

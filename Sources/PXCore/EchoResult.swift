@@ -1,3 +1,5 @@
+import DICOMData
+
 /// The outcome of a successful C-ECHO (PS3.7 §9.1.5).
 public struct EchoResult: Hashable, Sendable {
     public var node: DICOMNode

@@ -1,3 +1,5 @@
+import DICOMData
+
 /// A C-MOVE request (PS3.4 C.4.2): what to move and where.
 ///
 /// StudyInstanceUID is always sent with SeriesInstanceUID, and both with SOPInstanceUIDs, because

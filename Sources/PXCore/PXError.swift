@@ -1,4 +1,5 @@
 import PXStorage
+import DICOMData
 
 /// An error from a px operation, whichever backend ran it.
 ///
@@ -182,5 +183,34 @@ extension PXError {
     /// placement refuses (a symbolic link where a folder or file goes).
     public static func storage(_ error: StorageError) -> PXError {
         error.code == .layout ? .usage(error.message) : .io(error.message, path: error.path)
+    }
+
+    /// `error` as a ``PXError``: itself when it is one, otherwise an I/O error that names it (an error no
+    /// layer below explained: cancellation, a failed read of a temporary file, ...).
+    public static func from(_ error: any Error) -> PXError {
+        if let storage = error as? StorageError { return .storage(storage) }
+        return error as? PXError ?? .io("\(error)")
+    }
+
+    /// Runs `body`, reporting what it throws with ``from(_:)``: the edge where untyped errors (task groups,
+    /// streams, subprocesses) become the typed errors of ``DICOMBackend``.
+    public static func catching<T>(_ body: () async throws -> T) async throws(PXError) -> T {
+        do {
+            return try await body()
+        } catch {
+            throw from(error)
+        }
+    }
+
+    /// ``catching(_:)`` for a receiver that runs until its task is cancelled: the cancellation is its
+    /// normal end, not an error.
+    public static func catchingUntilCancelled(_ body: () async throws -> Void) async throws(PXError) {
+        do {
+            try await body()
+        } catch is CancellationError {
+            return
+        } catch {
+            throw from(error)
+        }
     }
 }

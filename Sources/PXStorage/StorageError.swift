@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import DICOMData
 
 /// An error of the storage engine: a layout that cannot be used, a file-system failure, or something in
 /// the tree that placement refuses to go through (a symbolic link where a folder or file goes).
@@ -49,17 +45,11 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// A failed file-system call; `errno` is the code it set, named in the message.
     public static func io(_ message: String, path: String?, errno code: Int32? = nil) -> StorageError {
-        StorageError(.io, code.map { "\(message) (\(errnoText($0)))" } ?? message, path: path)
+        StorageError(.io, code.map { "\(message) (\(POSIX.errorText($0)))" } ?? message, path: path)
     }
 
     /// `path` is a symbolic link or not the kind of file placement needs there.
     public static func unsafePath(_ message: String, path: String) -> StorageError {
         StorageError(.unsafePath, message, path: path)
-    }
-
-    /// The C library's text for an errno value and the value, e.g. "No such file or directory (errno 2)".
-    static func errnoText(_ code: Int32) -> String {
-        guard let text = strerror(code) else { return "errno \(code)" }
-        return String(cString: text) + " (errno \(code))"
     }
 }

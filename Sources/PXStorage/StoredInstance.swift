@@ -42,24 +42,20 @@ enum StoredInstance {
         }
     }
 
-    /// Appends to `bytes` with pread(2) until it holds `count` bytes or the file ends; false on an error.
+    /// Appends to `bytes` until it holds `count` bytes or the file ends; false on a read error.
     private static func read(_ descriptor: Int32, into bytes: inout [UInt8], upTo count: Int) -> Bool {
         let start = bytes.count
         guard count > start else { return true }
         bytes.append(contentsOf: repeatElement(0, count: count - start))
-        var filled = start
-        let ok = bytes.withUnsafeMutableBytes { buffer -> Bool in
-            while filled < count {
-                let n = pread(descriptor, buffer.baseAddress! + filled, count - filled, off_t(filled))
-                if n < 0 && errno == EINTR { continue }
-                if n < 0 { return false }
-                if n == 0 { break }
-                filled += n
+        let filled = bytes.withUnsafeMutableBytes { buffer -> Int? in
+            do {
+                return try POSIX.readFully(descriptor, into: buffer.baseAddress! + start, count: count - start, at: start)
+            } catch {
+                return nil
             }
-            return true
         }
-        bytes.removeLast(count - filled)
-        return ok
+        bytes.removeLast(count - start - (filled ?? 0))
+        return filled != nil
     }
 }
 

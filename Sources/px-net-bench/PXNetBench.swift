@@ -1,3 +1,4 @@
+import DICOMData
 import DICOMNetwork
 import DICOMProtocol
 import Foundation

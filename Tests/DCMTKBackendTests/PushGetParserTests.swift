@@ -1,3 +1,4 @@
+import DICOMData
 import DCMTKBackend
 import PXCore
 import Testing

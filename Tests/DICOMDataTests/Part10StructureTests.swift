@@ -4,7 +4,7 @@ import Testing
 
 /// `Part10File.checkStructure`: the walk over a file's element headers that px-push runs before sending a
 /// file (issue 14 item 8). Crafted files: a valid one, then each kind of break appended to its data set.
-@Suite struct Part10StructureTests {
+@Suite(.timeLimit(.minutes(2))) struct Part10StructureTests {
     static let sopClass = "1.2.840.10008.5.1.4.1.1.7"
 
     /// A valid file in `syntax` whose data set ends with `tail` (raw bytes in that encoding).

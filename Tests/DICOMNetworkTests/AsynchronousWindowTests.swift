@@ -140,7 +140,7 @@ struct AsynchronousWindowTests {
             }
             #expect(log.contains("held=2 early=0 order=2,1,4,3,5"), "\(log)")
             #expect(results.map(\.path) == files)
-            #expect(results.map(\.status) == [.success, DIMSEStatus(0xB000), .success, DIMSEStatus(0xB000), .success], "\(results)")
+            #expect(results.map(\.status) == [.success, DIMSEStatus(code: 0xB000), .success, DIMSEStatus(code: 0xB000), .success], "\(results)")
         }
     }
 
@@ -154,7 +154,7 @@ struct AsynchronousWindowTests {
                 try await Self.client(window: 2).store(files: files, to: DICOMPeer(host: "127.0.0.1", port: port, aeTitle: "ASYNC"))
             }
             #expect(log.contains("held=1 early=0 order=1,2,3"), "\(log)")
-            #expect(results.map(\.status) == [.success, DIMSEStatus(0xB000), .success], "\(results)")
+            #expect(results.map(\.status) == [.success, DIMSEStatus(code: 0xB000), .success], "\(results)")
         }
     }
 

@@ -157,3 +157,28 @@ struct PDataScaleTests {
         #expect(result == .dataset(presentationContextID: 1, dataset))
     }
 }
+
+@Suite(.timeLimit(.minutes(2))) struct UnrecognizedCommandTests {
+    @Test("a request of a Command Field px does not type decodes, and its answer is 0x0211 with bit 15 set")
+    func unrecognizedRequest() throws {
+        var request = CommandSet()
+        request[CommandSet.Element.commandField] = .uint16(0x0120)  // N-SET-RQ
+        request[CommandSet.Element.messageID] = .uint16(9)
+        request[CommandSet.Element.requestedSOPClassUID] = .string("1.2.3")
+        request[CommandSet.Element.commandDataSetType] = .uint16(CommandSet.noDataSet)
+        let message = try DIMSEMessage(commandSetBytes: request.encoded())
+        #expect(message == .unrecognized(request))
+        #expect(message.messageID == 9)
+        let response = try #require(message.unrecognizedOperationResponse)
+        #expect(response.commandSet.uint16(CommandSet.Element.commandField) == 0x8120)
+        #expect(response.commandSet.uint16(CommandSet.Element.messageIDBeingRespondedTo) == 9)
+        #expect(response.commandSet.uint16(CommandSet.Element.status) == 0x0211)
+        #expect(response.commandSet.string(CommandSet.Element.affectedSOPClassUID) == "1.2.3")
+        #expect(!response.hasDataSet)
+        #expect(response.unrecognizedOperationResponse == nil)
+        // A command set with no Command Field is still an error.
+        var bad = request
+        bad[CommandSet.Element.commandField] = nil
+        #expect(throws: DIMSEError.self) { try DIMSEMessage(commandSetBytes: bad.encoded()) }
+    }
+}

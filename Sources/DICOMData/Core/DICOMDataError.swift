@@ -100,7 +100,7 @@ public struct DICOMDataError: Error, Hashable, Sendable, CustomStringConvertible
     }
 
     public static func io(_ operation: String, path: String, errno: Int32) -> Self {
-        .init(code: .io, offset: nil, message: "\(operation) \(path): \(describeErrno(errno))")
+        .init(code: .io, offset: nil, message: "\(operation) \(path): \(POSIX.errorText(errno))")
     }
 
     public static func invalidJSON(_ reason: String) -> Self {

@@ -5,9 +5,9 @@ import Darwin
 #endif
 
 /// Small POSIX file helpers for the data layer: whole-file and prefix reads, and writes.
-enum FileIO {
-    /// Reads a whole file into an array, sized by `fstat` and filled by `read`.
-    static func readAll(_ path: String) throws(DICOMDataError) -> [UInt8] {
+public enum FileIO {
+    /// Reads a whole file into an array, sized by `fstat` and filled by `pread`.
+    public static func readAll(_ path: String) throws(DICOMDataError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .io("cannot open", path: path, errno: errno) }
         defer { close(fd) }
@@ -19,22 +19,17 @@ enum FileIO {
 
     /// Reads up to `count` bytes from the start of an open file.
     static func readPrefix(_ fd: Int32, path: String, count: Int, from offset: Int = 0) throws(DICOMDataError) -> [UInt8] {
-        var failure: Int32 = 0
+        var failure: POSIX.Failure?
         let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            var total = 0
-            while total < count {
-                let n = pread(fd, buffer.baseAddress! + total, count - total, off_t(offset + total))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    break
-                }
-                if n == 0 { break }
-                total += n
+            guard let base = buffer.baseAddress else { return initialized = 0 }
+            do throws(POSIX.Failure) {
+                initialized = try POSIX.readFully(fd, into: base, count: count, at: offset)
+            } catch {
+                failure = error
+                initialized = 0
             }
-            initialized = total
         }
-        if failure != 0 { throw .io("cannot read", path: path, errno: failure) }
+        if let failure { throw .io("cannot read", path: path, errno: failure.code) }
         return bytes
     }
 

@@ -12,6 +12,9 @@ public struct Part10File: Sendable {
     /// The read stopped at ``ReadOptions/dataSet`` `stopBefore` (a header-only read that reached it),
     /// rather than at the end of the bytes.
     public var stoppedEarly: Bool = false
+    /// Where the data set started in the bytes it was read from (see ``dataSetOffset(in:)``); 0 for a file
+    /// made in memory.
+    public var dataSetOffset: Int = 0
 
     /// The implementation class UID px writes into (0002,0012) and proposes on associations.
     public static let implementationClassUID = "2.25.152013755943437767370897010099568838985"
@@ -54,6 +57,7 @@ public struct Part10File: Sendable {
         let metaEnd = located.dataSetOffset
         let transferSyntax = located.transferSyntax
         self.transferSyntax = transferSyntax
+        self.dataSetOffset = metaEnd
 
         if transferSyntax.isDeflated {
             let inflated = try Inflate.inflate(bytes, range: metaEnd..<bytes.count, limits: options.inflate)
@@ -149,9 +153,26 @@ public struct Part10File: Sendable {
         return nil
     }
 
+    /// Where the data set starts in a file's first bytes: after the preamble, `DICM` and the file meta
+    /// information (PS3.10 §7.1), or after a meta group that starts at byte 0 in a file without a preamble.
+    /// The one place px computes it: the network layer sends a file's data set from this offset.
+    ///
+    /// - Parameter bytes: The file's start; enough of it to hold the meta information.
+    /// - Throws: ``DICOMDataError`` when the meta information is malformed or runs past `bytes`.
+    public static func dataSetOffset(in bytes: [UInt8]) throws(DICOMDataError) -> Int {
+        try Self.metaEnd(bytes, from: Self.dicmPrefixOffset(bytes).map { $0 + 4 } ?? 0)
+    }
+
     /// Reads the group 0002 elements that start at `start`; returns them and where the data set begins.
     static func readMeta(_ bytes: [UInt8], from start: Int) throws(DICOMDataError) -> (DataSet, Int) {
-        // Read element by element while the group is 0002, so that a wrong group length does no harm.
+        let end = try Self.metaEnd(bytes, from: start)
+        let meta = try DataSetReader.read(bytes, range: start..<end, transferSyntax: .explicitVRLittleEndian).dataSet
+        return (meta, end)
+    }
+
+    /// The end of the group 0002 elements that start at `start` (Explicit VR Little Endian).
+    static func metaEnd(_ bytes: [UInt8], from start: Int) throws(DICOMDataError) -> Int {
+        // Walk element by element while the group is 0002, so that a wrong group length does no harm.
         var end = start
         while bytes.count - end >= 8, bytes[end] == 0x02, bytes[end + 1] == 0x00 {
             guard let vr = VR(byte0: bytes[end + 4], byte1: bytes[end + 5]) else {
@@ -173,8 +194,7 @@ public struct Part10File: Sendable {
             }
             end += header + length
         }
-        let meta = try DataSetReader.read(bytes, range: start..<end, transferSyntax: .explicitVRLittleEndian).dataSet
-        return (meta, end)
+        return end
     }
 
     /// Guesses the transfer syntax of a data set with no meta information from its first element.

@@ -154,7 +154,12 @@ extension DICOMAssociation {
             let dataSet = try DataSetReader.read(inflated, transferSyntax: .explicitVRLittleEndian).dataSet
             return ByteBuffer(bytes: try DataSetWriter.encode(dataSet, transferSyntax: TransferSyntax(uid: transferSyntaxUID)))
         }
-        let bytes = try Self.readAll(file.path)
+        let bytes: [UInt8]
+        do {
+            bytes = try FileIO.readAll(file.path)
+        } catch {
+            throw DICOMNetworkError.fileError("\(error)")
+        }
         if transferSyntaxUID == file.transferSyntaxUID {
             let offset = try Self.dataSetOffset(bytes, path: file.path)
             return ByteBuffer(bytes: bytes[offset...])
@@ -204,53 +209,13 @@ extension DICOMAssociation {
         }
     }
 
-    /// The whole file.
-    static func readAll(_ path: String) throws -> [UInt8] {
-        #if canImport(Glibc)
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        #else
-        let fd = Darwin.open(path, O_RDONLY | O_CLOEXEC)
-        #endif
-        guard fd >= 0 else { throw DICOMNetworkError.fileError("cannot open \(path): errno \(errno)") }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw DICOMNetworkError.fileError("cannot stat \(path): errno \(errno)") }
-        let size = Int(info.st_size)
-        var bytes = [UInt8](repeating: 0, count: size)
-        var done = 0
-        while done < size {
-            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + done, size - done) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw DICOMNetworkError.fileError("cannot read \(path): errno \(errno)") }
-            done += n
-        }
-        return bytes
-    }
-
-    /// Where the data set starts: after the preamble, `DICM` and the group 0002 elements (PS3.10 §7.1).
+    /// Where the data set starts (``Part10File/dataSetOffset(in:)``), as this layer's error.
     static func dataSetOffset(_ bytes: [UInt8], path: String) throws -> Int {
-        var offset = 0
-        if bytes.count >= 132 && bytes[128] == 0x44 && bytes[129] == 0x49 && bytes[130] == 0x43 && bytes[131] == 0x4D {
-            offset = 132
+        do {
+            return try Part10File.dataSetOffset(in: bytes)
+        } catch {
+            throw DICOMNetworkError.invalidArgument("\(path): \(error)")
         }
-        while offset + 8 <= bytes.count {
-            let group = UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
-            guard group == 0x0002 else { break }
-            let vr = (bytes[offset + 4], bytes[offset + 5])
-            let longForm: Set<[UInt8]> = [[0x4F, 0x42], [0x4F, 0x57], [0x4F, 0x46], [0x53, 0x51], [0x55, 0x54], [0x55, 0x4E]]
-            if longForm.contains([vr.0, vr.1]) {
-                guard offset + 12 <= bytes.count else { break }
-                let length = Int(bytes[offset + 8]) | Int(bytes[offset + 9]) << 8 | Int(bytes[offset + 10]) << 16 | Int(bytes[offset + 11]) << 24
-                offset += 12 + length
-            } else {
-                let length = Int(bytes[offset + 6]) | Int(bytes[offset + 7]) << 8
-                offset += 8 + length
-            }
-        }
-        guard offset <= bytes.count else {
-            throw DICOMNetworkError.invalidArgument("\(path): file meta information runs past the end")
-        }
-        return offset
     }
 }
 

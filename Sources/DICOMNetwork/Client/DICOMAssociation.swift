@@ -63,7 +63,7 @@ public final class DICOMAssociation {
             case nil:
                 continue
             case .some(let other):
-                await connection.abort()
+                await connection.abort(.provider(.unexpectedPDU))
                 throw DICOMNetworkError.protocolError("unexpected \(other) while waiting for an A-ASSOCIATE-AC")
             }
         }
@@ -87,7 +87,7 @@ public final class DICOMAssociation {
             case .aborted(let abort)?:
                 throw DICOMNetworkError.aborted(by: abort)
             case .some(let other):
-                await connection.abort()
+                await connection.abort(.provider(.unexpectedPDU))
                 throw DICOMNetworkError.protocolError("unexpected \(other) while waiting for an A-RELEASE-RP")
             }
         }
@@ -135,6 +135,11 @@ public final class DICOMAssociation {
             let incoming = try await connection.nextIncoming(
                 timeout: self.configuration.dimseTimeout, kind: .dimse, waitingFor: waitingFor)
             switch incoming {
+            case .dimse(.message(let message, let context, _)) where message.unrecognizedOperationResponse != nil:
+                // A request this side does not perform: 0x0211 Unrecognized Operation (PS3.7 Annex C).
+                if let response = message.unrecognizedOperationResponse {
+                    try await connection.send(response, presentationContextID: context, dataSet: nil)
+                }
             case .dimse(.message(let message, _, let dataSet)):
                 guard let responded = message.messageIDBeingRespondedTo, expected(responded) else {
                     self.logger.debug("dropping a message for another request", metadata: ["dimse.command": "\(message.commandField)"])
@@ -160,7 +165,7 @@ public final class DICOMAssociation {
                 await connection.abort(.provider(.unexpectedPDU))
                 throw DICOMNetworkError.protocolError("unexpected \(event) while waiting for \(waitingFor)")
             case .releaseRequested:
-                await connection.abort()
+                await connection.abort(.provider(.unexpectedPDU))
                 throw DICOMNetworkError.protocolError("the peer asked to release while \(waitingFor) was pending")
             }
         }

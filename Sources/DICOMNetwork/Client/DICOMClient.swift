@@ -104,6 +104,7 @@ public struct DICOMClient: Sendable {
                 inbound: inbound,
                 outbound: outbound,
                 assembler: DIMSEMessageAssembler(streamedCommands: [.cStoreRQ]),
+                artimTimeout: configuration.acseTimeout,
                 logger: logger
             )
             let association = DICOMAssociation(connection: connection, configuration: configuration, peer: peer)

@@ -51,10 +51,8 @@ public struct DICOMServer: Sendable {
         /// next data set while the previous one is being stored. Not offered to a requestor of a
         /// Query/Retrieve service, whose operations are synchronous here.
         public var maximumOperationsPerformed: UInt16 = 1
-        // BEGIN query/retrieve SCP
         /// Query/Retrieve SCP (C-FIND, C-MOVE, C-GET, PS3.4 Annex C); `nil` (the default) serves none.
         public var queryRetrieve: QueryRetrieveSCPConfiguration? = nil
-        // END query/retrieve SCP
         /// Limits on each connection that a hostile peer cannot reset: transfer rate, write timeout,
         /// connections before negotiation (issue 14).
         public var connectionLimits = ConnectionLimits()
@@ -112,12 +110,12 @@ public struct DICOMServer: Sendable {
                 acceptedCallingAETitles: self.allowedCallingAETitles,
                 supportedAbstractSyntaxes: self.supportedAbstractSyntaxes.mapValues {
                     AssociationAcceptorPolicy.SupportedAbstractSyntax(transferSyntaxes: $0)
-                }.extended(by: self.queryRetrieve),  // query/retrieve SCP
+                }.extended(by: self.queryRetrieve),
                 maximumPDULength: self.maximumPDULength,
                 implementationClassUID: self.implementationClassUID,
                 implementationVersionName: self.implementationVersionName
             )
-            policy.maximumOperationsPerformed = self.queryRetrieve == nil ? self.maximumOperationsPerformed : 1  // query/retrieve SCP
+            policy.maximumOperationsPerformed = self.queryRetrieve == nil ? self.maximumOperationsPerformed : 1
             return policy
         }
     }
@@ -221,6 +219,7 @@ public struct DICOMServer: Sendable {
                     inbound: inbound,
                     outbound: outbound,
                     assembler: DIMSEMessageAssembler(streamedCommands: [.cStoreRQ]),
+                    artimTimeout: self.configuration.artimTimeout,
                     logger: logger
                 )
                 try await ServerAssociationHandler(

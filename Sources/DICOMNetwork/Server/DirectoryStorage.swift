@@ -1,3 +1,4 @@
+import DICOMData
 import DICOMProtocol
 
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import DICOMData
 import DICOMProtocol
 import Logging
 import NIOCore
@@ -17,11 +18,11 @@ struct ServerAssociationHandler {
 
         var indication: AssociationStateMachine.Indication?
         while indication == nil {
-            indication = try await connection.receive(
-                timeout: self.configuration.artimTimeout, kind: .acse, waitingFor: "an A-ASSOCIATE-RQ")
+            // Bounded by the ARTIM that AE-5 started.
+            indication = try await connection.receive(timeout: nil, kind: .acse, waitingFor: "an A-ASSOCIATE-RQ")
             if connection.state == .sta1 || connection.state == .sta13 {
                 // The peer sent something other than an A-ASSOCIATE-RQ (AA-1) or an unsupported protocol version.
-                try await connection.drainUntilClosed(timeout: self.configuration.artimTimeout)
+                try await connection.drainUntilClosed()
                 return
             }
         }
@@ -35,7 +36,7 @@ struct ServerAssociationHandler {
             connection.logger.info("association rejected: too many associations")
             let rejection = AssociateRJ(result: .rejectedTransient, source: .serviceProviderPresentation, reason: .localLimitExceeded)
             try await connection.handle(.associateRejectResponse(rejection))
-            try await connection.drainUntilClosed(timeout: self.configuration.artimTimeout)
+            try await connection.drainUntilClosed()
             return
         }
         defer { self.counter.release() }
@@ -44,7 +45,7 @@ struct ServerAssociationHandler {
         case .reject(let rejection):
             connection.logger.info("association rejected", metadata: ["dul.rejection": "\(rejection)"])
             try await connection.handle(.associateRejectResponse(rejection))
-            try await connection.drainUntilClosed(timeout: self.configuration.artimTimeout)
+            try await connection.drainUntilClosed()
             return
         case .accept(let accept, let negotiated):
             connection.negotiated = negotiated
@@ -80,7 +81,7 @@ struct ServerAssociationHandler {
             switch incoming {
             case .releaseRequested:
                 connection.logger.debug("association released by the peer")
-                try await connection.respondToRelease(timeout: self.configuration.artimTimeout)
+                try await connection.respondToRelease()
                 return
 
             case .dimse(.message(.cEchoRQ(let echo), let context, _)):
@@ -106,17 +107,25 @@ struct ServerAssociationHandler {
                     decodingBudget: self.configuration.decodingBudget
                 )
 
-            // BEGIN query/retrieve SCP
             case .dimse(.message(let message, let context, let dataSet)) where message.isQueryRetrieveRequest:
                 try await self.serveQueryRetrieve(message, presentationContextID: context, dataSet: dataSet, served: served)
-            // END query/retrieve SCP
+
+            case .dimse(.message(let request, let context, _)) where request.unrecognizedOperationResponse != nil:
+                // A request this server does not perform (a DIMSE-N request, an unknown Command Field): a failure
+                // response, 0x0211 Unrecognized Operation (PS3.7 Annex C), and the association goes on.
+                connection.logger.info("unrecognized DIMSE request", metadata: ["dimse.command": "\(request.commandField)"])
+                if let response = request.unrecognizedOperationResponse {
+                    try await connection.send(response, presentationContextID: context, dataSet: nil)
+                }
 
             case .dimse(.message(.cCancelRQ, _, _)):
                 // Nothing is in progress that could be cancelled (PS3.7 §9.3.2.3 allows ignoring it).
                 continue
 
             case .dimse(let event):
-                connection.logger.info("unsupported DIMSE request; aborting", metadata: ["dimse.event": "\(event)"])
+                // A response, or a request of a known kind in a shape PS3.7 does not allow (a C-STORE-RQ without
+                // a data set): the peer broke the protocol.
+                connection.logger.info("unexpected DIMSE message; aborting", metadata: ["dimse.event": "\(event)"])
                 try await connection.handle(.abortRequest(.provider(.unexpectedPDUParameter)))
                 connection.close()
                 return

@@ -1,3 +1,4 @@
+import DICOMData
 import DICOMProtocol
 import NIOCore
 import Synchronization
@@ -93,16 +94,15 @@ extension AssociationConnection {
         }
     }
 
-    /// `pread(2)` until `count` bytes are in.
+    /// `pread(2)` until `count` bytes are in; a file that ends first changed while being sent.
     static func readFully(_ descriptor: Int32, into base: UnsafeMutableRawPointer, count: Int, at position: Int, path: String) throws -> Int {
-        var done = 0
-        while done < count {
-            let n = pread(descriptor, base + done, count - done, off_t(position + done))
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 { throw DICOMNetworkError.fileError("cannot read \(path): errno \(errno)") }
-            if n == 0 { throw DICOMNetworkError.fileError("\(path) ended early (it changed while being sent)") }
-            done += n
+        let done: Int
+        do {
+            done = try POSIX.readFully(descriptor, into: base, count: count, at: position)
+        } catch {
+            throw DICOMNetworkError.fileError("cannot read \(path): \(error)")
         }
+        guard done == count else { throw DICOMNetworkError.fileError("\(path) ended early (it changed while being sent)") }
         return done
     }
 

@@ -3,7 +3,13 @@ import Logging
 import NIOCore
 
 /// One association on one channel, driven by ``AssociationStateMachine``: every PDU in or out goes through
-/// the machine, and its actions (send, close, indications) are executed here (PS3.8 §9.2).
+/// the machine, and every field of its actions is executed here (PS3.8 §9.2): the PDU to send, the ARTIM
+/// timer, the indication (returned to the caller) and closing the transport.
+///
+/// ARTIM (PS3.8 §9.1.5) runs from the action that starts it (AE-5, AE-8, AR-4, AA-1, AA-8) to the one that
+/// stops it (AE-6, AR-5, AA-2, AA-5): while it runs, every read is bounded by its deadline, whoever reads,
+/// and its expiry is Evt18. The waits it covers (for the A-ASSOCIATE-RQ in Sta2, for the peer to close in
+/// Sta13) take no timeout of their own.
 ///
 /// Owned by a single task (the association task of ``DICOMServer`` or the body of
 /// ``DICOMClient/withAssociation(to:proposing:_:)``); never shared.
@@ -28,12 +34,17 @@ final class AssociationConnection {
     var negotiated: NegotiatedAssociation?
     /// Whether the inbound stream ended or failed: nothing more can be read.
     private(set) var inboundFinished: Bool
+    /// How long ARTIM runs once an action starts it.
+    let artimTimeout: TimeAmount
+    /// When the running ARTIM expires; `nil` while it is stopped.
+    private var artimDeadline: NIODeadline?
 
     init(
         channel: any Channel,
         inbound: NIOAsyncChannelInboundStream<PDUFrame>,
         outbound: NIOAsyncChannelOutboundWriter<PDU>,
         assembler: DIMSEMessageAssembler,
+        artimTimeout: TimeAmount,
         logger: Logger
     ) {
         self.channel = channel
@@ -45,6 +56,8 @@ final class AssociationConnection {
         self.pendingPDVs = []
         self.negotiated = nil
         self.inboundFinished = false
+        self.artimTimeout = artimTimeout
+        self.artimDeadline = nil
     }
 
     var state: AssociationStateMachine.State { self.machine.state }
@@ -61,8 +74,8 @@ final class AssociationConnection {
 
     /// Executes one action in PS3.8 order: send, ARTIM, (indication: returned by the caller), close.
     ///
-    /// ARTIM is realised by the waits that follow (``receive(timeout:kind:waitingFor:)`` in Sta2 and Sta13),
-    /// so only the transport effects happen here.
+    /// The transport is opened by the caller before Evt1 (``DICOMClient``) or accepted before Evt5
+    /// (``DICOMServer``), so ``AssociationStateMachine/Action/openTransport`` has happened already.
     func perform(_ action: AssociationStateMachine.Action) async throws {
         if action.protocolAction != .dt1 && action.protocolAction != .dt2 {
             self.logger.trace(
@@ -72,6 +85,11 @@ final class AssociationConnection {
         }
         if let pdu = action.send {
             try await self.outbound.write(pdu)
+        }
+        switch action.artim {
+        case .start: self.artimDeadline = .now() + self.artimTimeout
+        case .stop: self.artimDeadline = nil
+        case .unchanged: break
         }
         if action.closeTransport {
             self.close()
@@ -104,11 +122,14 @@ final class AssociationConnection {
         } catch let signal as TimeoutSignal {
             self.inboundFinished = true
             if self.state == .sta2 || self.state == .sta13 {
-                try await self.handle(.artimExpired)
+                try await self.handle(.artimExpired)  // AA-2: ARTIM stopped, transport closed.
             } else {
+                // A DIMSE or idle timeout: this side's user gives up (Evt15, AA-1), and closes at once rather
+                // than waiting out ARTIM in Sta13: the reader is gone, and a peer that answers the A-ABORT
+                // closes anyway (AA-3).
                 try await self.handle(.abortRequest(Abort(source: .serviceUser, reason: .reasonNotSpecified)))
+                self.close()
             }
-            self.close()
             switch signal.kind {
             case .acse: throw DICOMNetworkError.acseTimeout(waitingFor)
             case .dimse: throw DICOMNetworkError.dimseTimeout(waitingFor)
@@ -142,12 +163,21 @@ final class AssociationConnection {
             self.close()
             throw DICOMNetworkError.protocolError("invalid PDU from the peer: \(error)")
         }
-        return try await self.handle(self.machine.receivedPDUEvent(pdu))
+        let action = self.machine.receivedPDU(pdu)
+        try await self.perform(action)
+        return action.indication
     }
 
-    /// The next frame, with a timer that fires a ``TimeoutSignal`` into the pipeline if nothing arrives.
+    /// The next frame, with a timer that fires a ``TimeoutSignal`` into the pipeline if nothing arrives: the
+    /// caller's `timeout`, or what is left of ARTIM while it runs, whichever ends first (ARTIM's is `.acse`).
     private func nextFrame(timeout: TimeAmount?, kind: TimeoutSignal.Kind) async throws -> PDUFrame? {
-        guard let timeout else {
+        var wait = timeout.map { (amount: $0, kind: kind) }
+        if let deadline = self.artimDeadline {
+            let left = deadline - .now()
+            guard left > .zero else { throw TimeoutSignal(kind: .acse) }
+            if wait.map({ left < $0.amount }) ?? true { wait = (left, .acse) }
+        }
+        guard let (timeout, kind) = wait else {
             return try await self.inbound.next()
         }
         // The deadline lives on the event loop (ReadDeadlineHandler): a PDU that arrives disarms it there.
@@ -233,19 +263,20 @@ final class AssociationConnection {
         return pdu
     }
 
-    /// Answers an A-RELEASE indication (Evt14), then waits up to `timeout` for the peer to close (Sta13, ARTIM).
-    func respondToRelease(timeout: TimeAmount) async throws {
+    /// Answers an A-RELEASE indication (Evt14, AR-4), then waits in Sta13 for the peer to close.
+    func respondToRelease() async throws {
         try await self.handle(.releaseResponse)
         if self.state == .sta13 {
-            try await self.drainUntilClosed(timeout: timeout)
+            try await self.drainUntilClosed()
         }
     }
 
-    /// In Sta13, reads (and ignores) until the peer closes or ARTIM expires, then closes.
-    func drainUntilClosed(timeout: TimeAmount) async throws {
+    /// Sta13 (PS3.8 §9.2): reads and ignores PDUs (AA-6) until the peer closes the transport (Evt17, AR-5) or
+    /// the ARTIM timer that the action entering Sta13 started expires (Evt18, AA-2); then closes.
+    func drainUntilClosed() async throws {
         while self.state == .sta13 && !self.inboundFinished {
             do {
-                _ = try await self.receive(timeout: timeout, kind: .acse, waitingFor: "the peer to close the connection")
+                _ = try await self.receive(timeout: nil, kind: .acse, waitingFor: "the peer to close the connection")
             } catch let error as DICOMNetworkError where error.code == .acseTimeout || error.code == .connectionClosed {
                 break
             }
@@ -264,20 +295,5 @@ final class AssociationConnection {
             }
         }
         self.close()
-    }
-}
-
-extension AssociationStateMachine {
-    /// The event for a received PDU (Evt3, 4, 6, 10, 12, 13 or 16).
-    func receivedPDUEvent(_ pdu: PDU) -> Event {
-        switch pdu {
-        case .associateRQ(let rq): return .associateRQReceived(rq)
-        case .associateAC(let ac): return .associateACReceived(ac)
-        case .associateRJ(let rj): return .associateRJReceived(rj)
-        case .dataTF(let data): return .pDataTFReceived(data)
-        case .releaseRQ: return .releaseRQReceived
-        case .releaseRP: return .releaseRPReceived
-        case .abort(let abort): return .abortReceived(abort)
-        }
     }
 }

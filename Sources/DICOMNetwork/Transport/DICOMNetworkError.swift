@@ -1,3 +1,4 @@
+import DICOMData
 import DICOMProtocol
 
 /// An error of the network layer: connecting, negotiating, or running DIMSE operations (PS3.8 §7, PS3.7 §9).
@@ -98,9 +99,6 @@ public struct DICOMNetworkError: Error, Hashable, Sendable, CustomStringConverti
     }
     public static func aborted(by abort: Abort) -> Self {
         Self(.aborted, "association aborted by the peer (source \(abort.source), reason \(abort.reason))", abort: abort)
-    }
-    public static func providerAborted(_ detail: String) -> Self {
-        Self(.aborted, detail)
     }
     public static func protocolError(_ detail: String) -> Self {
         Self(.protocolError, detail)

@@ -1,3 +1,5 @@
+import DICOMData
+
 /// C-ECHO-RSP (PS3.7 §9.3.5.2).
 public struct CEchoRSP: DIMSECommand {
     public static var commandField: DIMSECommandField { .cEchoRSP }
@@ -23,7 +25,7 @@ public struct CEchoRSP: DIMSECommand {
         self.messageIDBeingRespondedTo = try commandSet.required16(
             CommandSet.Element.messageIDBeingRespondedTo, "Message ID Being Responded To", in: Self.commandField)
         self.affectedSOPClassUID = commandSet.string(CommandSet.Element.affectedSOPClassUID)
-        self.status = DIMSEStatus(try commandSet.required16(CommandSet.Element.status, "Status", in: Self.commandField))
+        self.status = try commandSet.status(.echo, in: Self.commandField)
         self.errorComment = commandSet.string(CommandSet.Element.errorComment)
     }
 
@@ -31,7 +33,7 @@ public struct CEchoRSP: DIMSECommand {
         var set = CommandSet(Self.commandField, hasDataSet: false)
         set.set(CommandSet.Element.messageIDBeingRespondedTo, self.messageIDBeingRespondedTo)
         set.set(CommandSet.Element.affectedSOPClassUID, self.affectedSOPClassUID)
-        set.set(CommandSet.Element.status, self.status.rawValue)
+        set.set(CommandSet.Element.status, self.status.code)
         set.set(CommandSet.Element.errorComment, self.errorComment)
         return set
     }

@@ -1,3 +1,5 @@
+import DICOMData
+
 /// C-FIND-RSP (PS3.7 §9.3.2.2): pending responses carry a matching identifier as their data set.
 public struct CFindRSP: DIMSECommand {
     public static var commandField: DIMSECommandField { .cFindRSP }
@@ -35,7 +37,7 @@ public struct CFindRSP: DIMSECommand {
         self.messageIDBeingRespondedTo = try commandSet.required16(
             E.messageIDBeingRespondedTo, "Message ID Being Responded To", in: Self.commandField)
         self.affectedSOPClassUID = commandSet.string(E.affectedSOPClassUID)
-        self.status = DIMSEStatus(try commandSet.required16(E.status, "Status", in: Self.commandField))
+        self.status = try commandSet.status(.find, in: Self.commandField)
         self.hasDataSet = commandSet.hasDataSet
         self.offendingElement = commandSet.tag(E.offendingElement)
         self.errorComment = commandSet.string(E.errorComment)
@@ -46,7 +48,7 @@ public struct CFindRSP: DIMSECommand {
         var set = CommandSet(Self.commandField, hasDataSet: self.hasDataSet)
         set.set(E.messageIDBeingRespondedTo, self.messageIDBeingRespondedTo)
         set.set(E.affectedSOPClassUID, self.affectedSOPClassUID)
-        set.set(E.status, self.status.rawValue)
+        set.set(E.status, self.status.code)
         set[E.offendingElement] = self.offendingElement.map { .tags([$0]) }
         set.set(E.errorComment, self.errorComment)
         return set

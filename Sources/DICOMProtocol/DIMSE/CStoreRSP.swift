@@ -1,3 +1,5 @@
+import DICOMData
+
 /// C-STORE-RSP (PS3.7 §9.3.1.2).
 public struct CStoreRSP: DIMSECommand {
     public static var commandField: DIMSECommandField { .cStoreRSP }
@@ -38,7 +40,7 @@ public struct CStoreRSP: DIMSECommand {
             E.messageIDBeingRespondedTo, "Message ID Being Responded To", in: Self.commandField)
         self.affectedSOPClassUID = commandSet.string(E.affectedSOPClassUID)
         self.affectedSOPInstanceUID = commandSet.string(E.affectedSOPInstanceUID)
-        self.status = DIMSEStatus(try commandSet.required16(E.status, "Status", in: Self.commandField))
+        self.status = try commandSet.status(.store, in: Self.commandField)
         self.offendingElement = commandSet.tag(E.offendingElement)
         self.errorComment = commandSet.string(E.errorComment)
     }
@@ -49,7 +51,7 @@ public struct CStoreRSP: DIMSECommand {
         set.set(E.messageIDBeingRespondedTo, self.messageIDBeingRespondedTo)
         set.set(E.affectedSOPClassUID, self.affectedSOPClassUID)
         set.set(E.affectedSOPInstanceUID, self.affectedSOPInstanceUID)
-        set.set(E.status, self.status.rawValue)
+        set.set(E.status, self.status.code)
         set[E.offendingElement] = self.offendingElement.map { .tags([$0]) }
         set.set(E.errorComment, self.errorComment)
         return set

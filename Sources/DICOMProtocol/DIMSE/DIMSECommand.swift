@@ -1,3 +1,5 @@
+import DICOMData
+
 /// A typed DIMSE message (PS3.7 §9.3): converts to and from its ``CommandSet``.
 public protocol DIMSECommand: Sendable, Hashable {
     /// The Command Field value of this message type.
@@ -18,6 +20,11 @@ extension CommandSet {
         self.init()
         self[Element.commandField] = .uint16(field.rawValue)
         self[Element.commandDataSetType] = .uint16(hasDataSet ? CommandSet.dataSetPresent : CommandSet.noDataSet)
+    }
+
+    /// The required Status (0000,0900), named from `service`'s table.
+    func status(_ service: DIMSEStatus.Service, in field: DIMSECommandField) throws -> DIMSEStatus {
+        DIMSEStatus(code: try self.required16(Element.status, "Status", in: field), service: service)
     }
 
     /// A required US element.

@@ -1,3 +1,4 @@
+import DICOMData
 import NIOCore
 
 /// Any DIMSE-C message this implementation understands (PS3.7 §9.3).
@@ -13,6 +14,11 @@ public enum DIMSEMessage: Sendable, Hashable {
     case cGetRQ(CGetRQ)
     case cGetRSP(CGetRSP)
     case cCancelRQ(CCancelRQ)
+    /// A command this implementation does not type, as its command set: a request or response whose Command
+    /// Field is not one of the above (DIMSE-N, PS3.7 §10, or a value PS3.7 does not define). A request is kept
+    /// rather than thrown so that it can be answered with ``unrecognizedOperationResponse`` instead of
+    /// aborting the association; a response is routed by its Message ID Being Responded To like any other.
+    case unrecognized(CommandSet)
 
     /// Decodes a message from its encoded command set.
     ///
@@ -35,12 +41,14 @@ public enum DIMSEMessage: Sendable, Hashable {
         case .cGetRQ?: self = .cGetRQ(try CGetRQ(commandSet: commandSet))
         case .cGetRSP?: self = .cGetRSP(try CGetRSP(commandSet: commandSet))
         case .cCancelRQ?: self = .cCancelRQ(try CCancelRQ(commandSet: commandSet))
+        case let field? where commandSet.uint16(field.isResponse ? CommandSet.Element.messageIDBeingRespondedTo : CommandSet.Element.messageID) != nil:
+            self = .unrecognized(commandSet)
         default: throw DIMSEError.unknownCommand(commandSet.commandField?.rawValue)
         }
     }
 
-    /// The typed message inside.
-    public var command: any DIMSECommand {
+    /// The typed message inside; `nil` for ``unrecognized(_:)``.
+    public var command: (any DIMSECommand)? {
         switch self {
         case .cEchoRQ(let m): return m
         case .cEchoRSP(let m): return m
@@ -53,17 +61,39 @@ public enum DIMSEMessage: Sendable, Hashable {
         case .cGetRQ(let m): return m
         case .cGetRSP(let m): return m
         case .cCancelRQ(let m): return m
+        case .unrecognized: return nil
         }
     }
 
     /// The Command Field.
-    public var commandField: DIMSECommandField { type(of: self.command).commandField }
+    public var commandField: DIMSECommandField {
+        guard let command = self.command else { return self.commandSet.commandField ?? DIMSECommandField(rawValue: 0) }
+        return type(of: command).commandField
+    }
 
     /// Whether a data set follows the command.
-    public var hasDataSet: Bool { self.command.hasDataSet }
+    public var hasDataSet: Bool { self.commandSet.hasDataSet }
 
     /// The command set.
-    public var commandSet: CommandSet { self.command.commandSet }
+    public var commandSet: CommandSet {
+        if case .unrecognized(let set) = self { return set }
+        return self.command?.commandSet ?? CommandSet()
+    }
+
+    /// The answer to an ``unrecognized(_:)``: a response with the request's Command Field and bit 15 set
+    /// (how PS3.7 §9.3 and §10.3 number every response), its Message ID, no data set, and Status 0x0211
+    /// (Unrecognized Operation, PS3.7 Annex C); `nil` for any other message.
+    public var unrecognizedOperationResponse: DIMSEMessage? {
+        guard case .unrecognized(let request) = self, let field = request.commandField, !field.isResponse,
+            let messageID = request.uint16(CommandSet.Element.messageID)
+        else { return nil }
+        typealias E = CommandSet.Element
+        var response = CommandSet(DIMSECommandField(rawValue: field.rawValue | 0x8000), hasDataSet: false)
+        response.set(E.messageIDBeingRespondedTo, messageID)
+        response.set(E.affectedSOPClassUID, request.string(E.affectedSOPClassUID) ?? request.string(E.requestedSOPClassUID))
+        response.set(E.status, DIMSEStatus.unrecognizedOperation.code)
+        return .unrecognized(response)
+    }
 
     /// Message ID of a request.
     public var messageID: UInt16? {
@@ -73,6 +103,7 @@ public enum DIMSEMessage: Sendable, Hashable {
         case .cFindRQ(let m): return m.messageID
         case .cMoveRQ(let m): return m.messageID
         case .cGetRQ(let m): return m.messageID
+        case .unrecognized(let set): return set.commandField?.isResponse == true ? nil : set.uint16(CommandSet.Element.messageID)
         default: return nil
         }
     }
@@ -86,6 +117,7 @@ public enum DIMSEMessage: Sendable, Hashable {
         case .cMoveRSP(let m): return m.messageIDBeingRespondedTo
         case .cGetRSP(let m): return m.messageIDBeingRespondedTo
         case .cCancelRQ(let m): return m.messageIDBeingRespondedTo
+        case .unrecognized(let set): return set.commandField?.isResponse == true ? set.uint16(CommandSet.Element.messageIDBeingRespondedTo) : nil
         default: return nil
         }
     }
@@ -98,6 +130,7 @@ public enum DIMSEMessage: Sendable, Hashable {
         case .cFindRSP(let m): return m.status
         case .cMoveRSP(let m): return m.status
         case .cGetRSP(let m): return m.status
+        case .unrecognized(let set): return set.uint16(CommandSet.Element.status).map { DIMSEStatus(code: $0) }
         default: return nil
         }
     }

@@ -1,4 +1,4 @@
-import PXCore
+import DICOMData
 import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct DIMSEStatusTests {
@@ -26,5 +26,24 @@ import Testing
         #expect(DIMSEStatus(dcmtkName: "Error: DataSetDoesNotMatchSOPClass", service: .find)?.code == 0xA900)
         #expect(DIMSEStatus(dcmtkName: "no such thing", service: .find) == nil)
         #expect(DIMSEStatus(code: 0xA801).hexCode == "0xa801")
+    }
+
+    /// One table names a code for both layers: the protocol's decoded responses and px's JSON.
+    @Test func oneTableForEveryLayer() {
+        #expect(DIMSEStatus(code: 0x0110).name == "Failed: ProcessingFailure")
+        #expect(DIMSEStatus.unrecognizedOperation.name == "Failed: UnrecognizedOperation")
+        #expect(DIMSEStatus(code: 0xA801, service: .move).description == "Refused: MoveDestinationUnknown (0xa801)")
+        // Equal by code whatever table names it.
+        #expect(DIMSEStatus(code: 0xB000, service: .store) == DIMSEStatus(code: 0xB000, service: .move))
+        #expect(DIMSEStatus(code: 0xB000, service: .store).name != DIMSEStatus(code: 0xB000, service: .move).name)
+        #expect(DIMSEStatus.cannotUnderstand.name == "Error: CannotUnderstand")
+    }
+
+    @Test func keepsANameDCMTKPrintedThatTheTableLacks() {
+        let status = DIMSEStatus(reportedName: "Failed: SomethingNew", service: .find)
+        #expect(status.name == "Failed: SomethingNew")
+        #expect(status.category == .failure)
+        #expect(status.hexCode == "0xc000")
+        #expect(DIMSEStatus(reportedName: "Warning: Odd", service: .move).category == .warning)
     }
 }

@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "DICOMData", targets: ["DICOMData"]),
         .library(name: "PX", targets: ["PX"]),
         .library(name: "PXCore", targets: ["PXCore"]),
+        .library(name: "PXStorage", targets: ["PXStorage"]),
         .library(name: "DCMTKBackend", targets: ["DCMTKBackend"]),
         .library(name: "PXCommandLine", targets: ["PXCommandLine"]),
         .library(name: "PXCommands", targets: ["PXCommands"]),
@@ -112,12 +113,25 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
-        // The typed model every backend shares: nodes, requests, results, errors, statuses, the
-        // storage layout and the one JSON rendering. No DCMTK and no network code.
+        // The storage engine: the layout of the tree, placing a received file at its final name
+        // without following links, and pypx's info files. Knows files and data sets, not commands,
+        // backends or the network; PXCore's model refers to it, never the other way round.
+        .target(
+            name: "PXStorage",
+            dependencies: [
+                "DICOMData",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        // The typed model every backend shares: nodes, requests, results, errors, statuses and the
+        // one JSON rendering. No DCMTK and no network code.
         .target(
             name: "PXCore",
             dependencies: [
                 "DICOMData",
+                "PXStorage",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -128,6 +142,7 @@ let package = Package(
             name: "DCMTKBackend",
             dependencies: [
                 "PXCore",
+                "PXStorage",
                 "DICOMData",
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -141,6 +156,7 @@ let package = Package(
             name: "NativeBackend",
             dependencies: [
                 "PXCore",
+                "PXStorage",
                 "DICOMData",
                 "DICOMProtocol",
                 "DICOMNetwork",
@@ -156,6 +172,7 @@ let package = Package(
             name: "DICOMWeb",
             dependencies: [
                 "PXCore",
+                "PXStorage",
                 "DICOMData",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -168,7 +185,7 @@ let package = Package(
         // `import PX`: the typed model, the data layer and both backends behind one choice.
         .target(
             name: "PX",
-            dependencies: ["PXCore", "DICOMData", "DCMTKBackend", "NativeBackend"],
+            dependencies: ["PXCore", "PXStorage", "DICOMData", "DCMTKBackend", "NativeBackend"],
             swiftSettings: strictSettings
         ),
 
@@ -179,6 +196,7 @@ let package = Package(
                 "PX",
                 "PXCore",
                 "DICOMWeb",
+                "PXStorage",
                 "DICOMData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -193,6 +211,7 @@ let package = Package(
             dependencies: [
                 "PXCommandLine",
                 "PXCore",
+                "PXStorage",
                 "DICOMData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -276,6 +295,11 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "PXStorageTests",
+            dependencies: ["PXStorage", "DICOMData"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "DCMTKBackendTests",
             dependencies: ["DCMTKBackend", "PXCore", "DICOMData"],
             resources: [.copy("Fixtures")],
@@ -286,7 +310,7 @@ let package = Package(
             // The executables are dependencies so that `swift test` builds them: the integration
             // tests run them against real DCMTK peers.
             dependencies: [
-                "PXCommandLine", "PXCommands", "PXCore", "DICOMData", "PXTestSupport",
+                "PXCommandLine", "PXCommands", "PXCore", "PXStorage", "DICOMData", "PXTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 "px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get",

@@ -5,6 +5,7 @@ Usage:
   .venv/bin/python scripts/pynetdicom-scu.py echo  HOST PORT [--aet PYSCU] [--aec ANY-SCP]
   .venv/bin/python scripts/pynetdicom-scu.py store HOST PORT FILE... [--aet PYSCU] [--aec ANY-SCP]
                                              [--decode] [--transfer-syntax UID]...
+                                             [--affected-sop-instance UID]
 
 echo   opens one association proposing Verification and sends one C-ECHO.
 store  opens one association for all FILEs (at most 128 presentation contexts) and sends a
@@ -17,6 +18,8 @@ store  opens one association for all FILEs (at most 128 presentation contexts) a
                        the accepted context; with --transfer-syntax (repeatable) those syntaxes
                        are proposed for every SOP class instead of the files' own syntax.
        A file no accepted context can carry is reported with status null and not sent.
+       --affected-sop-instance UID  puts UID in every C-STORE-RQ's Affected SOP Instance UID
+                     instead of the data set's own (a sender whose command and data set disagree).
 
 Stdout is one JSON object:
   {"association": "accepted" | "rejected" | "aborted" | "failed",
@@ -131,6 +134,15 @@ def run_store(args):
     if outcome != "accepted":
         return out, False
     out["acceptedContexts"] = accepted_contexts(assoc)
+    if args.affected_sop_instance:
+        send_msg = assoc.dimse.send_msg
+
+        def send_with_other_uid(primitive, context_id):
+            if type(primitive).__name__ == "C_STORE" and primitive.MessageIDBeingRespondedTo is None:
+                primitive.AffectedSOPInstanceUID = args.affected_sop_instance
+            send_msg(primitive, context_id)
+
+        assoc.dimse.send_msg = send_with_other_uid
     ok = True
     for path, _, sop_instance, syntax in metas:
         result = {"path": path, "sopInstanceUID": sop_instance, "fileTransferSyntaxUID": syntax,
@@ -162,6 +174,7 @@ def main(argv):
     ap.add_argument("--aec", default="ANY-SCP", help="called AE title (default ANY-SCP)")
     ap.add_argument("--decode", action="store_true",
                     help="store: read with pydicom and let pynetdicom encode for the context")
+    ap.add_argument("--affected-sop-instance", metavar="UID")
     ap.add_argument("--transfer-syntax", action="append", default=[], metavar="UID",
                     help="store --decode: propose these transfer syntaxes (repeatable)")
     ap.add_argument("--delay-acse", type=float, default=0, metavar="SECONDS",

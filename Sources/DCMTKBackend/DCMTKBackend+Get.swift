@@ -1,6 +1,7 @@
 import DICOMData
 import Logging
 import PXCore
+import PXStorage
 
 #if canImport(Glibc)
 import Glibc
@@ -9,7 +10,8 @@ import Glibc
 extension DCMTKBackend {
     /// C-GET with `getscu -v +B -od <staging>` (PS3.4 C.4.3): getscu proposes the storage SOP classes
     /// with the SCP role and writes each C-STORE sub-operation bit-preserving (`+B`) to a staging
-    /// directory under the root; px then moves each file into the ``StorageLayout`` tree.
+    /// directory under the root; px then places each file into the ``StorageLayout`` tree with
+    /// ``InstancePlacer`` (overwriting the same instance, as getscu and the native backend do).
     ///
     /// What this backend cannot promise: getscu has answered each C-STORE with success before px
     /// moves the file, so a failure to move it is a `storeFailures` entry, not a failed sub-operation.
@@ -19,8 +21,13 @@ extension DCMTKBackend {
         onProgress: @Sendable (MoveProgress) async -> Void
     ) async throws(PXError) -> GetResult {
         try Self.requirePlain(connection, tool: "getscu")
-        try InstancePlacer.makeDirectories(request.root)
-        let staging = try TemporaryDirectory(prefix: ".px-incoming", in: request.root)
+        let placer: InstancePlacer
+        do {
+            placer = try InstancePlacer(root: request.root, layout: request.layout, duplicates: .overwrite, fsync: false)
+        } catch {
+            throw PXError.storage(error)
+        }
+        let staging = try TemporaryDirectory(prefix: ".px-incoming", in: placer.root)
         defer { staging.remove(logger: logger) }
         var arguments = [request.model == .studyRoot ? "-S" : "-P", "-v", "+B", "-od", staging.path]
         arguments += Self.associationArguments(connection)
@@ -40,7 +47,9 @@ extension DCMTKBackend {
         for name in try Self.fileNames(in: staging.path).sorted() {
             let path = staging.path + "/" + name
             do throws(PXError) {
-                instances.append(try Self.place(path, request: request, sender: connection.node.calledAETitle))
+                let (instance, _, _) = try Self.place(
+                    staged: path, with: placer, sender: connection.node.calledAETitle, reportsDataSetLength: true, association: nil)
+                instances.append(instance)
             } catch {
                 logger.info("could not store a received file", metadata: ["path": "\(path)", "error": "\(error)"])
                 failures.append(.storeFailed(path: path, sopInstanceUID: nil, error: error))
@@ -55,31 +64,46 @@ extension DCMTKBackend {
             warning: final.warning, responses: parser.responses, instances: instances, storeFailures: failures)
     }
 
-    /// Moves one received file into the tree; `bytes` is its data set's length (file size less the
-    /// preamble, prefix and meta group, PS3.10 §7.1).
-    static func place(_ path: String, request: GetRequest, sender: String) throws(PXError) -> ReceivedInstance {
+    /// Places one file getscu or storescp wrote into the tree with `placer`, the one placement path
+    /// of both backends; `bytes` is the file's size, or with `reportsDataSetLength` its data set's
+    /// (file size less ``DICOMData/Part10File/dataSetOffset``, PS3.10 §7.1). With `requestedSOPInstanceUID`
+    /// (the C-STORE-RQ's, when known) a data set holding another UID is not placed. The staged file is
+    /// gone afterwards in every case.
+    static func place(
+        staged path: String, with placer: InstancePlacer, sender: String?, reportsDataSetLength: Bool, association: UInt64?,
+        requestedSOPInstanceUID: String? = nil
+    ) throws(PXError) -> (ReceivedInstance, InstancePlacer.Placement, DataSet) {
         let file: Part10File
         do {
             file = try Part10File.readHeader(contentsOf: path)
         } catch {
+            unlink(path)
             throw PXError.io("cannot read the received file: \(error)", path: path)
         }
-        let ds = file.dataSet
-        let destination = try request.layout.path(for: ds, root: request.root)
-        let directory = String(destination[..<destination.lastIndex(of: "/")!])
-        try InstancePlacer.makeDirectories(directory)
-        guard rename(path, destination) == 0 else {
-            throw PXError.io("cannot move the received file into place (\(POSIX.errorText()))", path: destination)
-        }
         var info = stat()
-        let size = stat(destination, &info) == 0 ? Int(info.st_size) : 0
-        return ReceivedInstance(
-            path: destination,
+        let size = stat(path, &info) == 0 ? Int(info.st_size) : 0
+        let ds = file.dataSet
+        if let requested = requestedSOPInstanceUID {
+            let stored = ds.uid(.sopInstanceUID) ?? []
+            if !stored.elementsEqual(requested.utf8) {
+                unlink(path)
+                throw .sopInstanceMismatch(request: requested, dataSet: String(decoding: stored, as: UTF8.self))
+            }
+        }
+        let placement: InstancePlacer.Placement
+        do {
+            placement = try placer.place(temporaryFile: path, dataSet: ds)
+        } catch {
+            throw PXError.storage(error)
+        }
+        let instance = ReceivedInstance(
+            path: placement.path,
             sopClassUID: ds.string(.sopClassUID) ?? file.meta.string(.mediaStorageSOPClassUID) ?? "",
             sopInstanceUID: ds.string(.sopInstanceUID) ?? file.meta.string(.mediaStorageSOPInstanceUID) ?? "",
             studyInstanceUID: ds.string(.studyInstanceUID) ?? "", seriesInstanceUID: ds.string(.seriesInstanceUID) ?? "",
-            callingAETitle: sender, bytes: max(0, size - file.dataSetOffset),
-            transferSyntaxUID: file.transferSyntax.uid)
+            callingAETitle: sender, bytes: reportsDataSetLength ? max(0, size - file.dataSetOffset) : size,
+            transferSyntaxUID: file.transferSyntax.uid, duplicate: placement.duplicate, association: association)
+        return (instance, placement, ds)
     }
 
     /// The regular files directly in `directory`.

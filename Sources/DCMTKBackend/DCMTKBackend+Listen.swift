@@ -1,6 +1,7 @@
 import DICOMData
 import Logging
 import PXCore
+import PXStorage
 
 #if canImport(Glibc)
 import Glibc
@@ -18,8 +19,14 @@ extension DCMTKBackend {
     ///
     /// What this backend cannot promise, because storescp owns the association:
     /// - storescp answers the C-STORE (success) *before* px moves the file: a failure to place it
-    ///   (disk full at rename time, unwritable folder) is a `storeFailed` event, not a failure status to
-    ///   the sender. storescp itself answers a failure status when it cannot write its staging file.
+    ///   (disk full at rename time, unwritable folder, a symbolic link in the tree where a folder or the
+    ///   file goes) is a `storeFailed` event, not a failure status to the sender; nothing is written
+    ///   outside the root. storescp itself answers a failure status when it cannot write its staging file.
+    /// - storescp checks that the data set's SOP Class and Instance UIDs are the request's Affected ones
+    ///   and answers 0xA900 (Error: Data Set does not match SOP Class) when they are not, but it has
+    ///   written its staging file by then (named by the request's UID) and does not log the status:
+    ///   px reads the request's Affected SOP Instance UID from storescp's dump of it and drops a file
+    ///   whose data set holds another (a `storeFailed` event), so neither backend stores such an instance.
     /// - one association at a time (storescp without `--fork`; others wait in the TCP backlog), so
     ///   ``ListenConfiguration/maximumAssociations`` is not enforced; storescp answers any called AE title
     ///   and has no calling-AE allow-list, so ``ListenConfiguration/allowedCallingAETitles`` is refused.
@@ -32,8 +39,15 @@ extension DCMTKBackend {
         if configuration.allowedCallingAETitles != nil {
             throw PXError.usage("--allow-calling is not supported by the dcmtk backend (storescp has no allow-list); use --backend native")
         }
-        try InstancePlacer.makeDirectories(configuration.root)
-        let staging = try TemporaryDirectory(prefix: ".px-incoming", in: configuration.root)
+        let placer: InstancePlacer
+        do {
+            placer = try InstancePlacer(
+                root: configuration.root, layout: configuration.layout, duplicates: configuration.duplicates,
+                fsync: configuration.fsync)
+        } catch {
+            throw PXError.storage(error)
+        }
+        let staging = try TemporaryDirectory(prefix: ".px-incoming", in: placer.root)
         defer { staging.remove(logger: logger) }
         let t = configuration.timeouts
         let arguments = [
@@ -45,10 +59,9 @@ extension DCMTKBackend {
             String(configuration.port),
         ] + Self.serverTLSArguments(configuration.tls)
         let continuation = ListenEventChannel()
-        let placer = InstancePlacer(
-            root: configuration.root, layout: configuration.layout, duplicates: configuration.duplicates,
-            fsync: configuration.fsync)
-        let book = SeriesBook(seriesTimeout: configuration.seriesTimeout, logger: logger) { continuation.yield($0) }
+        let book = SeriesBook(storage: placer.storage, seriesTimeout: configuration.seriesTimeout, logger: logger) {
+            continuation.yield(.seriesComplete($0))
+        }
         let runner = self.runner("storescp")
         let connection = try placeholderConnection(configuration)
         // storescp logs nothing when it is ready; its port is the configured one.
@@ -68,8 +81,9 @@ extension DCMTKBackend {
                             session.opened(host: host, calling: calling)
                             continuation.yield(.associationOpened(
                                 peerHost: host, callingAETitle: calling, calledAETitle: called, association: session.association))
-                        case .fileStored(let path):
+                        case .fileStored(let path, let affected):
                             session.pendingPath = path.hasPrefix("/") ? path : staging.path + "/" + path
+                            session.pendingAffectedSOPInstanceUID = affected
                         case .associationClosed(let aborted):
                             if let event = await session.finishPending() { continuation.yield(event) }
                             await book.associationEnded(session.association)
@@ -105,15 +119,17 @@ extension DCMTKBackend {
 /// The state of one px-listen run: the current association, and the file storescp is writing.
 struct ListenSession {
     let placer: InstancePlacer
-    let book: SeriesBook
+    let book: SeriesBook<ContinuousClock>
     let logger: Logger
     var host: String?
     var calling: String?
     var pendingPath: String?
+    /// The Affected SOP Instance UID of the request whose file is ``pendingPath``.
+    var pendingAffectedSOPInstanceUID: String?
     /// A number for the current association (storescp serves one at a time).
     var association: UInt64 = 0
 
-    init(placer: InstancePlacer, book: SeriesBook, logger: Logger) {
+    init(placer: InstancePlacer, book: SeriesBook<ContinuousClock>, logger: Logger) {
         self.placer = placer
         self.book = book
         self.logger = logger
@@ -128,31 +144,18 @@ struct ListenSession {
     /// Moves the pending file into the tree.
     mutating func finishPending() async -> ListenEvent? {
         guard let path = pendingPath else { return nil }
+        let requested = pendingAffectedSOPInstanceUID
         pendingPath = nil
-        do {
-            let file: Part10File
-            do {
-                file = try Part10File.readHeader(contentsOf: path)
-            } catch {
-                unlink(path)
-                throw PXError.io("cannot read the received file: \(error)", path: path)
-            }
-            var info = stat()
-            let size = stat(path, &info) == 0 ? Int(info.st_size) : 0
-            let ds = file.dataSet
-            let placement = try placer.place(temporaryFile: path, dataSet: ds)
-            await book.added(placement, facts: SeriesBook.Facts(ds), association: association)
-            return .instanceReceived(
-                ReceivedInstance(
-                    path: placement.path,
-                    sopClassUID: ds.string(.sopClassUID) ?? file.meta.string(.mediaStorageSOPClassUID) ?? "",
-                    sopInstanceUID: ds.string(.sopInstanceUID) ?? file.meta.string(.mediaStorageSOPInstanceUID) ?? "",
-                    studyInstanceUID: ds.string(.studyInstanceUID) ?? "", seriesInstanceUID: ds.string(.seriesInstanceUID) ?? "",
-                    callingAETitle: calling, bytes: size, transferSyntaxUID: file.transferSyntax.uid,
-                    duplicate: placement.duplicate, association: association))
+        pendingAffectedSOPInstanceUID = nil
+        do throws(PXError) {
+            let (instance, placement, dataSet) = try DCMTKBackend.place(
+                staged: path, with: placer, sender: calling, reportsDataSetLength: false, association: association,
+                requestedSOPInstanceUID: requested)
+            await book.added(placement, facts: SeriesFacts(dataSet), association: association)
+            return .instanceReceived(instance)
         } catch {
             logger.info("could not store a received file", metadata: ["path": "\(path)", "error": "\(error)"])
-            return .storeFailed(path: nil, sopInstanceUID: nil, error: error as? PXError ?? PXError.io("\(error)", path: path))
+            return .storeFailed(path: nil, sopInstanceUID: requested, error: error)
         }
     }
 }

@@ -12,7 +12,9 @@ public struct StoreSCPLogParser: Sendable {
     public enum Event: Hashable, Sendable {
         /// The association is negotiated (after the A-ASSOCIATE-RQ dump).
         case associationOpened(peerHost: String?, callingAETitle: String?, calledAETitle: String?)
-        case fileStored(path: String)
+        /// storescp is writing `path` for the C-STORE-RQ whose Affected SOP Instance UID is
+        /// `affectedSOPInstanceUID` (from the request's dump; `nil` when it was not logged).
+        case fileStored(path: String, affectedSOPInstanceUID: String?)
         case associationClosed(aborted: Bool)
         /// An `E:`/`F:` line.
         case failure(String)
@@ -23,6 +25,9 @@ public struct StoreSCPLogParser: Sendable {
     private var called: String?
     private var inRequestDump = false
     private var open = false
+    /// Inside the dump of an incoming C-STORE-RQ.
+    private var inStoreRequestDump = false
+    private var affectedSOPInstanceUID: String?
 
     public init() {}
 
@@ -44,6 +49,13 @@ public struct StoreSCPLogParser: Sendable {
                 calling = value(after: "Calling Application Name:", in: text)
             } else if inRequestDump, text.hasPrefix("Called Application Name:") {
                 called = value(after: "Called Application Name:", in: text)
+            } else if text.hasPrefix("Message Type") {
+                inStoreRequestDump = text.hasSuffix(": C-STORE RQ")
+                if inStoreRequestDump { affectedSOPInstanceUID = nil }
+            } else if inStoreRequestDump, text.hasPrefix("Affected SOP Instance UID") {
+                affectedSOPInstanceUID = text.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: " ") }
+            } else if text.contains("END DIMSE MESSAGE") {
+                inStoreRequestDump = false
             }
             return []
         case .info:
@@ -54,7 +66,8 @@ public struct StoreSCPLogParser: Sendable {
                 return missedClose + [.associationOpened(peerHost: host, callingAETitle: calling, calledAETitle: called)]
             }
             if text.hasPrefix("storing DICOM file: ") {
-                return [.fileStored(path: String(text.dropFirst("storing DICOM file: ".count)))]
+                defer { affectedSOPInstanceUID = nil }
+                return [.fileStored(path: String(text.dropFirst("storing DICOM file: ".count)), affectedSOPInstanceUID: affectedSOPInstanceUID)]
             }
             if text.hasPrefix("Association Release") || text.hasPrefix("Association Aborted")
                 || text.hasPrefix("Peer aborted Association") || text.hasPrefix("Association Terminated")

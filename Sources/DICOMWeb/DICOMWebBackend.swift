@@ -2,6 +2,7 @@ import DICOMData
 import Logging
 import NIOHTTP1
 import PXCore
+import PXStorage
 
 #if canImport(Glibc)
     import Glibc
@@ -145,10 +146,15 @@ public struct DICOMWebBackend: DICOMBackend {
         _ request: GetRequest, connection: Connection, logger: Logger,
         onProgress: @Sendable (MoveProgress) async -> Void
     ) async throws -> GetResult {
-        let incoming = request.root + "/.px-incoming"
-        try InstancePlacer.makeDirectories(incoming)
+        let placer: InstancePlacer
+        let incoming: String
+        do {
+            placer = try InstancePlacer(root: request.root, layout: request.layout, duplicates: .overwrite, fsync: false)
+            incoming = try placer.storage.stagingFolder()
+        } catch {
+            throw PXError.storage(error)
+        }
         defer { rmdir(incoming) }
-        let placer = InstancePlacer(root: request.root, layout: request.layout, duplicates: .overwrite, fsync: false)
         let paths = DICOMWebClient.retrievePaths(request)
         let (instances, failures) = try await DICOMWebClient.with(place, timeouts: connection.timeouts, logger: logger)
         { client in

@@ -3,6 +3,7 @@ import DICOMData
 import NIOCore
 import NIOHTTP1
 import PXCore
+import PXStorage
 
 #if canImport(Glibc)
     import Glibc
@@ -73,7 +74,7 @@ extension DICOMWebClient {
             return .failure(error)
         }
         let fileSize = part.size
-        let metaLength = 132 + 12 + (header.meta.integer(.fileMetaInformationGroupLength) ?? 0)
+        let metaLength = header.dataSetOffset
         func uid(_ meta: Tag, _ dataSet: Tag) -> String {
             let value = header.meta.string(meta) ?? ""
             return value.isEmpty ? header.dataSet.string(dataSet) ?? "" : value
@@ -90,7 +91,7 @@ extension DICOMWebClient {
                     bytes: max(0, fileSize - metaLength), transferSyntaxUID: header.transferSyntax.uid,
                     duplicate: placement.duplicate))
         } catch {
-            return .failure(error)
+            return .failure(.storage(error))
         }
     }
 

@@ -3,6 +3,7 @@ import DICOMNetwork
 import DICOMProtocol
 import Logging
 import PXCore
+import PXStorage
 
 #if canImport(Glibc)
 import Glibc
@@ -17,15 +18,20 @@ extension NativeBackend {
         _ request: GetRequest, connection: Connection, logger: Logger,
         onProgress: @Sendable (MoveProgress) async -> Void
     ) async throws(PXError) -> GetResult {
-        let incoming = request.root + "/.px-incoming"
-        try InstancePlacer.makeDirectories(incoming)
+        // Like getscu, which overwrites a file of the same name.
+        let placer: InstancePlacer
+        let incoming: String
+        do {
+            placer = try InstancePlacer(root: request.root, layout: request.layout, duplicates: .overwrite, fsync: false)
+            incoming = try placer.storage.stagingFolder()
+        } catch {
+            throw PXError.storage(error)
+        }
         defer { rmdir(incoming) }
         let client = self.client(connection, logger: logger)
         let peer = self.peer(connection)
         let keys = Self.identifier(request.keys)
         let events = ListenEventChannel()
-        // Like getscu, which overwrites a file of the same name.
-        let placer = InstancePlacer(root: request.root, layout: request.layout, duplicates: .overwrite, fsync: false)
         let storage = LayoutStorage(
             placer: placer, book: nil, logger: logger, events: events,
             reportsDataSetLength: true, senderAETitle: connection.node.calledAETitle)

@@ -4,6 +4,7 @@ import DICOMProtocol
 import Logging
 import NIOCore
 import PXCore
+import PXStorage
 import Synchronization
 
 #if canImport(Glibc)
@@ -18,8 +19,12 @@ extension NativeBackend {
     ///   tree), then given its final ``StorageLayout`` name with link(2)/rename(2) (``InstancePlacer``,
     ///   optionally fsync'ed) *before* the C-STORE-RSP is sent: success means the file is complete at its
     ///   final name; no partial file ever has a final name;
-    /// - a full disk, an unwritable folder or an unreadable data set is answered 0xA700 (Refused: Out of
-    ///   Resources, PS3.4 §B.2.3), reported as a `storeFailed` event, and the server goes on serving;
+    /// - a full disk, an unwritable folder, a symbolic link in the tree where a folder or the file goes,
+    ///   or an unreadable data set is answered 0xA700 (Refused: Out of Resources, PS3.4 §B.2.3),
+    ///   reported as a `storeFailed` event, and the server goes on serving; nothing is written outside
+    ///   the root;
+    /// - a data set whose SOP Instance UID is not the request's Affected SOP Instance UID is answered
+    ///   0xA900 (Error: Data Set does not match SOP Class, PS3.4 §B.2.3) and not stored;
     /// - up to ``ListenConfiguration/maximumAssociations`` associations at once, more are rejected
     ///   (A-ASSOCIATE-RJ transient, local limit exceeded, PS3.8 §9.3.4); other called AE titles are rejected
     ///   unless ``ListenConfiguration/acceptsAnyCalledAETitle``;
@@ -32,13 +37,20 @@ extension NativeBackend {
         _ configuration: ListenConfiguration, logger: Logger,
         onEvent: @Sendable (ListenEvent) async -> Void
     ) async throws(PXError) {
-        let incoming = configuration.root + "/.px-incoming"
-        try InstancePlacer.makeDirectories(incoming)
+        let placer: InstancePlacer
+        let incoming: String
+        do {
+            placer = try InstancePlacer(
+                root: configuration.root, layout: configuration.layout, duplicates: configuration.duplicates,
+                fsync: configuration.fsync)
+            incoming = try placer.storage.stagingFolder()
+        } catch {
+            throw PXError.storage(error)
+        }
         let continuation = ListenEventChannel()
-        let placer = InstancePlacer(
-            root: configuration.root, layout: configuration.layout, duplicates: configuration.duplicates,
-            fsync: configuration.fsync)
-        let book = SeriesBook(seriesTimeout: configuration.seriesTimeout, logger: logger) { continuation.yield($0) }
+        let book = SeriesBook(storage: placer.storage, seriesTimeout: configuration.seriesTimeout, logger: logger) {
+            continuation.yield(.seriesComplete($0))
+        }
         let storage = LayoutStorage(placer: placer, book: book, logger: logger, events: continuation)
         var serverConfiguration = DICOMServer.Configuration(
             host: "0.0.0.0", port: configuration.port, aeTitle: configuration.aeTitle, temporaryDirectory: incoming,
@@ -99,7 +111,7 @@ extension NativeBackend {
 /// px-get keeps no ``SeriesBook`` (`book` is `nil`): no info files, as with the DCMTK backend's getscu.
 final class LayoutStorage: StorageDelegate {
     let placer: InstancePlacer
-    let book: SeriesBook?
+    let book: SeriesBook<ContinuousClock>?
     let logger: Logger
     let events: ListenEventChannel
     let reportsDataSetLength: Bool
@@ -109,7 +121,7 @@ final class LayoutStorage: StorageDelegate {
     let shuttingDown = Atomic<Bool>(false)
 
     init(
-        placer: InstancePlacer, book: SeriesBook?, logger: Logger, events: ListenEventChannel,
+        placer: InstancePlacer, book: SeriesBook<ContinuousClock>?, logger: Logger, events: ListenEventChannel,
         reportsDataSetLength: Bool = false, senderAETitle: String? = nil
     ) {
         self.placer = placer
@@ -140,7 +152,7 @@ final class LayoutStorage: StorageDelegate {
     }
 
     func didReceive(_ instance: DICOMNetwork.ReceivedInstance) async throws -> DIMSEStatus {
-        do {
+        do throws(PXError) {
             let header: Part10File
             do {
                 header = try await instance.readHeader()
@@ -149,8 +161,24 @@ final class LayoutStorage: StorageDelegate {
                 throw PXError.io("cannot read the received data set: \(error)", path: nil)
             }
             let ds = header.dataSet
-            let placement = try placer.place(temporaryFile: instance.path, dataSet: ds)
-            await book?.added(placement, facts: SeriesBook.Facts(ds), association: instance.associationID)
+            // PS3.7 §9.1.1.1: the Affected SOP Instance UID names the instance the data set holds.
+            // storescp answers a disagreement with 0xA900 too.
+            let stored = ds.uid(.sopInstanceUID) ?? []
+            guard stored.elementsEqual(instance.sopInstanceUID.utf8) else {
+                unlink(instance.path)
+                let error = PXError.sopInstanceMismatch(
+                    request: instance.sopInstanceUID, dataSet: String(decoding: stored, as: UTF8.self))
+                logger.info("refused a C-STORE", metadata: ["sop.instance": "\(instance.sopInstanceUID)", "error": "\(error)"])
+                events.yield(.storeFailed(path: nil, sopInstanceUID: instance.sopInstanceUID, error: error))
+                return .dataSetDoesNotMatchSOPClass
+            }
+            let placement: InstancePlacer.Placement
+            do {
+                placement = try placer.place(temporaryFile: instance.path, dataSet: ds)
+            } catch {
+                throw PXError.storage(error)
+            }
+            await book?.added(placement, facts: SeriesFacts(ds), association: instance.associationID)
             events.yield(.instanceReceived(PXCore.ReceivedInstance(
                 path: placement.path, sopClassUID: instance.sopClassUID, sopInstanceUID: instance.sopInstanceUID,
                 studyInstanceUID: ds.string(.studyInstanceUID) ?? "", seriesInstanceUID: ds.string(.seriesInstanceUID) ?? "",
@@ -160,10 +188,9 @@ final class LayoutStorage: StorageDelegate {
                 association: instance.associationID)))
             return .success
         } catch {
-            let pxError = error as? PXError ?? PXError.io("cannot store the received file: \(error)", path: nil)
-            logger.info("could not store a received instance", metadata: ["sop.instance": "\(instance.sopInstanceUID)", "error": "\(pxError)"])
-            events.yield(.storeFailed(path: nil, sopInstanceUID: instance.sopInstanceUID, error: pxError))
-            throw pxError
+            logger.info("could not store a received instance", metadata: ["sop.instance": "\(instance.sopInstanceUID)", "error": "\(error)"])
+            events.yield(.storeFailed(path: nil, sopInstanceUID: instance.sopInstanceUID, error: error))
+            throw error
         }
     }
 }

@@ -1,5 +1,6 @@
 @_exported import DICOMData
 @_exported import PXCore
+@_exported import PXStorage
 import DCMTKBackend
 import NativeBackend
 

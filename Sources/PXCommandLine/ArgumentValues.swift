@@ -1,5 +1,6 @@
 import ArgumentParser
 import PXCore
+import PXStorage
 
 // The values of px's enumerated options, parsed by ArgumentParser: an unknown value is a usage error
 // that lists the valid ones, and --help shows them.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import PXCore
+import PXStorage
 
 /// px-listen's receiver: port, AE titles, the storage tree, series completion, timeouts and the hook.
 public struct ListenOptions: ParsableArguments {
@@ -80,7 +81,9 @@ public struct ListenOptions: ParsableArguments {
         let allowed: Set<String>? = allowCalling.map { Set($0.split(separator: ",").map { String($0) }) }
         var configuration = try ListenConfiguration(
             port: port, aeTitle: aeTitle, root: absolutePath(root),
-            layout: try layout.map { (template: String) throws(PXError) in try StorageLayout(template: template) } ?? StorageLayout(),
+            layout: try layout.map { (template: String) throws(PXError) in
+                do throws(StorageError) { return try StorageLayout(template: template) } catch { throw .storage(error) }
+            } ?? StorageLayout(),
             timeouts: Timeouts(connect: 10, acse: acse, dimse: dimse, deadline: nil),
             duplicates: onDuplicate, fsync: fsync, seriesTimeout: seriesTimeout,
             maximumAssociations: maxAssociations, acceptsAnyCalledAETitle: anyCalledAET,

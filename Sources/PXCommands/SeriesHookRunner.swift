@@ -1,5 +1,6 @@
 import Logging
 import PXCore
+import PXStorage
 import Subprocess
 import Synchronization
 import SystemPackage

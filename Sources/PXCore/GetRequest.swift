@@ -1,3 +1,4 @@
+import PXStorage
 import DICOMData
 
 /// A C-GET request (PS3.4 §C.4.3): what to retrieve on this association and where to store it.

@@ -1,3 +1,5 @@
+import PXStorage
+
 /// How px-listen receives: the port and AE title to answer to, and where files go.
 public struct ListenConfiguration: Hashable, Sendable {
     public var port: Int
@@ -83,17 +85,6 @@ public struct ListenLimits: Hashable, Sendable {
     }
 }
 
-/// What a receiver does with a second instance whose final path already exists (same SOP Instance UID
-/// in the same series folder).
-public enum DuplicatePolicy: String, Hashable, Sendable, CaseIterable {
-    /// Keep the file already there and drop the new one (the default; the sender is still answered success).
-    case keep
-    /// Replace the file already there, atomically.
-    case overwrite
-    /// Store the new one next to it as `<name>-1.dcm`, `<name>-2.dcm`, ...
-    case rename
-}
-
 /// Something px-listen observed; one NDJSON line each.
 public enum ListenEvent: Hashable, Sendable {
     /// The receiver is ready for associations.
@@ -142,28 +133,5 @@ public struct ReceivedInstance: Hashable, Sendable {
         self.callingAETitle = callingAETitle
         self.bytes = bytes
         self.transferSyntaxUID = transferSyntaxUID
-    }
-}
-
-/// A completed series (see ``ListenEvent/seriesComplete(_:)``).
-public struct SeriesCompletion: Hashable, Sendable {
-    /// The series folder.
-    public var directory: String
-    public var seriesInstanceUID: String
-    public var studyInstanceUID: String
-    public var patientID: String
-    /// Instances received into the folder since it was (re)opened.
-    public var instances: Int
-    /// Why it is complete: `"association"` (the associations that brought it ended), `"timeout"`
-    /// (idle for the series timeout).
-    public var reason: String
-
-    public init(directory: String, seriesInstanceUID: String, studyInstanceUID: String, patientID: String, instances: Int, reason: String) {
-        self.directory = directory
-        self.seriesInstanceUID = seriesInstanceUID
-        self.studyInstanceUID = studyInstanceUID
-        self.patientID = patientID
-        self.instances = instances
-        self.reason = reason
     }
 }

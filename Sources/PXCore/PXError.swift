@@ -1,3 +1,4 @@
+import PXStorage
 import DICOMData
 
 /// An error from a px operation, whichever backend ran it.
@@ -225,10 +226,26 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 extension PXError {
+    /// A received C-STORE whose data set holds another SOP Instance UID than the request's Affected SOP
+    /// Instance UID (PS3.7 §9.1.1.1): answered 0xA900 (Error: Data Set does not match SOP Class, PS3.4
+    /// §B.2.3) and not stored.
+    public static func sopInstanceMismatch(request: String, dataSet: String) -> PXError {
+        .invalidResponse(
+            "C-STORE refused (0xA900): the data set's SOP Instance UID \(dataSet) is not the request's "
+                + "Affected SOP Instance UID \(request)")
+    }
+
+    /// A storage-engine error: `usage` for an invalid layout, `io` for a file-system failure or a path
+    /// placement refuses (a symbolic link where a folder or file goes).
+    public static func storage(_ error: StorageError) -> PXError {
+        error.code == .layout ? .usage(error.message) : .io(error.message, path: error.path)
+    }
+
     /// `error` as a ``PXError``: itself when it is one, otherwise an I/O error that names it (an error no
     /// layer below explained: cancellation, a failed read of a temporary file, ...).
     public static func from(_ error: any Error) -> PXError {
-        error as? PXError ?? .io("\(error)")
+        if let storage = error as? StorageError { return .storage(storage) }
+        return error as? PXError ?? .io("\(error)")
     }
 
     /// Runs `body`, reporting what it throws with ``from(_:)``: the edge where untyped errors (task groups,

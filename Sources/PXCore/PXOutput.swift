@@ -1,4 +1,5 @@
 import DICOMData
+import PXStorage
 
 /// The one place px's JSON is built, from the typed results, so every backend's output is the same.
 ///

@@ -1,4 +1,5 @@
 import DICOMData
+import PXStorage
 
 #if canImport(Glibc)
 import Glibc

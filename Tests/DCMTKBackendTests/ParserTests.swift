@@ -87,8 +87,10 @@ let testConnection = Connection(
         var parser = StoreSCPLogParser()
         let events = try Fixture("66s-storescp-fork-debug-server-log.txt").lines.flatMap { parser.feed($0) }
         #expect(events.first == .associationOpened(peerHost: "localhost", callingAETitle: "STORESCU", calledAETitle: "STORESCP2"))
-        let files = events.compactMap { if case .fileStored(let p) = $0 { return p } else { return nil } }
+        let files = events.compactMap { if case .fileStored(let p, _) = $0 { return p } else { return nil } }
         #expect(files.count == 3)
+        let affected = events.compactMap { if case .fileStored(_, let uid) = $0 { return uid } else { return nil } }
+        #expect(affected.count == 3 && affected.allSatisfy { $0.hasPrefix("1.") }, "\(affected)")
         #expect(files[0].hasPrefix("recv2/Mueller_Juergen_"))
         #expect(events.last == .associationClosed(aborted: false))
     }

@@ -5,6 +5,7 @@ import Logging
 import PXCommandLine
 import PXCommands
 import PXCore
+import PXStorage
 import PXTestSupport
 import Synchronization
 import Testing

@@ -8,7 +8,9 @@ import Darwin
 #endif
 
 /// A ``StorageDelegate`` that renames each received file to `DIRECTORY/<SOP Instance UID>.dcm`
-/// (replacing an earlier copy, as DCMTK's storescp does by default with `-uf`).
+/// (replacing an earlier copy, as DCMTK's storescp does by default with `-uf`). A SOP Instance UID that
+/// is not digits and dots (PS3.5 §9.1) is refused rather than cleaned up, so two instances never share
+/// a name. px's own receivers place files with PXStorage's InstancePlacer instead.
 public struct DirectoryStorage: StorageDelegate {
     /// Where instances are placed.
     public var directory: String
@@ -18,8 +20,8 @@ public struct DirectoryStorage: StorageDelegate {
     }
 
     public func didReceive(_ instance: ReceivedInstance) async throws -> DIMSEStatus {
-        let name = instance.sopInstanceUID.filter { $0.isNumber || $0 == "." }
-        guard !name.isEmpty else {
+        let name = instance.sopInstanceUID
+        guard !name.isEmpty, name.utf8.allSatisfy({ $0 == UInt8(ascii: ".") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
             throw DICOMNetworkError.invalidArgument("SOP Instance UID \(instance.sopInstanceUID) is not a UID")
         }
         let target = self.directory + "/" + name + ".dcm"

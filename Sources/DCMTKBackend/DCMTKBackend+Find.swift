@@ -110,8 +110,8 @@ struct TemporaryDirectory: Sendable {
     }
 
     /// `$TMPDIR`; else `/dev/shm` when it is a writable directory (findscu's hundreds of small response
-    /// files are created, read once and removed: on tmpfs that costs no disk file system work, measured
-    /// 168 -> 138 ms for 300 responses, median of 11 interleaved runs); else `/tmp`.
+    /// files are created, read once and removed: on tmpfs that costs no disk file system work; see
+    /// docs/benchmarks.rst); else `/tmp`.
     static var defaultParent: String {
         if let tmp = ProcessEnvironment.value("TMPDIR"), !tmp.isEmpty { return tmp }
         var info = stat()

@@ -28,8 +28,8 @@ struct ToolRunner: Sendable {
         var timedOut: Bool
     }
 
-    /// The environment every DCMTK child gets: Nagle off (DCMTK leaves it on otherwise: 25× slower
-    /// receiving) and a fixed locale for stable messages.
+    /// The environment every DCMTK child gets: Nagle off (DCMTK leaves it on otherwise, and receiving
+    /// stalls on delayed acknowledgements) and a fixed locale for stable messages.
     static let environment = Environment.inherit.updating(["TCP_NODELAY": "1", "LC_ALL": "C"])
 
     /// Runs the tool to completion.
@@ -45,7 +45,7 @@ struct ToolRunner: Sendable {
             executable = .path(FilePath(executablePath))
         } else if let found = Self.locate(tool) {
             // Resolved here with access(2): given a bare name, swift-subprocess tries execve in each
-            // PATH directory from a fresh child, about 3 ms per directory before the right one.
+            // PATH directory from a fresh child, which costs a failed exec per directory before the right one.
             executable = .path(FilePath(found))
         } else {
             throw PXError.toolMissing(tool)

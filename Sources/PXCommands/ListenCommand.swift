@@ -59,9 +59,9 @@ struct ListenService: Service {
 
 /// glibc malloc settings for a receiver that allocates and frees PDU-sized buffers (64 KiB to 1 MiB)
 /// all day: serve them from the heap (not one mmap/munmap each) and do not trim freed memory back to
-/// the kernel at once, so buffers are reused instead of being faulted in page by page again. Measured
-/// (300 x 512 KiB from storescu, median of 7 interleaved runs): px-listen CPU 500 -> 410 ms,
-/// storescp 390 ms. The heap keeps at most what the back-pressured buffers needed at their peak.
+/// the kernel at once, so buffers are reused instead of being faulted in page by page again (its effect
+/// on px-listen's CPU time is in docs/benchmarks.rst). The heap keeps at most what the back-pressured
+/// buffers needed at their peak.
 enum MallocTuning {
     @_silgen_name("mallopt") private static func mallopt(_ parameter: Int32, _ value: Int32) -> Int32
 

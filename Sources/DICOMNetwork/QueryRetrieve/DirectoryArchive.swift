@@ -19,8 +19,7 @@ import Darwin
 /// key, Specific Character Set when the record has one, and Retrieve AE Title when asked for.
 ///
 /// The index is a snapshot held in memory (about the size of the headers) and every query scans it: meant for
-/// test corpora and small archives (indexing 3,000 files took about 1 s and a C-FIND over them 0.1 s in a debug
-/// build). ``init(directory:moveDestinations:logger:)`` reads synchronously; files added later are not seen.
+/// test corpora and small archives. ``init(directory:moveDestinations:logger:)`` reads synchronously; files added later are not seen.
 /// Date and time keys are matched each on its own (no combined StudyDate/StudyTime range, PS3.4 §C.2.2.2.5.1).
 public struct DirectoryArchive: QueryRetrieveProvider {
     /// One indexed instance.

@@ -115,8 +115,8 @@ public struct PDUFrameDecoder: NIOSingleStepByteToMessageDecoder {
             // Part of the next PDU follows this one in the buffer. A slice would share the buffer's storage,
             // so ByteToMessageHandler's compaction of the remainder would copy it into freshly allocated
             // storage (copy-on-write, page faults on every large PDU). Copying this body out instead keeps
-            // the cumulation buffer uniquely owned (compaction becomes a memmove in place). Measured on
-            // px-listen, 300 x 512 KiB over storescu: 560 -> 500 ms CPU (median of 7, interleaved).
+            // the cumulation buffer uniquely owned (compaction becomes a memmove in place), which lowered
+            // px-listen's CPU time (docs/benchmarks.rst).
             // (A streaming decoder does not get here often: it consumes the partial PDU that follows.)
             var body = ByteBufferAllocator().buffer(capacity: Int(length))
             body.writeImmutableBuffer(buffer.getSlice(at: buffer.readerIndex, length: Int(length))!)

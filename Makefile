@@ -53,6 +53,7 @@ bench: setup
 	PX_BENCH_BACKENDS="dcmtk native" bash scripts/bench-commands.sh
 	PX_BENCH_TRASH=bench-data/trash bash scripts/bench-push.sh
 	PX_BENCH_TRASH=bench-data/trash bash scripts/bench-listen.sh
+	bash scripts/bench-tls.sh
 	rm -rf bench-data/trash
 
 clean:

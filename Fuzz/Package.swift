@@ -5,9 +5,13 @@ import PackageDescription
 // libFuzzer targets for px's decoders (issue 14), kept out of the main package so that its build and
 // tests do not change. Build and run them with `make fuzz` / `make fuzz-smoke` at the top of the tree
 // (scripts/fuzz.sh), which build with:
-//     swift build --package-path Fuzz -c debug --sanitize fuzzer --sanitize address
+//     swift build --package-path Fuzz -c release --sanitize fuzzer -Xswiftc -sanitize=fuzzer,address
 // `--sanitize fuzzer` compiles every executable here as a library (-parse-as-library) and links
-// libFuzzer's main, which calls each target's `LLVMFuzzerTestOneInput`.
+// libFuzzer's main, which calls each target's `LLVMFuzzerTestOneInput`; the -Xswiftc flag instruments
+// every module (px's included) for coverage and AddressSanitizer.
+//
+// SwiftPM names a package after its directory: the directory px is cloned into must not be called
+// `fuzz` (any case), or it and this package get the same name.
 
 let settings: [SwiftSetting] = [
     .swiftLanguageMode(.v6),

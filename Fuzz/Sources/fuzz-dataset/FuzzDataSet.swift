@@ -32,19 +32,22 @@ public func fuzzDataSet(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = Array(input.dropFirst())
 
     switch mode % 8 {
-    case 0: readFile(bytes, options: .init(maximumInflatedSize: inflateLimit), limit: inflateLimit)
-    case 1:
-        var options = Part10File.ReadOptions.headerOnly
-        options.maximumInflatedSize = inflateLimit
-        readFile(bytes, options: options, limit: inflateLimit)
+    case 0: readFile(bytes, options: limited(.init(), inflateLimit), limit: inflateLimit)
+    case 1: readFile(bytes, options: limited(.headerOnly, inflateLimit), limit: inflateLimit)
     case 2: readBare(bytes, .implicitVRLittleEndian)
     case 3: readBare(bytes, .explicitVRLittleEndian)
     case 4: readBare(bytes, .explicitVRBigEndian)
-    case 5: readFile(deflatedFile(around: bytes), options: .init(maximumInflatedSize: inflateLimit), limit: inflateLimit)
-    case 6: readFile(bytes, options: .init(maximumInflatedSize: tinyInflateLimit), limit: tinyInflateLimit)
+    case 5: readFile(deflatedFile(around: bytes), options: limited(.init(), inflateLimit), limit: inflateLimit)
+    case 6: readFile(bytes, options: limited(.init(), tinyInflateLimit), limit: tinyInflateLimit)
     default: readBare(bytes, .explicitVRLittleEndian, stopBefore: Tag(0x0008, 0x0000))
     }
     return 0
+}
+
+private func limited(_ options: Part10File.ReadOptions, _ limit: Int) -> Part10File.ReadOptions {
+    var options = options
+    options.maximumInflatedSize = limit
+    return options
 }
 
 private func readFile(_ bytes: [UInt8], options: Part10File.ReadOptions, limit: Int) {

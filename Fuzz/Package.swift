@@ -64,7 +64,7 @@ let package = Package(
             name: "fuzz-layout",
             dependencies: [
                 "FuzzSupport",
-                .product(name: "PXCore", package: px),
+                .product(name: "PXStorage", package: px),
                 .product(name: "DICOMData", package: px),
             ],
             swiftSettings: settings

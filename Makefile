@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 
-.PHONY: all build release install setup test demo bench lint format clean
+.PHONY: all build release install setup test demo bench lint format clean fuzz fuzz-smoke fuzz-seed
 
 all: build
 
@@ -56,5 +56,23 @@ bench: setup
 	bash scripts/bench-tls.sh
 	rm -rf bench-data/trash
 
+# libFuzzer targets (Fuzz/, a package of its own) for the PDU, data set, DICOM JSON and storage layout
+# decoders: built with AddressSanitizer, each run for FUZZ_SECONDS from the committed corpus. A crash
+# or a failed invariant leaves its input in Fuzz/.build/fuzz-work/TARGET/ and fails the target.
+FUZZ_SECONDS ?= 60
+fuzz:
+	bash scripts/fuzz.sh build
+	bash scripts/fuzz.sh run $(FUZZ_SECONDS)
+
+# What CI runs after `make test`: 30 s per target.
+fuzz-smoke:
+	bash scripts/fuzz.sh build
+	bash scripts/fuzz.sh run 30
+
+# Regenerates the seed corpus (pydicom, pynetdicom and the tests' PDU vectors) and minimises it.
+fuzz-seed: setup
+	bash scripts/fuzz.sh build
+	bash scripts/fuzz.sh seed
+
 clean:
-	rm -rf .build bench-data demo-data
+	rm -rf .build Fuzz/.build bench-data demo-data

@@ -104,7 +104,7 @@ public struct StorageLayout: Hashable, Sendable {
                 }
             }
             guard longest <= Self.nameMaximum else {
-                let component = template.split(separator: "/", omittingEmptySubsequences: false)[index]
+                let component = Substring(template.unicodeScalars.split(separator: "/", omittingEmptySubsequences: false)[index])
                 throw .layout(
                     "--layout: \"\(component)\" can make a name of \(longest) bytes (\(fields) fields of up to \(field) bytes each"
                         + (index == parsed.count - 1 ? ", and -N for a duplicate" : "")
@@ -120,7 +120,10 @@ public struct StorageLayout: Hashable, Sendable {
         let text = Substring(template)
         guard !text.isEmpty else { throw .layout("empty --layout template") }
         var components: [[Piece]] = []
-        for component in text.split(separator: "/", omittingEmptySubsequences: false) {
+        // Split on the "/" scalar: as Characters, "/" and a following combining mark (U+0747) are one
+        // Character, and the "/" stayed inside a component (found by fuzz-layout).
+        for scalars in text.unicodeScalars.split(separator: "/", omittingEmptySubsequences: false) {
+            let component = Substring(scalars)
             guard !component.isEmpty, component != ".", component != ".." else {
                 throw .layout("--layout: empty, . or .. component in \"\(template)\"")
             }
@@ -164,7 +167,8 @@ public struct StorageLayout: Hashable, Sendable {
                 case .field(let tag, let field): text += value(tag, field, in: dataSet)
                 }
             }
-            while text.hasPrefix(".") { text = "_" + text.dropFirst() }
+            // By scalar: ".\u{0651}" is one Character, not ".", yet its first byte is a dot.
+            while text.unicodeScalars.first == "." { text = "_" + String(text.unicodeScalars.dropFirst()) }
             return text
         }
     }
@@ -245,7 +249,7 @@ public struct StorageLayout: Hashable, Sendable {
             }
         }
         var text = String(out)
-        while text.hasPrefix(".") { text = "_" + text.dropFirst() }
+        while text.unicodeScalars.first == "." { text = "_" + String(text.unicodeScalars.dropFirst()) }
         return shortened(text, of: Array(trimmed.utf8))
     }
 

@@ -68,13 +68,21 @@ extension DataSet {
         func append<T: FixedWidthInteger>(_ v: T) {
             withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) }
         }
+        /// A number as an integer of type `T`, truncated toward zero; one that `T` cannot hold (1e300, NaN, a
+        /// negative UV) is an error, not a trap.
+        func integer<T: FixedWidthInteger>(_ v: JSONValue, as type: T.Type) throws(DICOMDataError) -> T {
+            guard let value = T(exactly: try number(v).rounded(.towardZero)) else {
+                throw .invalidJSON("attribute \(key) (\(vr.rawValue)) has a value out of range")
+            }
+            return value
+        }
         switch vr {
-        case .US: for v in values { append(UInt16(truncatingIfNeeded: Int(try number(v)))) }
-        case .SS: for v in values { append(Int16(truncatingIfNeeded: Int(try number(v)))) }
-        case .UL: for v in values { append(UInt32(truncatingIfNeeded: Int(try number(v)))) }
-        case .SL: for v in values { append(Int32(truncatingIfNeeded: Int(try number(v)))) }
-        case .SV: for v in values { append(Int64(try number(v))) }
-        case .UV: for v in values { append(UInt64(try number(v))) }
+        case .US: for v in values { append(UInt16(truncatingIfNeeded: try integer(v, as: Int.self))) }
+        case .SS: for v in values { append(Int16(truncatingIfNeeded: try integer(v, as: Int.self))) }
+        case .UL: for v in values { append(UInt32(truncatingIfNeeded: try integer(v, as: Int.self))) }
+        case .SL: for v in values { append(Int32(truncatingIfNeeded: try integer(v, as: Int.self))) }
+        case .SV: for v in values { append(try integer(v, as: Int64.self)) }
+        case .UV: for v in values { append(try integer(v, as: UInt64.self)) }
         case .FL: for v in values { append(Float(try number(v)).bitPattern) }
         case .FD: for v in values { append(try number(v).bitPattern) }
         case .AT:
@@ -104,6 +112,11 @@ extension DataSet {
                 }
             }
             let text = texts.joined(separator: "\\")
+            // Values of VRs outside Specific Character Set are default repertoire only (PS3.5 §6.1.2.3): read
+            // back, other bytes would not decode to the text given.
+            guard vr.usesSpecificCharacterSet || text.utf8.allSatisfy({ $0 < 0x80 }) else {
+                throw .invalidJSON("attribute \(key) (\(vr.rawValue)) has a value outside the default character repertoire")
+            }
             out = Array(text.utf8)
             if out.count & 1 == 1 { out.append(vr.paddingByte) }
             return (out, vr.usesSpecificCharacterSet && text.utf8.contains { $0 >= 0x80 })

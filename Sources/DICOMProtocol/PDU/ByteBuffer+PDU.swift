@@ -29,10 +29,17 @@ extension ByteBuffer {
     }
 
     /// Reads `length` bytes as ASCII/ISO 646 text, dropping trailing NUL padding that some peers add.
+    ///
+    /// - Throws: ``PDUError/invalidParameterValue(_:value:)`` for a byte above 0x7F: AE titles, UIDs and the
+    ///   implementation version name are ISO 646 text (PS3.8 §9.3.2, PS3.7 §D.3.3.2), and a lossy decoding
+    ///   would re-encode as other bytes than were received.
     mutating func readPDUString(length: Int, _ what: @autoclosure () -> String) throws -> String {
         var slice = try self.readPDUSlice(length: length, what())
         while slice.readableBytes > 0, slice.getInteger(at: slice.writerIndex - 1, as: UInt8.self) == 0 {
             slice.moveWriterIndex(to: slice.writerIndex - 1)
+        }
+        guard !slice.readableBytesView.contains(where: { $0 >= 0x80 }) else {
+            throw PDUError.invalidParameterValue(what(), value: "with bytes outside ISO 646")
         }
         return slice.readString(length: slice.readableBytes) ?? ""
     }

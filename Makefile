@@ -22,10 +22,10 @@ install: release
 
 # swift-format with the committed .swift-format configuration: `make lint` checks, `make format` fixes.
 lint:
-	$(SWIFT) format lint --strict --recursive --parallel Package.swift Sources Tests
+	$(SWIFT) format lint --strict --recursive --parallel Package.swift Sources Tests Fuzz/Package.swift Fuzz/Sources
 
 format:
-	$(SWIFT) format format --in-place --recursive --parallel Package.swift Sources Tests
+	$(SWIFT) format format --in-place --recursive --parallel Package.swift Sources Tests Fuzz/Package.swift Fuzz/Sources
 
 # Installs DCMTK, Orthanc and the Python test venv when they are missing (apt needs root).
 setup:

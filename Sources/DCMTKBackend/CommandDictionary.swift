@@ -1,7 +1,7 @@
 import PXCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A data dictionary holding only the DIMSE command elements (PS3.7 §E.1), for DCMTK tools that
@@ -49,7 +49,9 @@ enum CommandDictionary {
         let directory = ProcessEnvironment.value("TMPDIR").flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array((directory + "/px-command-XXXXXX.dic").utf8CString)
         let fd = mkstemps(&template, 4)
-        guard fd >= 0 else { throw PXError.io("cannot create a temporary dictionary (errno \(errno))", path: directory) }
+        guard fd >= 0 else {
+            throw PXError.io("cannot create a temporary dictionary (errno \(errno))", path: directory)
+        }
         let path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         defer { unlink(path) }
         let bytes = Array(text.utf8)

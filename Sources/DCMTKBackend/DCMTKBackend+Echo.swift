@@ -4,7 +4,7 @@ import PXCore
 import Subprocess
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension DCMTKBackend {

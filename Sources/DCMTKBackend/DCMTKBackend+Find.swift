@@ -3,7 +3,7 @@ import Logging
 import PXCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension DCMTKBackend {
@@ -57,7 +57,8 @@ extension DCMTKBackend {
             if request.keepMatches { matches.append(file.dataSet) }
             try await onResponse(FindResponse(status: pendingStatus ?? .pending, identifier: file.dataSet))
         }
-        let outcome = try await runner("findscu").run(arguments, deadline: connection.timeouts.deadline, logger: logger) { (line) async throws(PXError) in
+        let outcome = try await runner("findscu").run(arguments, deadline: connection.timeouts.deadline, logger: logger)
+        { (line) async throws(PXError) in
             switch FindLogParser.parse(line) {
             case .response(_, let status)?:
                 try await takePending()
@@ -76,7 +77,8 @@ extension DCMTKBackend {
         if exceeded, let bound = request.maxResponses { throw PXError.tooManyResponses(limit: bound) }
         if let error = Self.failure(tool: "findscu", outcome: outcome, connection: connection) { throw error }
         guard let finalStatus else {
-            throw PXError.invalidResponse("findscu ended without a final C-FIND response (exit \(outcome.exitCode ?? -1))")
+            throw PXError.invalidResponse(
+                "findscu ended without a final C-FIND response (exit \(outcome.exitCode ?? -1))")
         }
         return FindResult(request: request, matches: matches, status: finalStatus, count: count)
     }

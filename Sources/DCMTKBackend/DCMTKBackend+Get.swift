@@ -4,7 +4,7 @@ import PXCore
 import PXStorage
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension DCMTKBackend {
@@ -23,7 +23,8 @@ extension DCMTKBackend {
         try Self.requirePlain(connection, tool: "getscu")
         let placer: InstancePlacer
         do {
-            placer = try InstancePlacer(root: request.root, layout: request.layout, duplicates: .overwrite, fsync: false)
+            placer = try InstancePlacer(
+                root: request.root, layout: request.layout, duplicates: .overwrite, fsync: false)
         } catch {
             throw PXError.storage(error)
         }
@@ -35,12 +36,14 @@ extension DCMTKBackend {
         arguments += Self.peerArguments(connection)
 
         var parser = GetSCULogParser()
-        let outcome = try await runner("getscu").run(arguments, deadline: connection.timeouts.deadline, logger: logger) { line in
+        let outcome = try await runner("getscu").run(arguments, deadline: connection.timeouts.deadline, logger: logger)
+        { line in
             if let progress = parser.feed(line) { await onProgress(progress) }
         }
         guard let status = parser.finalStatus, !outcome.timedOut, outcome.signal == nil else {
             if let error = Self.failure(tool: "getscu", outcome: outcome, connection: connection) { throw error }
-            throw PXError.invalidResponse("getscu ended without a final C-GET response (exit \(outcome.exitCode ?? -1))")
+            throw PXError.invalidResponse(
+                "getscu ended without a final C-GET response (exit \(outcome.exitCode ?? -1))")
         }
         var instances: [ReceivedInstance] = []
         var failures: [ListenEvent] = []
@@ -48,7 +51,8 @@ extension DCMTKBackend {
             let path = staging.path + "/" + name
             do throws(PXError) {
                 let (instance, _, _) = try Self.place(
-                    staged: path, with: placer, sender: connection.node.calledAETitle, reportsDataSetLength: true, association: nil)
+                    staged: path, with: placer, sender: connection.node.calledAETitle, reportsDataSetLength: true,
+                    association: nil)
                 instances.append(instance)
             } catch {
                 logger.info("could not store a received file", metadata: ["path": "\(path)", "error": "\(error)"])
@@ -60,7 +64,8 @@ extension DCMTKBackend {
             failed: parser.failed ?? parser.storesRefused, warning: parser.warning ?? 0, status: status)
         await onProgress(final)
         return GetResult(
-            request: request, status: status, remaining: final.remaining, completed: final.completed, failed: final.failed,
+            request: request, status: status, remaining: final.remaining, completed: final.completed,
+            failed: final.failed,
             warning: final.warning, responses: parser.responses, instances: instances, storeFailures: failures)
     }
 
@@ -70,7 +75,8 @@ extension DCMTKBackend {
     /// (the C-STORE-RQ's, when known) a data set holding another UID is not placed. The staged file is
     /// gone afterwards in every case.
     static func place(
-        staged path: String, with placer: InstancePlacer, sender: String?, reportsDataSetLength: Bool, association: UInt64?,
+        staged path: String, with placer: InstancePlacer, sender: String?, reportsDataSetLength: Bool,
+        association: UInt64?,
         requestedSOPInstanceUID: String? = nil
     ) throws(PXError) -> (ReceivedInstance, InstancePlacer.Placement, DataSet) {
         let file: Part10File
@@ -100,7 +106,8 @@ extension DCMTKBackend {
             path: placement.path,
             sopClassUID: ds.string(.sopClassUID) ?? file.meta.string(.mediaStorageSOPClassUID) ?? "",
             sopInstanceUID: ds.string(.sopInstanceUID) ?? file.meta.string(.mediaStorageSOPInstanceUID) ?? "",
-            studyInstanceUID: ds.string(.studyInstanceUID) ?? "", seriesInstanceUID: ds.string(.seriesInstanceUID) ?? "",
+            studyInstanceUID: ds.string(.studyInstanceUID) ?? "",
+            seriesInstanceUID: ds.string(.seriesInstanceUID) ?? "",
             callingAETitle: sender, bytes: reportsDataSetLength ? max(0, size - file.dataSetOffset) : size,
             transferSyntaxUID: file.transferSyntax.uid, duplicate: placement.duplicate, association: association)
         return (instance, placement, ds)
@@ -108,11 +115,15 @@ extension DCMTKBackend {
 
     /// The regular files directly in `directory`.
     static func fileNames(in directory: String) throws(PXError) -> [String] {
-        guard let dir = opendir(directory) else { throw PXError.io("cannot read the staging directory (\(POSIX.errorText()))", path: directory) }
+        guard let dir = opendir(directory) else {
+            throw PXError.io("cannot read the staging directory (\(POSIX.errorText()))", path: directory)
+        }
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if name == "." || name == ".." { continue }
             names.append(name)
         }

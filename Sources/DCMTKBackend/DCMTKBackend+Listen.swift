@@ -4,7 +4,7 @@ import PXCore
 import PXStorage
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension DCMTKBackend {
@@ -37,7 +37,9 @@ extension DCMTKBackend {
         onEvent: @Sendable (ListenEvent) async -> Void
     ) async throws(PXError) {
         if configuration.allowedCallingAETitles != nil {
-            throw PXError.usage("--allow-calling is not supported by the dcmtk backend (storescp has no allow-list); use --backend native")
+            throw PXError.usage(
+                "--allow-calling is not supported by the dcmtk backend (storescp has no allow-list); use --backend native"
+            )
         }
         let placer: InstancePlacer
         do {
@@ -50,14 +52,15 @@ extension DCMTKBackend {
         let staging = try TemporaryDirectory(prefix: ".px-incoming", in: placer.root)
         defer { staging.remove(logger: logger) }
         let t = configuration.timeouts
-        let arguments = [
-            "-d", "-aet", configuration.aeTitle, "-od", staging.path, "-pm", "+xa",
-            "-ta", String(Timeouts.wholeSeconds(t.acse)), "-td", String(Timeouts.wholeSeconds(t.dimse)),
-            // storescp 3.6.7 does not apply -td while a data set is arriving; the socket timeout closes a
-            // sender that goes silent mid-instance.
-            "-ts", String(Timeouts.wholeSeconds(t.dimse)),
-            String(configuration.port),
-        ] + Self.serverTLSArguments(configuration.tls)
+        let arguments =
+            [
+                "-d", "-aet", configuration.aeTitle, "-od", staging.path, "-pm", "+xa",
+                "-ta", String(Timeouts.wholeSeconds(t.acse)), "-td", String(Timeouts.wholeSeconds(t.dimse)),
+                // storescp 3.6.7 does not apply -td while a data set is arriving; the socket timeout closes a
+                // sender that goes silent mid-instance.
+                "-ts", String(Timeouts.wholeSeconds(t.dimse)),
+                String(configuration.port),
+            ] + Self.serverTLSArguments(configuration.tls)
         let continuation = ListenEventChannel()
         let book = SeriesBook(storage: placer.storage, seriesTimeout: configuration.seriesTimeout, logger: logger) {
             continuation.yield(.seriesComplete($0))
@@ -66,52 +69,59 @@ extension DCMTKBackend {
         let connection = try placeholderConnection(configuration)
         // storescp logs nothing when it is ready; its port is the configured one.
         await onEvent(.listening(port: configuration.port, aeTitle: configuration.aeTitle))
-        try await PXError.catchingUntilCancelled { try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await book.runTimer() }
-            group.addTask {
-                defer { continuation.finish() }
-                var parser = StoreSCPLogParser()
-                var session = ListenSession(placer: placer, book: book, logger: logger)
-                let outcome = try await runner.run(arguments, deadline: nil, logger: logger) { line in
-                    // A pending file is complete once storescp logs its next info-level event.
-                    if line.level == .info, let event = await session.finishPending() { continuation.yield(event) }
-                    for event in parser.feed(line) {
-                        switch event {
-                        case .associationOpened(let host, let calling, let called):
-                            session.opened(host: host, calling: calling)
-                            continuation.yield(.associationOpened(
-                                peerHost: host, callingAETitle: calling, calledAETitle: called, association: session.association))
-                        case .fileStored(let path, let affected):
-                            session.pendingPath = path.hasPrefix("/") ? path : staging.path + "/" + path
-                            session.pendingAffectedSOPInstanceUID = affected
-                        case .associationClosed(let aborted):
-                            if let event = await session.finishPending() { continuation.yield(event) }
-                            await book.associationEnded(session.association)
-                            continuation.yield(.associationClosed(
-                                peerHost: session.host, callingAETitle: session.calling, aborted: aborted, association: session.association))
-                        case .failure(let text):
-                            logger.info("storescp reported an error", metadata: ["line": "\(text)"])
+        try await PXError.catchingUntilCancelled {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await book.runTimer() }
+                group.addTask {
+                    defer { continuation.finish() }
+                    var parser = StoreSCPLogParser()
+                    var session = ListenSession(placer: placer, book: book, logger: logger)
+                    let outcome = try await runner.run(arguments, deadline: nil, logger: logger) { line in
+                        // A pending file is complete once storescp logs its next info-level event.
+                        if line.level == .info, let event = await session.finishPending() { continuation.yield(event) }
+                        for event in parser.feed(line) {
+                            switch event {
+                            case .associationOpened(let host, let calling, let called):
+                                session.opened(host: host, calling: calling)
+                                continuation.yield(
+                                    .associationOpened(
+                                        peerHost: host, callingAETitle: calling, calledAETitle: called,
+                                        association: session.association))
+                            case .fileStored(let path, let affected):
+                                session.pendingPath = path.hasPrefix("/") ? path : staging.path + "/" + path
+                                session.pendingAffectedSOPInstanceUID = affected
+                            case .associationClosed(let aborted):
+                                if let event = await session.finishPending() { continuation.yield(event) }
+                                await book.associationEnded(session.association)
+                                continuation.yield(
+                                    .associationClosed(
+                                        peerHost: session.host, callingAETitle: session.calling, aborted: aborted,
+                                        association: session.association))
+                            case .failure(let text):
+                                logger.info("storescp reported an error", metadata: ["line": "\(text)"])
+                            }
                         }
                     }
+                    try Task.checkCancellation()
+                    if let line = outcome.diagnostics.first(where: { $0.text.contains("cannot create network") }) {
+                        throw PXError.io("cannot listen on port \(configuration.port): \(line.text)")
+                    }
+                    if let error = Self.failure(tool: "storescp", outcome: outcome, connection: connection) {
+                        throw error
+                    }
+                    throw PXError.aborted("storescp ended unexpectedly (exit \(outcome.exitCode ?? -1))")
                 }
-                try Task.checkCancellation()
-                if let line = outcome.diagnostics.first(where: { $0.text.contains("cannot create network") }) {
-                    throw PXError.io("cannot listen on port \(configuration.port): \(line.text)")
-                }
-                if let error = Self.failure(tool: "storescp", outcome: outcome, connection: connection) {
-                    throw error
-                }
-                throw PXError.aborted("storescp ended unexpectedly (exit \(outcome.exitCode ?? -1))")
+                while let event = await continuation.next() { await onEvent(event) }
+                group.cancelAll()
+                try await group.waitForAll()
             }
-            while let event = await continuation.next() { await onEvent(event) }
-            group.cancelAll()
-            try await group.waitForAll()
-        } }
+        }
     }
 
     private func placeholderConnection(_ configuration: ListenConfiguration) throws(PXError) -> Connection {
         Connection(
-            node: try DICOMNode(host: "127.0.0.1", port: max(1, configuration.port), calledAETitle: configuration.aeTitle),
+            node: try DICOMNode(
+                host: "127.0.0.1", port: max(1, configuration.port), calledAETitle: configuration.aeTitle),
             local: try LocalAE(aeTitle: configuration.aeTitle), timeouts: configuration.timeouts)
     }
 }

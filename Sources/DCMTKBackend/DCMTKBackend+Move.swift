@@ -21,7 +21,8 @@ extension DCMTKBackend {
         var parser = MoveLogParser()
         var last: MoveProgress?
         var responses = 0
-        let outcome = try await runner("movescu").run(arguments, deadline: connection.timeouts.deadline, logger: logger) { line in
+        let outcome = try await runner("movescu").run(arguments, deadline: connection.timeouts.deadline, logger: logger)
+        { line in
             if let progress = parser.feed(line) {
                 responses += 1
                 last = progress
@@ -33,7 +34,8 @@ extension DCMTKBackend {
         }
         guard let last, parser.sawFinal || last.status.category != .pending else {
             if let error = Self.failure(tool: "movescu", outcome: outcome, connection: connection) { throw error }
-            throw PXError.invalidResponse("movescu ended without a final C-MOVE response (exit \(outcome.exitCode ?? -1))")
+            throw PXError.invalidResponse(
+                "movescu ended without a final C-MOVE response (exit \(outcome.exitCode ?? -1))")
         }
         return MoveResult(
             request: request, status: last.status, completed: last.completed, failed: last.failed,

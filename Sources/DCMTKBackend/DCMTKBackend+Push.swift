@@ -12,7 +12,9 @@ extension DCMTKBackend {
         _ request: PushRequest, connection: Connection, logger: Logger,
         onFile: @Sendable (PushFileResult) async -> Void
     ) async throws(PXError) -> PushResult {
-        try await PXError.catching { try await self.pushFiles(request, connection: connection, logger: logger, onFile: onFile) }
+        try await PXError.catching {
+            try await self.pushFiles(request, connection: connection, logger: logger, onFile: onFile)
+        }
     }
 
     private func pushFiles(
@@ -33,7 +35,11 @@ extension DCMTKBackend {
             // A file the association ended under stays open: it is "not sent", and the run's failure
             // (from the log) is what ended it. A file storescu gave up on while the association went on
             // (it could not convert the data set, it could not read the file) failed on its own.
-            if case .notSent(_, false, let reason) = event, !associationWentOn, StoreSCULogParser.associationLost(reason) { return }
+            if case .notSent(_, false, let reason) = event, !associationWentOn,
+                StoreSCULogParser.associationLost(reason)
+            {
+                return
+            }
             guard let slot = open.firstIndex(where: { request.files[$0].path == path }) else { return }
             let index = open.remove(at: slot)
             let file = request.files[index]
@@ -43,7 +49,11 @@ extension DCMTKBackend {
                 result = PushFileResult(file: file, status: status)
             case .notSent(_, let noContext, let reason):
                 if noContext { session.withdraw(index) }
-                result = noContext ? .noContext(file) : PushFileResult(file: file, status: nil, error: .io("cannot send the file: \(reason)", path: file.path))
+                result =
+                    noContext
+                    ? .noContext(file)
+                    : PushFileResult(
+                        file: file, status: nil, error: .io("cannot send the file: \(reason)", path: file.path))
             }
             await onFile(session.finish(index, result))
         }
@@ -70,7 +80,9 @@ extension DCMTKBackend {
                             sentHere.append(index)
                         }
                     }
-                    if let event = parser.feed(line) { await record(event, associationWentOn: parser.associationWentOn) }
+                    if let event = parser.feed(line) {
+                        await record(event, associationWentOn: parser.associationWentOn)
+                    }
                 }
                 if let event = parser.finish() { await record(event, associationWentOn: false) }
                 let ended = !open.isEmpty || outcome.timedOut || outcome.signal != nil

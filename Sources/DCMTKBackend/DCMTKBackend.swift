@@ -58,7 +58,7 @@ public struct DCMTKBackend: DICOMBackend {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 enum ProcessEnvironment {

@@ -16,7 +16,9 @@ public enum DCMTKFailureClassifier {
         func any(_ needle: String) -> Bool { texts.contains { $0.contains(needle) } }
 
         if any("Association Rejected") {
-            var result = "unknown", source = "unknown", reason = "unknown"
+            var result = "unknown"
+            var source = "unknown"
+            var reason = "unknown"
             for text in texts {
                 if text.hasPrefix("Result: ") {
                     let body = text.dropFirst("Result: ".count)
@@ -68,7 +70,8 @@ public enum DCMTKFailureClassifier {
         guard let exitCode, exitCode != 0 else { return nil }
         // movescu's documented codes (movescu(1)); 68/69 are C-MOVE statuses handled by the caller.
         switch (tool, exitCode) {
-        case ("movescu", 61), ("movescu", 60): return .connectionRefused(host: connection.node.host, port: connection.node.port)
+        case ("movescu", 61), ("movescu", 60):
+            return .connectionRefused(host: connection.node.host, port: connection.node.port)
         case ("movescu", 66): return .noAcceptablePresentationContext()
         default:
             let detail = lines.first(where: \.isFailure)?.text ?? "no diagnostic"

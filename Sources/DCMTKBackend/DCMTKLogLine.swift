@@ -1,7 +1,12 @@
 /// One line of a DCMTK tool's log (oflog): `F: `, `E: `, `W: `, `I: `, `D: ` or `T: ` and a text.
 public struct DCMTKLogLine: Hashable, Sendable {
     public enum Level: Character, Hashable, Sendable {
-        case fatal = "F", error = "E", warning = "W", info = "I", debug = "D", trace = "T"
+        case fatal = "F"
+        case error = "E"
+        case warning = "W"
+        case info = "I"
+        case debug = "D"
+        case trace = "T"
     }
 
     /// `nil` for a line without a level prefix (a usage banner, a continuation).

@@ -41,7 +41,8 @@ public struct GetSCULogParser: Sendable {
             responses += 1
             let status = FindLogParser.status(in: String(text), service: .get, default: .success)
             if status.isPending {
-                return MoveProgress(remaining: nil, completed: storesAnswered, failed: storesRefused, warning: 0, status: status)
+                return MoveProgress(
+                    remaining: nil, completed: storesAnswered, failed: storesRefused, warning: 0, status: status)
             }
             finalStatus = status
         } else if text.hasPrefix("Number of ") {

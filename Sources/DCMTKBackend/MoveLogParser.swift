@@ -72,7 +72,8 @@ public struct MoveLogParser: Sendable {
             inResponse = false
             guard let status else { return nil }
             if finalPending { sawFinal = true }
-            return MoveProgress(remaining: remaining, completed: completed, failed: failed, warning: warning, status: status)
+            return MoveProgress(
+                remaining: remaining, completed: completed, failed: failed, warning: warning, status: status)
         }
         return nil
     }

@@ -53,7 +53,9 @@ public struct StoreSCPLogParser: Sendable {
                 inStoreRequestDump = text.hasSuffix(": C-STORE RQ")
                 if inStoreRequestDump { affectedSOPInstanceUID = nil }
             } else if inStoreRequestDump, text.hasPrefix("Affected SOP Instance UID") {
-                affectedSOPInstanceUID = text.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: " ") }
+                affectedSOPInstanceUID = text.split(separator: ":", maxSplits: 1).last.map {
+                    $0.trimmingCharacters(in: " ")
+                }
             } else if text.contains("END DIMSE MESSAGE") {
                 inStoreRequestDump = false
             }
@@ -63,11 +65,17 @@ public struct StoreSCPLogParser: Sendable {
                 // A previous association whose end was not logged as such ends here at the latest.
                 let missedClose: [Event] = open ? [.associationClosed(aborted: true)] : []
                 open = true
-                return missedClose + [.associationOpened(peerHost: host, callingAETitle: calling, calledAETitle: called)]
+                return missedClose + [
+                    .associationOpened(peerHost: host, callingAETitle: calling, calledAETitle: called)
+                ]
             }
             if text.hasPrefix("storing DICOM file: ") {
                 defer { affectedSOPInstanceUID = nil }
-                return [.fileStored(path: String(text.dropFirst("storing DICOM file: ".count)), affectedSOPInstanceUID: affectedSOPInstanceUID)]
+                return [
+                    .fileStored(
+                        path: String(text.dropFirst("storing DICOM file: ".count)),
+                        affectedSOPInstanceUID: affectedSOPInstanceUID)
+                ]
             }
             if text.hasPrefix("Association Release") || text.hasPrefix("Association Aborted")
                 || text.hasPrefix("Peer aborted Association") || text.hasPrefix("Association Terminated")

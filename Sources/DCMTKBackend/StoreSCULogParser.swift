@@ -57,7 +57,9 @@ public struct StoreSCULogParser: Sendable {
             checkingErrors.append(text)
             return nil
         }
-        for (prefix, suffix) in [("missing SOP class (or instance) in file: ", ", ignoring file"), ("cannot access file: ", "")]
+        for (prefix, suffix) in [
+            ("missing SOP class (or instance) in file: ", ", ignoring file"), ("cannot access file: ", ""),
+        ]
         where current == nil && text.hasPrefix(prefix) && text.hasSuffix(suffix) {
             let path = String(text.dropFirst(prefix.count).dropLast(suffix.count))
             let reason = (checkingErrors + [text]).joined(separator: " ")
@@ -67,7 +69,9 @@ public struct StoreSCULogParser: Sendable {
         }
         // "W: unknown storage SOP class in file: rej/b.dcm: 1.2.3, ignoring file": storescu will not
         // propose it, so no context can carry it.
-        if line.level == .warning, text.hasPrefix("unknown storage SOP class in file: "), text.hasSuffix(", ignoring file") {
+        if line.level == .warning, text.hasPrefix("unknown storage SOP class in file: "),
+            text.hasSuffix(", ignoring file")
+        {
             let body = text.dropFirst("unknown storage SOP class in file: ".count).dropLast(", ignoring file".count)
             if let colon = body.ranges(of: ": ").last {
                 return .notSent(path: String(body[..<colon.lowerBound]), noContext: true, reason: String(text))
@@ -95,7 +99,9 @@ public struct StoreSCULogParser: Sendable {
         }
         if line.isFailure, current != nil {
             errors.append(text)
-            if associationLost == nil, Self.associationLost(text), !text.hasPrefix("Store Failed") { associationLost = text }
+            if associationLost == nil, Self.associationLost(text), !text.hasPrefix("Store Failed") {
+                associationLost = text
+            }
         }
         return nil
     }
@@ -119,7 +125,9 @@ public struct StoreSCULogParser: Sendable {
             errors = []
         }
         let reason = errors.isEmpty ? "storescu did not send the file" : errors.joined(separator: " ")
-        let noContext = errors.contains { $0.contains("No presentation context") || $0.contains("no presentation context") }
+        let noContext = errors.contains {
+            $0.contains("No presentation context") || $0.contains("no presentation context")
+        }
         return .notSent(path: path, noContext: noContext, reason: reason)
     }
 }

@@ -5,7 +5,7 @@ import Synchronization
 import SystemPackage
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Runs one DCMTK tool with an argument array (never a shell), `TCP_NODELAY=1` and `LC_ALL=C` in

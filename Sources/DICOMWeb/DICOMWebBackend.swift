@@ -42,9 +42,10 @@ public struct DICOMWebBackend: DICOMBackend {
         let start = ContinuousClock.now
         try await PXError.catching {
             try await DICOMWebClient.with(place, timeouts: connection.timeouts, logger: logger) { client in
-            let response = try await client.send(
-                .GET, client.url("/studies", query: [("limit", "1")]), headers: [("Accept", "application/dicom+json")])
-            _ = try await client.collect(response)
+                let response = try await client.send(
+                    .GET, client.url("/studies", query: [("limit", "1")]),
+                    headers: [("Accept", "application/dicom+json")])
+                _ = try await client.collect(response)
             }
         }
         let elapsed = ContinuousClock.now - start
@@ -94,7 +95,9 @@ public struct DICOMWebBackend: DICOMBackend {
         _ request: PushRequest, connection: Connection, logger: Logger,
         onFile: @Sendable (PushFileResult) async -> Void
     ) async throws(PXError) -> PushResult {
-        try await PXError.catching { try await self.store(request, connection: connection, logger: logger, onFile: onFile) }
+        try await PXError.catching {
+            try await self.store(request, connection: connection, logger: logger, onFile: onFile)
+        }
     }
 
     private func store(
@@ -139,7 +142,9 @@ public struct DICOMWebBackend: DICOMBackend {
         _ request: GetRequest, connection: Connection, logger: Logger,
         onProgress: @Sendable (MoveProgress) async -> Void
     ) async throws(PXError) -> GetResult {
-        try await PXError.catching { try await self.retrieve(request, connection: connection, logger: logger, onProgress: onProgress) }
+        try await PXError.catching {
+            try await self.retrieve(request, connection: connection, logger: logger, onProgress: onProgress)
+        }
     }
 
     private func retrieve(
@@ -149,7 +154,8 @@ public struct DICOMWebBackend: DICOMBackend {
         let placer: InstancePlacer
         let incoming: String
         do {
-            placer = try InstancePlacer(root: request.root, layout: request.layout, duplicates: .overwrite, fsync: false)
+            placer = try InstancePlacer(
+                root: request.root, layout: request.layout, duplicates: .overwrite, fsync: false)
             incoming = try placer.storage.stagingFolder()
         } catch {
             throw PXError.storage(error)

@@ -5,7 +5,7 @@ import Logging
 import PXCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension NativeBackend {

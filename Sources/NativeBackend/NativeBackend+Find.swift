@@ -21,7 +21,8 @@ extension NativeBackend {
         let (result, exceeded) = try await PXError.catching {
             try await withoutActuallyEscaping(onResponse) { onResponse in
                 try await run("C-FIND", connection) {
-                    try await client.withAssociation(to: peer, proposing: [.find(request.model.network)]) { association in
+                    try await client.withAssociation(to: peer, proposing: [.find(request.model.network)]) {
+                        association in
                         var matches: [DataSet] = []
                         var count = 0
                         var exceeded = false

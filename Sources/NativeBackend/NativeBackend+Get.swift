@@ -6,7 +6,7 @@ import PXCore
 import PXStorage
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension NativeBackend {
@@ -22,7 +22,8 @@ extension NativeBackend {
         let placer: InstancePlacer
         let incoming: String
         do {
-            placer = try InstancePlacer(root: request.root, layout: request.layout, duplicates: .overwrite, fsync: false)
+            placer = try InstancePlacer(
+                root: request.root, layout: request.layout, duplicates: .overwrite, fsync: false)
             incoming = try placer.storage.stagingFolder()
         } catch {
             throw PXError.storage(error)
@@ -42,7 +43,8 @@ extension NativeBackend {
                 continuation.finish()
                 events.finish()
             }
-            return try await client.withAssociation(to: peer, proposing: ProposedPresentationContext.get(model)) { association in
+            return try await client.withAssociation(to: peer, proposing: ProposedPresentationContext.get(model)) {
+                association in
                 try await association.get(keys, model: model, storage: storage, directory: incoming) { counts in
                     continuation.yield(Self.progress(counts, status: DIMSEStatus(code: 0xFF00, service: .get)))
                 }
@@ -67,7 +69,8 @@ extension NativeBackend {
         let last = Self.progress(final.subOperations, status: final.status)
         await onProgress(last)
         return GetResult(
-            request: request, status: last.status, remaining: last.remaining ?? 0, completed: last.completed, failed: last.failed,
+            request: request, status: last.status, remaining: last.remaining ?? 0, completed: last.completed,
+            failed: last.failed,
             warning: last.warning, responses: responses + 1, instances: instances, storeFailures: failures)
     }
 }

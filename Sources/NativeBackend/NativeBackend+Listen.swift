@@ -8,7 +8,7 @@ import PXStorage
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension NativeBackend {
@@ -79,28 +79,32 @@ extension NativeBackend {
         }
         await onEvent(.listening(port: server.localPort, aeTitle: configuration.aeTitle))
         let grace = configuration.shutdownGrace
-        try await PXError.catchingUntilCancelled { try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await book.runTimer() }
-            group.addTask {
-                defer { continuation.finish() }
-                try await withTaskCancellationHandler {
-                    try await server.run()
-                } onCancel: {
-                    // Stop accepting (run() closes the listening socket); abort what is left after the grace.
-                    Task {
-                        do { try await Task.sleep(for: .milliseconds(Int64(grace * 1000))) } catch {}
-                        if server.openConnections > 0 {
-                            logger.info("shutdown grace over: aborting the associations in progress", metadata: ["count": "\(server.openConnections)"])
-                            storage.shuttingDown.store(true, ordering: .relaxed)
+        try await PXError.catchingUntilCancelled {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await book.runTimer() }
+                group.addTask {
+                    defer { continuation.finish() }
+                    try await withTaskCancellationHandler {
+                        try await server.run()
+                    } onCancel: {
+                        // Stop accepting (run() closes the listening socket); abort what is left after the grace.
+                        Task {
+                            do { try await Task.sleep(for: .milliseconds(Int64(grace * 1000))) } catch {}
+                            if server.openConnections > 0 {
+                                logger.info(
+                                    "shutdown grace over: aborting the associations in progress",
+                                    metadata: ["count": "\(server.openConnections)"])
+                                storage.shuttingDown.store(true, ordering: .relaxed)
+                            }
+                            server.abortAssociations()
                         }
-                        server.abortAssociations()
                     }
                 }
+                while let event = await continuation.next() { await onEvent(event) }
+                group.cancelAll()
+                try await group.waitForAll()
             }
-            while let event = await continuation.next() { await onEvent(event) }
-            group.cancelAll()
-            try await group.waitForAll()
-        } }
+        }
     }
 }
 
@@ -133,18 +137,20 @@ final class LayoutStorage: StorageDelegate {
     }
 
     func associationOpened(_ association: ServedAssociation) async {
-        events.yield(.associationOpened(
-            peerHost: association.peerHost, callingAETitle: association.callingAETitle,
-            calledAETitle: association.calledAETitle, association: association.id))
+        events.yield(
+            .associationOpened(
+                peerHost: association.peerHost, callingAETitle: association.callingAETitle,
+                calledAETitle: association.calledAETitle, association: association.id))
     }
 
     func associationClosed(_ association: ServedAssociation, aborted: Bool) async {
         if !(aborted && shuttingDown.load(ordering: .relaxed)) {
             await book?.associationEnded(association.id)
         }
-        events.yield(.associationClosed(
-            peerHost: association.peerHost, callingAETitle: association.callingAETitle, aborted: aborted,
-            association: association.id))
+        events.yield(
+            .associationClosed(
+                peerHost: association.peerHost, callingAETitle: association.callingAETitle, aborted: aborted,
+                association: association.id))
     }
 
     func didFailToStore(sopInstanceUID: String, associationID: UInt64, reason: String) async {
@@ -168,7 +174,8 @@ final class LayoutStorage: StorageDelegate {
                 unlink(instance.path)
                 let error = PXError.sopInstanceMismatch(
                     request: instance.sopInstanceUID, dataSet: String(decoding: stored, as: UTF8.self))
-                logger.info("refused a C-STORE", metadata: ["sop.instance": "\(instance.sopInstanceUID)", "error": "\(error)"])
+                logger.info(
+                    "refused a C-STORE", metadata: ["sop.instance": "\(instance.sopInstanceUID)", "error": "\(error)"])
                 events.yield(.storeFailed(path: nil, sopInstanceUID: instance.sopInstanceUID, error: error))
                 return .dataSetDoesNotMatchSOPClass
             }
@@ -179,16 +186,22 @@ final class LayoutStorage: StorageDelegate {
                 throw PXError.storage(error)
             }
             await book?.added(placement, facts: SeriesFacts(ds), association: instance.associationID)
-            events.yield(.instanceReceived(PXCore.ReceivedInstance(
-                path: placement.path, sopClassUID: instance.sopClassUID, sopInstanceUID: instance.sopInstanceUID,
-                studyInstanceUID: ds.string(.studyInstanceUID) ?? "", seriesInstanceUID: ds.string(.seriesInstanceUID) ?? "",
-                callingAETitle: senderAETitle ?? instance.callingAETitle,
-                bytes: reportsDataSetLength ? instance.dataSetLength : instance.fileLength,
-                transferSyntaxUID: instance.transferSyntaxUID, duplicate: placement.duplicate,
-                association: instance.associationID)))
+            events.yield(
+                .instanceReceived(
+                    PXCore.ReceivedInstance(
+                        path: placement.path, sopClassUID: instance.sopClassUID,
+                        sopInstanceUID: instance.sopInstanceUID,
+                        studyInstanceUID: ds.string(.studyInstanceUID) ?? "",
+                        seriesInstanceUID: ds.string(.seriesInstanceUID) ?? "",
+                        callingAETitle: senderAETitle ?? instance.callingAETitle,
+                        bytes: reportsDataSetLength ? instance.dataSetLength : instance.fileLength,
+                        transferSyntaxUID: instance.transferSyntaxUID, duplicate: placement.duplicate,
+                        association: instance.associationID)))
             return .success
         } catch {
-            logger.info("could not store a received instance", metadata: ["sop.instance": "\(instance.sopInstanceUID)", "error": "\(error)"])
+            logger.info(
+                "could not store a received instance",
+                metadata: ["sop.instance": "\(instance.sopInstanceUID)", "error": "\(error)"])
             events.yield(.storeFailed(path: nil, sopInstanceUID: instance.sopInstanceUID, error: error))
             throw error
         }

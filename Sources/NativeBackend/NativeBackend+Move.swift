@@ -16,8 +16,10 @@ extension NativeBackend {
         let (stream, continuation) = AsyncStream<MoveProgress>.makeStream()
         async let result: RetrieveResult = run("C-MOVE", connection) {
             defer { continuation.finish() }
-            return try await client.withAssociation(to: peer, proposing: [.move(request.model.network)]) { association in
-                try await association.move(keys, model: request.model.network, destination: request.destination) { counts in
+            return try await client.withAssociation(to: peer, proposing: [.move(request.model.network)]) {
+                association in
+                try await association.move(keys, model: request.model.network, destination: request.destination) {
+                    counts in
                     continuation.yield(Self.progress(counts, status: DIMSEStatus(code: 0xFF00, service: .move)))
                 }
             }
@@ -48,7 +50,8 @@ extension NativeBackend {
     static func identifier(_ keys: [(keyword: String, value: String)]) -> DataSet {
         var identifier = DataSet()
         for key in keys {
-            guard let tag = DataDictionary.tag(forKeyword: key.keyword), let entry = DataDictionary.entry(for: tag) else { continue }
+            guard let tag = DataDictionary.tag(forKeyword: key.keyword), let entry = DataDictionary.entry(for: tag)
+            else { continue }
             identifier.set(tag, vr: entry.vr, string: key.value)
         }
         return identifier

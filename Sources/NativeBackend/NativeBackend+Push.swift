@@ -19,7 +19,9 @@ extension NativeBackend {
         _ request: PushRequest, connection: Connection, logger: Logger,
         onFile: @Sendable (PushFileResult) async -> Void
     ) async throws(PXError) -> PushResult {
-        try await PXError.catching { try await self.pushFiles(request, connection: connection, logger: logger, onFile: onFile) }
+        try await PXError.catching {
+            try await self.pushFiles(request, connection: connection, logger: logger, onFile: onFile)
+        }
     }
 
     private func pushFiles(
@@ -41,7 +43,8 @@ extension NativeBackend {
             var timeouts = connection.timeouts
             if let total = timeouts.deadline {
                 let elapsed = ContinuousClock.now - start
-                timeouts.deadline = max(0.001, total - Double(elapsed.components.seconds) - Double(elapsed.components.attoseconds) / 1e18)
+                timeouts.deadline = max(
+                    0.001, total - Double(elapsed.components.seconds) - Double(elapsed.components.attoseconds) / 1e18)
             }
             var bounded = connection
             bounded.timeouts = timeouts
@@ -63,7 +66,9 @@ extension NativeBackend {
             async let sent: Void = run("C-STORE", bounded) {
                 defer { continuation.finish() }
                 try await client.withAssociation(to: peer, proposing: contexts) { association in
-                    try await association.store(files, onSent: { position in continuation.yield(.sent(work[position])) }) {
+                    try await association.store(
+                        files, onSent: { position in continuation.yield(.sent(work[position])) }
+                    ) {
                         position, stored in continuation.yield(.stored(work[position], stored))
                     }
                 }
@@ -90,7 +95,8 @@ extension NativeBackend {
                 }
                 let (failed, goOn) = session.associationEnded(by: error, inFlight: inFlight)
                 for result in failed { await onFile(result) }
-                logger.warning("the association ended early", metadata: ["error": "\(error)", "inFlight": "\(inFlight.count)"])
+                logger.warning(
+                    "the association ended early", metadata: ["error": "\(error)", "inFlight": "\(inFlight.count)"])
                 guard goOn, !inFlight.isEmpty || session.anyAnswered else {
                     failure = error  // what ended the last association
                     break
@@ -109,6 +115,7 @@ extension NativeBackend {
         } else if stored.error?.hasPrefix("no accepted presentation context") == true {
             return .noContext(file)
         }
-        return PushFileResult(file: file, status: nil, error: .io("cannot send the file: \(stored.error ?? "unknown")", path: file.path))
+        return PushFileResult(
+            file: file, status: nil, error: .io("cannot send the file: \(stored.error ?? "unknown")", path: file.path))
     }
 }

@@ -75,8 +75,11 @@ public struct NativeBackend: DICOMBackend {
         case .dimseTimeout, .idleTimeout:
             return .timeout("DIMSE", seconds: t.dimse)
         case .associationRejected:
-            guard let rj = error.rejection else { return .associationRejected(result: "unknown", source: "unknown", reason: "unknown") }
-            return .associationRejected(result: rj.result.description, source: rj.source.description, reason: rj.reasonDescription)
+            guard let rj = error.rejection else {
+                return .associationRejected(result: "unknown", source: "unknown", reason: "unknown")
+            }
+            return .associationRejected(
+                result: rj.result.description, source: rj.source.description, reason: rj.reasonDescription)
         case .noAcceptablePresentationContext:
             return .noAcceptablePresentationContext()
         case .invalidArgument:

@@ -1,8 +1,8 @@
+import DCMTKBackend
 @_exported import DICOMData
+import NativeBackend
 @_exported import PXCore
 @_exported import PXStorage
-import DCMTKBackend
-import NativeBackend
 
 /// Which backend runs an operation.
 public enum BackendChoice: String, Hashable, Sendable, CaseIterable {

@@ -2,7 +2,7 @@ import DICOMData
 import PXCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Writes px's JSON to stdout (and only JSON: logs go to stderr).

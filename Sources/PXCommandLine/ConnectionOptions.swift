@@ -36,13 +36,17 @@ public struct ConnectionOptions: ParsableArguments {
 
     public func validate() throws {
         if peer == nil && serverIP == nil {
-            throw ValidationError("give the peer (host:port, AE@host:port, host:AE:port or a config node), or --serverIP and --serverPort")
+            throw ValidationError(
+                "give the peer (host:port, AE@host:port, host:AE:port or a config node), or --serverIP and --serverPort"
+            )
         }
         if peer != nil && (serverIP != nil || serverPort != nil) {
             throw ValidationError("give the peer either as an argument or with --serverIP/--serverPort, not both")
         }
         if serverIP != nil && serverPort == nil { throw ValidationError("--serverIP needs --serverPort") }
-        if let port = serverPort, !(1...65535).contains(port) { throw ValidationError("--serverPort \(port) is out of range 1-65535") }
+        if let port = serverPort, !(1...65535).contains(port) {
+            throw ValidationError("--serverPort \(port) is out of range 1-65535")
+        }
         if let peer {
             do { _ = try PeerSpec.parse(peer) } catch { throw ValidationError(error.message) }
         }
@@ -67,7 +71,8 @@ public struct ConnectionOptions: ParsableArguments {
                 (host, port, called) = (h, p, ae)
             case .node(let name):
                 guard let node = config.nodes[name] else {
-                    throw .usage("'\(name)' is not host:port and not a node in \(PXConfig.defaultPath ?? "the config file")")
+                    throw .usage(
+                        "'\(name)' is not host:port and not a node in \(PXConfig.defaultPath ?? "the config file")")
                 }
                 (host, port, called, configNode) = (node.host, node.port, node.aeTitle, node)
             case .url(let url):

@@ -4,37 +4,62 @@ import PXStorage
 
 /// px-listen's receiver: port, AE titles, the storage tree, series completion, timeouts and the hook.
 public struct ListenOptions: ParsableArguments {
-    @Option(name: [.customShort("p"), .long], help: "TCP port to listen on (0: any free port, see the listening event).") public var port: Int = 11113
+    @Option(
+        name: [.customShort("p"), .long], help: "TCP port to listen on (0: any free port, see the listening event).")
+    public var port: Int = 11113
     @Option(name: .customLong("aet"), help: "The AE title to answer to.") public var aeTitle: String = "PXLISTEN"
-    @Flag(name: .customLong("any-called-aet"), help: "Accept associations whatever AE title they call (native; dcmtk always does).")
+    @Flag(
+        name: .customLong("any-called-aet"),
+        help: "Accept associations whatever AE title they call (native; dcmtk always does).")
     public var anyCalledAET = false
-    @Option(name: .customLong("allow-calling"), help: "Accept only these calling AE titles (comma-separated; native backend).")
+    @Option(
+        name: .customLong("allow-calling"),
+        help: "Accept only these calling AE titles (comma-separated; native backend).")
     public var allowCalling: String?
-    @Option(name: .customLong("max-associations"), help: "Associations served at once; more are rejected (native backend).")
+    @Option(
+        name: .customLong("max-associations"), help: "Associations served at once; more are rejected (native backend).")
     public var maxAssociations: Int = 32
-    @Option(name: [.customShort("d"), .customLong("datadir")], help: "Root of the storage tree.") public var root: String = "./px-data"
-    @Option(name: .customLong("layout"), help: "Path template under the root, {Keyword} fields, e.g. {PatientID}/{StudyInstanceUID}/{SOPInstanceUID}.dcm.")
+    @Option(name: [.customShort("d"), .customLong("datadir")], help: "Root of the storage tree.") public var root:
+        String = "./px-data"
+    @Option(
+        name: .customLong("layout"),
+        help:
+            "Path template under the root, {Keyword} fields, e.g. {PatientID}/{StudyInstanceUID}/{SOPInstanceUID}.dcm.")
     public var layout: String?
-    @Option(name: .customLong("on-duplicate"), help: "An instance received again: keep (the first), overwrite, or rename (store as -1, -2...).")
+    @Option(
+        name: .customLong("on-duplicate"),
+        help: "An instance received again: keep (the first), overwrite, or rename (store as -1, -2...).")
     public var onDuplicate: DuplicatePolicy = .keep
-    @Flag(name: .customLong("fsync"), help: "fsync each file before renaming it into place, and its folder after.") public var fsync = false
-    @Option(name: .customLong("series-timeout"), help: "A series with no new instance for this many seconds is complete.")
+    @Flag(name: .customLong("fsync"), help: "fsync each file before renaming it into place, and its folder after.")
+    public var fsync = false
+    @Option(
+        name: .customLong("series-timeout"), help: "A series with no new instance for this many seconds is complete.")
     public var seriesTimeout: Double?
-    @Option(name: .customLong("shutdown-grace"), help: "On SIGTERM/SIGINT, seconds the associations in progress may run before they are aborted.")
+    @Option(
+        name: .customLong("shutdown-grace"),
+        help: "On SIGTERM/SIGINT, seconds the associations in progress may run before they are aborted.")
     public var shutdownGrace: Double = 10
     @Option(name: [.customShort("t"), .customLong("tmpdir")], help: .hidden) public var tmpdir: String?
     @Option(name: [.customShort("l"), .customLong("logdir")], help: .hidden) public var logdir: String?
-    @Option(name: [.customShort("e"), .customLong("executable")], help: "pypx: path of storescp.") public var executable: String?
-    @Option(name: .customLong("acse-timeout"), help: "Association negotiation and release timeout (s).") public var acse: Double = 30
-    @Option(name: .customLong("dimse-timeout"), help: "How long a peer may stay silent on an association (s).") public var dimse: Double = 60
+    @Option(name: [.customShort("e"), .customLong("executable")], help: "pypx: path of storescp.") public
+        var executable: String?
+    @Option(name: .customLong("acse-timeout"), help: "Association negotiation and release timeout (s).") public
+        var acse: Double = 30
+    @Option(name: .customLong("dimse-timeout"), help: "How long a peer may stay silent on an association (s).") public
+        var dimse: Double = 60
     @OptionGroup(title: "TLS") public var tls: ListenTLSOptions
     @Option(
         name: .customLong("min-transfer-rate"),
-        help: "Bytes/s a peer must keep sending while a PDU or message is in progress, over --transfer-rate-window; a trickling peer is aborted (native; 0: off).")
+        help:
+            "Bytes/s a peer must keep sending while a PDU or message is in progress, over --transfer-rate-window; a trickling peer is aborted (native; 0: off)."
+    )
     public var minTransferRate: Int = ListenLimits().minimumTransferRate
-    @Option(name: .customLong("transfer-rate-window"), help: "Seconds over which --min-transfer-rate is measured (native).")
+    @Option(
+        name: .customLong("transfer-rate-window"), help: "Seconds over which --min-transfer-rate is measured (native).")
     public var transferRateWindow: Double = ListenLimits().transferRateWindow
-    @Option(name: .customLong("write-timeout"), help: "Seconds a response may wait for a peer that does not read before it is disconnected (native).")
+    @Option(
+        name: .customLong("write-timeout"),
+        help: "Seconds a response may wait for a peer that does not read before it is disconnected (native).")
     public var writeTimeout: Double = ListenLimits().writeTimeout
     @Option(
         name: .customLong("max-pending-connections"),
@@ -42,7 +67,9 @@ public struct ListenOptions: ParsableArguments {
     public var maxPendingConnections: Int = ListenLimits().maximumPendingConnections
     @Option(
         name: .customLong("decoding-memory"),
-        help: "MiB all associations together may use to read received headers; beyond it a C-STORE is refused with 0xA700 (native).")
+        help:
+            "MiB all associations together may use to read received headers; beyond it a C-STORE is refused with 0xA700 (native)."
+    )
     public var decodingMemory: Int = ListenLimits().decodingMemory >> 20
     @Option(
         name: .customLong("on-series-complete"), parsing: .remaining,

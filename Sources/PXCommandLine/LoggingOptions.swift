@@ -2,6 +2,8 @@ import ArgumentParser
 import Logging
 import Synchronization
 
+// swift-format-ignore: AvoidRetroactiveConformances
+// swift-log's levels parsed from `--log-level`: neither package declares this conformance.
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 /// `--log-level`; logs go to stderr, stdout carries JSON only.

@@ -2,7 +2,7 @@ import DICOMWeb
 import PXCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// px's config file, `$PX_CONFIG` or `~/.config/px/config.toml`:
@@ -51,7 +51,8 @@ public struct PXConfig: Hashable, Sendable {
             guard let url else { return nil }
             let authentication =
                 try auth.map { (kind: String) throws(PXError) in
-                    try DICOMWebPlace.authentication(kind: kind, variable: credentialsEnvironmentVariable, file: credentialsFile)
+                    try DICOMWebPlace.authentication(
+                        kind: kind, variable: credentialsEnvironmentVariable, file: credentialsFile)
                 } ?? .none
             return try DICOMWebPlace(url: url, authentication: authentication)
         }
@@ -78,14 +79,18 @@ public struct PXConfig: Hashable, Sendable {
                 var web = Node(host: place.host, port: place.port, aeTitle: "DICOMWEB")
                 web.url = url
                 if case .string(let auth)? = keys["auth"] { web.auth = auth }
-                if case .string(let variable)? = keys["credentials_env"] { web.credentialsEnvironmentVariable = variable }
+                if case .string(let variable)? = keys["credentials_env"] {
+                    web.credentialsEnvironmentVariable = variable
+                }
                 if case .string(let file)? = keys["credentials_file"] { web.credentialsFile = file }
                 if case .string(let uid)? = keys["transfer_syntax"] { web.transferSyntax = uid }
                 nodes[node] = web
                 continue
             }
             guard case .string(let host)? = keys["host"] else { throw .usage("config: [\(name)] needs host = \"...\"") }
-            guard case .integer(let port)? = keys["port"] else { throw .usage("config: [\(name)] needs port = <number>") }
+            guard case .integer(let port)? = keys["port"] else {
+                throw .usage("config: [\(name)] needs port = <number>")
+            }
             guard case .string(let ae)? = keys["ae_title"] ?? keys["aet"] else {
                 throw .usage("config: [\(name)] needs ae_title = \"...\"")
             }
@@ -102,7 +107,9 @@ public struct PXConfig: Hashable, Sendable {
     static func tls(_ keys: [String: TOMLSubset.Value], table: String) throws(PXError) -> TLSSettings? {
         func path(_ key: String) throws(PXError) -> String? {
             guard let value = keys[key] else { return nil }
-            guard case .string(let text) = value else { throw .usage("config: [\(table)] \(key) must be a quoted path") }
+            guard case .string(let text) = value else {
+                throw .usage("config: [\(table)] \(key) must be a quoted path")
+            }
             return text
         }
         let ca = try path("ca")

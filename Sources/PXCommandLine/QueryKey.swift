@@ -54,7 +54,8 @@ extension DataSet {
     /// Sets a query key: values split on `\`, an empty element for a return key.
     public mutating func set(_ key: QueryKey) {
         let value = key.value ?? ""
-        let values = value.isEmpty ? [] : value.split(separator: "\\", omittingEmptySubsequences: false).map(String.init)
+        let values =
+            value.isEmpty ? [] : value.split(separator: "\\", omittingEmptySubsequences: false).map(String.init)
         if values.contains(where: { $0.utf8.contains { $0 >= 0x80 } }), self[.specificCharacterSet] == nil {
             set(.specificCharacterSet, vr: .CS, string: "ISO_IR 192")
         }

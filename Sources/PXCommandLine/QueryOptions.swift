@@ -9,7 +9,9 @@ public struct QueryOptions: ParsableArguments {
     public var level: QueryLevel?
     @Option(name: .long, help: "Information model: Patient Root or Study Root (PS3.4 C.6).")
     public var model: QueryModel = .studyRoot
-    @Option(name: [.customShort("k"), .customLong("key")], help: "A query key: Keyword=value, (gggg,eeee)=value or Keyword.")
+    @Option(
+        name: [.customShort("k"), .customLong("key")], help: "A query key: Keyword=value, (gggg,eeee)=value or Keyword."
+    )
     public var keys: [String] = []
     @Option(name: .long, help: "Stop after N matches: px sends C-CANCEL (with --level; else limits the studies).")
     public var limit: Int?
@@ -33,17 +35,20 @@ public struct QueryOptions: ParsableArguments {
     @Option(name: .customLong("PatientName"), help: "Match PatientName.") public var patientName: String?
     @Option(name: .customLong("PatientSex"), help: .hidden) public var patientSex: String?
     @Option(name: .customLong("AccessionNumber"), help: .hidden) public var accessionNumber: String?
-    @Option(name: .customLong("StudyDate"), help: "Match StudyDate (YYYYMMDD or a range).") public var studyDate: String?
+    @Option(name: .customLong("StudyDate"), help: "Match StudyDate (YYYYMMDD or a range).") public var studyDate:
+        String?
     @Option(name: .customLong("ModalitiesInStudy"), help: .hidden) public var modalitiesInStudy: String?
     @Option(name: .customLong("Modality"), help: .hidden) public var modality: String?
     @Option(name: .customLong("PerformedStationAETitle"), help: .hidden) public var performedStationAETitle: String?
     @Option(name: .customLong("StudyDescription"), help: .hidden) public var studyDescription: String?
     @Option(name: .customLong("SeriesDescription"), help: .hidden) public var seriesDescription: String?
     @Option(name: .customLong("StudyInstanceUID"), help: "Match StudyInstanceUID.") public var studyInstanceUID: String?
-    @Option(name: .customLong("SeriesInstanceUID"), help: "Match SeriesInstanceUID.") public var seriesInstanceUID: String?
+    @Option(name: .customLong("SeriesInstanceUID"), help: "Match SeriesInstanceUID.") public var seriesInstanceUID:
+        String?
     @Option(name: .customLong("ProtocolName"), help: .hidden) public var protocolName: String?
     @Option(name: .customLong("AcquisitionProtocolName"), help: .hidden) public var acquisitionProtocolName: String?
-    @Option(name: .customLong("AcquisitionProtocolDescription"), help: .hidden) public var acquisitionProtocolDescription: String?
+    @Option(name: .customLong("AcquisitionProtocolDescription"), help: .hidden) public
+        var acquisitionProtocolDescription: String?
     @Flag(name: .customLong("StudyOnly"), help: "pypx 3.x: query at STUDY level only.") public var studyOnly = false
     @Option(name: .customLong("QueryReturnTags"), help: "pypx 3.x: comma-separated return keys replacing the defaults.")
     public var queryReturnTags: String?
@@ -91,7 +96,8 @@ public struct QueryOptions: ParsableArguments {
     public func identifier(level: QueryLevel, keys: [QueryKey]) throws(PXError) -> DataSet {
         var ds = DataSet()
         let returnKeys =
-            queryReturnTags.map { $0.split(separator: ",").map { String($0.trimmed) } } ?? QueryDefaults.returnKeys(for: level)
+            queryReturnTags.map { $0.split(separator: ",").map { String($0.trimmed) } }
+            ?? QueryDefaults.returnKeys(for: level)
         for name in returnKeys where !name.isEmpty { ds.set(try QueryKey.make(name: name, value: nil)) }
         for key in keys { ds.set(key) }
         return ds

@@ -12,7 +12,8 @@ public struct RetrieveSelection: Hashable, Sendable {
     public var sopInstanceUIDs: [String]
 
     public init(
-        patientID: String? = nil, studyInstanceUID: String, seriesInstanceUID: String? = nil, sopInstanceUIDs: [String] = []
+        patientID: String? = nil, studyInstanceUID: String, seriesInstanceUID: String? = nil,
+        sopInstanceUIDs: [String] = []
     ) {
         self.patientID = patientID
         self.studyInstanceUID = studyInstanceUID

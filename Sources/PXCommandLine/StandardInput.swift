@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The commands' one reader of stdin (px-move and px-get read a px-find result from it).

@@ -21,7 +21,9 @@ public enum TOMLSubset {
             let line = stripComment(Substring(rawLine)).trimmed
             if line.isEmpty { continue }
             if line.hasPrefix("[") {
-                guard line.hasSuffix("]"), !line.hasPrefix("[[") else { throw .usage("config line \(number): bad table header") }
+                guard line.hasSuffix("]"), !line.hasPrefix("[[") else {
+                    throw .usage("config line \(number): bad table header")
+                }
                 let name = line.dropFirst().dropLast().trimmed
                 guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || "._-".contains($0) }) else {
                     throw .usage("config line \(number): bad table name '\(name)'")
@@ -39,7 +41,9 @@ public enum TOMLSubset {
             if valueText.hasPrefix("\"") {
                 value = .string(try basicString(valueText, line: number))
             } else if valueText.hasPrefix("'") {
-                guard valueText.count >= 2, valueText.hasSuffix("'") else { throw .usage("config line \(number): unterminated string") }
+                guard valueText.count >= 2, valueText.hasSuffix("'") else {
+                    throw .usage("config line \(number): unterminated string")
+                }
                 value = .string(String(valueText.dropFirst().dropLast()))
             } else if valueText == "true" || valueText == "false" {
                 value = .bool(valueText == "true")
@@ -59,7 +63,13 @@ public enum TOMLSubset {
         for i in line.indices {
             let c = line[i]
             if let q = inString {
-                if escaped { escaped = false } else if c == "\\" && q == "\"" { escaped = true } else if c == q { inString = nil }
+                if escaped {
+                    escaped = false
+                } else if c == "\\" && q == "\"" {
+                    escaped = true
+                } else if c == q {
+                    inString = nil
+                }
             } else if c == "\"" || c == "'" {
                 inString = c
             } else if c == "#" {

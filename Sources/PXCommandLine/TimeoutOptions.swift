@@ -18,7 +18,8 @@ public struct TimeoutOptions: ParsableArguments {
     public init() {}
 
     public func validate() throws {
-        for (name, v) in [("--connect-timeout", connect), ("--acse-timeout", acse), ("--dimse-timeout", dimse)] where !(v > 0) {
+        for (name, v) in [("--connect-timeout", connect), ("--acse-timeout", acse), ("--dimse-timeout", dimse)]
+        where !(v > 0) {
             throw ValidationError("\(name) must be positive")
         }
         if deadline < 0 { throw ValidationError("--timeout must not be negative") }

@@ -17,7 +17,8 @@ public enum CommandRunner {
     /// - Throws: `ExitCode` with the envelope's status when it is not 0.
     public static func run<State>(
         output: CommandOutput, backend options: BackendOptions, executables: [String: String], tool: String,
-        peer: ConnectionOptions? = nil, state initial: State, data: (State) -> JSONValue?, envelopeOnSuccess: Bool = true,
+        peer: ConnectionOptions? = nil, state initial: State, data: (State) -> JSONValue?,
+        envelopeOnSuccess: Bool = true,
         _ body: (any DICOMBackend, inout State) async throws -> PXError?
     ) async throws {
         var backendName = options.reportedName
@@ -48,7 +49,8 @@ public enum CommandRunner {
         _ body: (any DICOMBackend, inout JSONValue?) async throws -> PXError?
     ) async throws {
         try await run(
-            output: output, backend: options, executables: executables, tool: tool, peer: peer, state: nil, data: { $0 },
+            output: output, backend: options, executables: executables, tool: tool, peer: peer, state: nil,
+            data: { $0 },
             envelopeOnSuccess: envelopeOnSuccess, body)
     }
 }

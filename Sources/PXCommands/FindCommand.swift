@@ -14,7 +14,8 @@ public enum FindCommand {
         let output = outputOptions.output
         // A table is for people: the envelope follows it only to report a failure.
         try await CommandRunner.run(
-            output: output, backend: backend, executables: connection.executables(for: "findscu"), tool: "findscu", peer: connection,
+            output: output, backend: backend, executables: connection.executables(for: "findscu"), tool: "findscu",
+            peer: connection,
             envelopeOnSuccess: format != .table
         ) { dicomBackend, data in
             let conn = try connection.connection(timeouts: timeouts.timeouts)
@@ -25,7 +26,9 @@ public enum FindCommand {
                     level: level, model: query.model, identifier: try query.identifier(level: level, keys: keys),
                     limit: query.limit, maxResponses: query.responseBound, keepMatches: format != .ndjson)
                 let result = try await dicomBackend.find(request, connection: conn, logger: logger) { response in
-                    if format == .ndjson, let ds = response.identifier { output.write(PXOutput.ndjsonLine(ds), pretty: false) }
+                    if format == .ndjson, let ds = response.identifier {
+                        output.write(PXOutput.ndjsonLine(ds), pretty: false)
+                    }
                 }
                 if format == .table { output.writeText(PXOutput.table(result.matches)) }
                 data = format == .table ? nil : PXOutput.findData(result, format: format)
@@ -46,7 +49,9 @@ public enum FindCommand {
                     }
                 case .table:
                     output.writeText(
-                        PXOutput.table(studies.flatMap { s in s.series.isEmpty ? [s.study] : s.series.map { merge(s.study, $0) } }))
+                        PXOutput.table(
+                            studies.flatMap { s in s.series.isEmpty ? [s.study] : s.series.map { merge(s.study, $0) } })
+                    )
                 default: break
                 }
                 data = format == .table ? nil : PXOutput.findData(studies, format: format)

@@ -18,14 +18,17 @@ public enum ListenCommand {
         ) { dicomBackend, _ in
             var failure: PXError?
             do {
-                let service = ListenService(backend: dicomBackend, configuration: try listen.configuration(), logger: logger) {
+                let service = ListenService(
+                    backend: dicomBackend, configuration: try listen.configuration(), logger: logger
+                ) {
                     event in
                     output.write(PXOutput.json(event), pretty: false)
                     if case .seriesComplete(let completion) = event { hooks.run(for: completion) }
                 }
                 let group = ServiceGroup(
                     configuration: ServiceGroupConfiguration(
-                        services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                        services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint],
+                        logger: logger))
                 try await group.run()
             } catch is CancellationError {
                 failure = nil
@@ -67,10 +70,10 @@ enum MallocTuning {
 
     static func keepFreedBuffers() {
         #if os(Linux)
-        let trimThreshold: Int32 = -1  // M_TRIM_THRESHOLD
-        let mmapThreshold: Int32 = -3  // M_MMAP_THRESHOLD
-        _ = mallopt(mmapThreshold, 32 << 20)
-        _ = mallopt(trimThreshold, 256 << 20)
+            let trimThreshold: Int32 = -1  // M_TRIM_THRESHOLD
+            let mmapThreshold: Int32 = -3  // M_MMAP_THRESHOLD
+            _ = mallopt(mmapThreshold, 32 << 20)
+            _ = mallopt(trimThreshold, 256 << 20)
         #endif
     }
 }

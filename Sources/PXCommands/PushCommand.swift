@@ -10,7 +10,8 @@ public enum PushCommand {
     ) async throws {
         let logger = logging.makeLogger(label: "px-push")
         try await CommandRunner.run(
-            output: output.output, backend: backend, executables: connection.executables(for: "storescu"), tool: "storescu", peer: connection
+            output: output.output, backend: backend, executables: connection.executables(for: "storescu"),
+            tool: "storescu", peer: connection
         ) { dicomBackend, data in
             let conn = try connection.connection(timeouts: timeouts.timeouts)
             var request = try PushRequest(paths: paths)
@@ -21,13 +22,16 @@ public enum PushCommand {
             let pushed = try await dicomBackend.push(request, connection: conn, logger: logger) { file in
                 let n = done.increment()
                 if showProgress {
-                    CommandOutput.writeStandardError("\rpx-push: \(n)/\(total) \(file.succeeded ? "ok" : "FAILED") \(file.file.path)   ")
+                    CommandOutput.writeStandardError(
+                        "\rpx-push: \(n)/\(total) \(file.succeeded ? "ok" : "FAILED") \(file.file.path)   ")
                 }
             }
             if showProgress { CommandOutput.writeStandardError("\n") }
             data = PXOutput.json(pushed)
             if let ended = pushed.failure { return ended }
-            if pushed.failed > 0 { return .partialFailure(failed: pushed.failed, total: pushed.files.count, what: "files") }
+            if pushed.failed > 0 {
+                return .partialFailure(failed: pushed.failed, total: pushed.files.count, what: "files")
+            }
             return nil
         }
     }

@@ -10,7 +10,8 @@ public enum MoveCommand {
     ) async throws {
         let logger = logging.makeLogger(label: "px-move")
         try await CommandRunner.run(
-            output: output.output, backend: backend, executables: connection.executables(for: "movescu"), tool: "movescu", peer: connection,
+            output: output.output, backend: backend, executables: connection.executables(for: "movescu"),
+            tool: "movescu", peer: connection,
             state: [MoveResult](), data: summary
         ) { dicomBackend, results in
             let conn = try connection.connection(timeouts: timeouts.timeouts)
@@ -23,7 +24,8 @@ public enum MoveCommand {
                     studyInstanceUID: t.studyInstanceUID, seriesInstanceUID: t.seriesInstanceUID,
                     sopInstanceUIDs: t.sopInstanceUIDs)
             }
-            return try await RetrieveLoop.each(requests, into: &results, operation: "C-MOVE", status: \.status) { request, progressLine in
+            return try await RetrieveLoop.each(requests, into: &results, operation: "C-MOVE", status: \.status) {
+                request, progressLine in
                 try await dicomBackend.move(request, connection: conn, logger: logger) { progress in
                     progressLine(
                         "px-move: \(request.level.dicomValue) \(request.seriesInstanceUID ?? request.studyInstanceUID): "
@@ -53,7 +55,8 @@ public enum GetCommand {
     ) async throws {
         let logger = logging.makeLogger(label: "px-get")
         try await CommandRunner.run(
-            output: output.output, backend: backend, executables: connection.executables(for: "getscu"), tool: "getscu", peer: connection,
+            output: output.output, backend: backend, executables: connection.executables(for: "getscu"), tool: "getscu",
+            peer: connection,
             state: [GetResult](), data: summary
         ) { dicomBackend, results in
             let conn = try connection.connection(timeouts: timeouts.timeouts)
@@ -63,7 +66,8 @@ public enum GetCommand {
                     model: retrieve.model, patientID: t.patientID, studyInstanceUID: t.studyInstanceUID,
                     seriesInstanceUID: t.seriesInstanceUID, sopInstanceUIDs: t.sopInstanceUIDs, root: absoluteRoot)
             }
-            return try await RetrieveLoop.each(requests, into: &results, operation: "C-GET", status: \.status) { request, progressLine in
+            return try await RetrieveLoop.each(requests, into: &results, operation: "C-GET", status: \.status) {
+                request, progressLine in
                 try await dicomBackend.get(request, connection: conn, logger: logger) { progress in
                     progressLine(
                         "px-get: \(request.level.dicomValue) \(request.seriesInstanceUID ?? request.studyInstanceUID): "

@@ -5,7 +5,6 @@ import Subprocess
 import Synchronization
 import SystemPackage
 
-
 /// Runs px-listen's `--on-series-complete CMD ARGS...` once per completed series, with swift-subprocess:
 /// an argument array (never a shell), the series described in the environment (PX_SERIES_DIR,
 /// PX_SERIES_UID, PX_STUDY_UID, PX_PATIENT_ID, PX_INSTANCES, PX_COMPLETION_REASON, added to px-listen's

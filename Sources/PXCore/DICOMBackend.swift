@@ -76,7 +76,8 @@ extension DICOMBackend {
         connection: Connection, logger: Logger
     ) async throws(PXError) -> (studies: [StudyWithSeries], status: DIMSEStatus) {
         let studies = try await find(
-            FindRequest(level: .study, model: model, identifier: studyKeys, limit: studyLimit, maxResponses: maxResponses),
+            FindRequest(
+                level: .study, model: model, identifier: studyKeys, limit: studyLimit, maxResponses: maxResponses),
             connection: connection,
             logger: logger, onResponse: { _ in })
         guard !studies.status.isFailure else { return ([], studies.status) }
@@ -90,7 +91,8 @@ extension DICOMBackend {
                 keys.set(.patientID, vr: .LO, string: pid)
             }
             let series = try await find(
-                FindRequest(level: .series, model: model, identifier: keys, maxResponses: maxResponses), connection: connection,
+                FindRequest(level: .series, model: model, identifier: keys, maxResponses: maxResponses),
+                connection: connection,
                 logger: logger, onResponse: { _ in })
             out.append(StudyWithSeries(study: study, series: series.matches, seriesStatus: series.status))
         }

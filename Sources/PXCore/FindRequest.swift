@@ -22,7 +22,8 @@ public struct FindRequest: Sendable {
     public static let defaultMaxResponses = 100_000
 
     public init(
-        level: QueryLevel, model: QueryModel = .studyRoot, identifier: DataSet, limit: Int? = nil, maxResponses: Int? = nil,
+        level: QueryLevel, model: QueryModel = .studyRoot, identifier: DataSet, limit: Int? = nil,
+        maxResponses: Int? = nil,
         keepMatches: Bool = true
     ) {
         self.level = level

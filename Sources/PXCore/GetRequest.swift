@@ -1,5 +1,5 @@
-import PXStorage
 import DICOMData
+import PXStorage
 
 /// A C-GET request (PS3.4 §C.4.3): what to retrieve on this association and where to store it.
 ///
@@ -19,7 +19,8 @@ public struct GetRequest: Hashable, Sendable {
     /// - Throws: ``PXError/usage(_:)`` for missing UIDs, instance UIDs without a series, or an empty root.
     public init(
         model: QueryModel = .studyRoot, patientID: String? = nil, studyInstanceUID: String,
-        seriesInstanceUID: String? = nil, sopInstanceUIDs: [String] = [], root: String, layout: StorageLayout = StorageLayout()
+        seriesInstanceUID: String? = nil, sopInstanceUIDs: [String] = [], root: String,
+        layout: StorageLayout = StorageLayout()
     ) throws(PXError) {
         try RetrieveTarget.validate(
             verb: "get", model: model, patientID: patientID, studyInstanceUID: studyInstanceUID,
@@ -65,7 +66,8 @@ public struct GetResult: Hashable, Sendable {
     public var storeFailures: [ListenEvent]
 
     public init(
-        request: GetRequest, status: DIMSEStatus, remaining: Int?, completed: Int, failed: Int, warning: Int, responses: Int,
+        request: GetRequest, status: DIMSEStatus, remaining: Int?, completed: Int, failed: Int, warning: Int,
+        responses: Int,
         instances: [ReceivedInstance], storeFailures: [ListenEvent]
     ) {
         self.request = request

@@ -90,7 +90,8 @@ public enum ListenEvent: Hashable, Sendable {
     /// The receiver is ready for associations.
     case listening(port: Int, aeTitle: String)
     /// A peer opened an association.
-    case associationOpened(peerHost: String?, callingAETitle: String?, calledAETitle: String?, association: UInt64? = nil)
+    case associationOpened(
+        peerHost: String?, callingAETitle: String?, calledAETitle: String?, association: UInt64? = nil)
     /// The association ended; `aborted` when it was not released normally.
     case associationClosed(peerHost: String?, callingAETitle: String?, aborted: Bool, association: UInt64? = nil)
     /// An instance is stored at its final path.

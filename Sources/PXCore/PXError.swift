@@ -1,5 +1,5 @@
-import PXStorage
 import DICOMData
+import PXStorage
 
 /// An error from a px operation, whichever backend ran it.
 ///
@@ -12,7 +12,8 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
         enum Kind: String, Hashable, Sendable {
             case connectionRefused, unknownHost, timeout, associationRejected
             case noAcceptablePresentationContext, dimseFailure, toolMissing, backendUnavailable
-            case invalidResponse, aborted, io, usage, notDICOM, partialFailure, malformedFile, tooManyResponses, httpFailure
+            case invalidResponse, aborted, io, usage, notDICOM, partialFailure, malformedFile, tooManyResponses,
+                httpFailure
             case tlsUntrustedCertificate, tlsHostnameMismatch, tlsExpiredCertificate, tlsPeerNotTLS, tlsPeerExpectsTLS
             case tlsCertificateRequired, tlsHandshakeFailed, tlsConfiguration, tlsUnsupported
         }
@@ -116,7 +117,8 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// The peer at `host:port` refused the connection.
     public static func connectionRefused(host: String, port: Int, detail: String? = nil) -> PXError {
-        PXError(.connectionRefused, "connection refused by \(host):\(port)", details: detail.map { ["detail": $0] } ?? [:])
+        PXError(
+            .connectionRefused, "connection refused by \(host):\(port)", details: detail.map { ["detail": $0] } ?? [:])
     }
 
     /// `host` could not be resolved.
@@ -204,7 +206,8 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
     /// incomplete.
     public static func tooManyResponses(limit: Int) -> PXError {
         PXError(
-            .tooManyResponses, "more than \(limit) responses: the query was cancelled (raise --max-responses, 0 for no bound)",
+            .tooManyResponses,
+            "more than \(limit) responses: the query was cancelled (raise --max-responses, 0 for no bound)",
             details: ["limit": String(limit)])
     }
 
@@ -221,7 +224,8 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
         var details = ["httpStatus": String(status), "url": url]
         if let message { details["archiveMessage"] = message }
         return PXError(
-            .httpFailure, "\(method) \(url) answered HTTP \(status)" + (message.map { ": \($0)" } ?? ""), details: details)
+            .httpFailure, "\(method) \(url) answered HTTP \(status)" + (message.map { ": \($0)" } ?? ""),
+            details: details)
     }
 }
 

@@ -17,7 +17,10 @@ extension PXOutput {
     /// pypx's synthetic index entry, `{"tag": 0, "value": N, "label": "uid"}`.
     static func pypxIndex(_ n: Int) -> JSONMember {
         JSONMember(
-            "uid", .object([JSONMember("tag", .integer(0)), JSONMember("value", .integer(n)), JSONMember("label", .string("uid"))]))
+            "uid",
+            .object([
+                JSONMember("tag", .integer(0)), JSONMember("value", .integer(n)), JSONMember("label", .string("uid")),
+            ]))
     }
 
     /// One pypx entry: the index then the data set's `{tag, value, label}` members.
@@ -39,7 +42,8 @@ extension PXOutput {
     /// Data for a single-level find from its result: ``findData(_:format:)-([DataSet],_)`` of the matches;
     /// for ndjson (whose lines were written as the responses arrived, none kept) the count.
     public static func findData(_ result: FindResult, format: FindFormat) -> JSONValue {
-        format == .ndjson ? .object([JSONMember("count", .integer(result.count))]) : findData(result.matches, format: format)
+        format == .ndjson
+            ? .object([JSONMember("count", .integer(result.count))]) : findData(result.matches, format: format)
     }
 
     /// Data for the two-phase query: studies with a nested `series` list (pypx 3.x), or
@@ -55,7 +59,9 @@ extension PXOutput {
                         var entry: [JSONMember] = []
                         if case .object(let m) = pypxEntry(series, index: seriesIndex) { entry = m }
                         entry.append(pypxSynthetic("label", "SERIES", label: "RetrieveLevel"))
-                        entry.append(pypxSynthetic("status", study.seriesStatus.isFailure ? "error" : "success", label: "status"))
+                        entry.append(
+                            pypxSynthetic("status", study.seriesStatus.isFailure ? "error" : "success", label: "status")
+                        )
                         return .object(entry)
                     }
                     members.append(JSONMember("series", .array(series)))
@@ -64,7 +70,10 @@ extension PXOutput {
         case .dicomJSON:
             return .array(
                 studies.map {
-                    .object([JSONMember("study", $0.study.dicomJSON()), JSONMember("series", .array($0.series.map { $0.dicomJSON() }))])
+                    .object([
+                        JSONMember("study", $0.study.dicomJSON()),
+                        JSONMember("series", .array($0.series.map { $0.dicomJSON() })),
+                    ])
                 })
         case .ndjson:
             return .object([
@@ -75,7 +84,12 @@ extension PXOutput {
     }
 
     static func pypxSynthetic(_ key: String, _ value: String, label: String) -> JSONMember {
-        JSONMember(key, .object([JSONMember("tag", .integer(0)), JSONMember("value", .string(value)), JSONMember("label", .string(label))]))
+        JSONMember(
+            key,
+            .object([
+                JSONMember("tag", .integer(0)), JSONMember("value", .string(value)),
+                JSONMember("label", .string(label)),
+            ]))
     }
 
     /// An NDJSON line for one response.
@@ -88,7 +102,8 @@ extension PXOutput {
         for ds in rows {
             var row: [String: String] = [:]
             if case .object(let members) = ds.flatJSON() {
-                for m in members where m.key != "QueryRetrieveLevel" && m.key != "SpecificCharacterSet" && m.key != "RetrieveAETitle" {
+                for m in members
+                where m.key != "QueryRetrieveLevel" && m.key != "SpecificCharacterSet" && m.key != "RetrieveAETitle" {
                     if !columns.contains(m.key) { columns.append(m.key) }
                     switch m.value {
                     case .string(let s): row[m.key] = s

@@ -9,7 +9,9 @@ extension PXOutput {
             JSONMember("model", .string(result.request.model.rawValue)),
             JSONMember("StudyInstanceUID", .string(result.request.studyInstanceUID)),
         ]
-        if let series = result.request.seriesInstanceUID { members.append(JSONMember("SeriesInstanceUID", .string(series))) }
+        if let series = result.request.seriesInstanceUID {
+            members.append(JSONMember("SeriesInstanceUID", .string(series)))
+        }
         if !result.request.sopInstanceUIDs.isEmpty {
             members.append(JSONMember("SOPInstanceUIDs", .array(result.request.sopInstanceUIDs.map(JSONValue.string))))
         }

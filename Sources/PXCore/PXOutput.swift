@@ -23,10 +23,14 @@ public enum PXOutput {
 
     /// `{"code": ..., "message": ..., "details": {...}}`, details only when there are some.
     public static func json(_ error: PXError) -> JSONValue {
-        var members = [JSONMember("code", .string(error.code.description)), JSONMember("message", .string(error.message))]
+        var members = [
+            JSONMember("code", .string(error.code.description)), JSONMember("message", .string(error.message)),
+        ]
         if !error.details.isEmpty {
             members.append(
-                JSONMember("details", .object(error.details.sorted { $0.key < $1.key }.map { JSONMember($0.key, .string($0.value)) })))
+                JSONMember(
+                    "details",
+                    .object(error.details.sorted { $0.key < $1.key }.map { JSONMember($0.key, .string($0.value)) })))
         }
         return .object(members)
     }
@@ -59,7 +63,9 @@ public enum PXOutput {
             JSONMember("model", .string(result.request.model.rawValue)),
             JSONMember("StudyInstanceUID", .string(result.request.studyInstanceUID)),
         ]
-        if let series = result.request.seriesInstanceUID { members.append(JSONMember("SeriesInstanceUID", .string(series))) }
+        if let series = result.request.seriesInstanceUID {
+            members.append(JSONMember("SeriesInstanceUID", .string(series)))
+        }
         if !result.request.sopInstanceUIDs.isEmpty {
             members.append(JSONMember("SOPInstanceUIDs", .array(result.request.sopInstanceUIDs.map(JSONValue.string))))
         }

@@ -2,9 +2,9 @@ import DICOMData
 import PXStorage
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// What px-push sends: the files named, directories walked recursively (entries in byte order of
@@ -50,7 +50,9 @@ public struct PushRequest: Hashable, Sendable {
         var seen = Set<[String]>()
         var out: [(String, String)] = []
         for f in files where f.error == nil {
-            if seen.insert([f.sopClassUID, f.transferSyntaxUID]).inserted { out.append((f.sopClassUID, f.transferSyntaxUID)) }
+            if seen.insert([f.sopClassUID, f.transferSyntaxUID]).inserted {
+                out.append((f.sopClassUID, f.transferSyntaxUID))
+            }
         }
         return out
     }
@@ -58,12 +60,17 @@ public struct PushRequest: Hashable, Sendable {
     static func collect(_ path: String, into files: inout [PushFile], maximumInflatedSize: Int) {
         var info = stat()
         guard stat(path, &info) == 0 else {
-            files.append(PushFile(path: path, error: .io("cannot access the file (\(String(cString: strerror(errno))))", path: path)))
+            files.append(
+                PushFile(
+                    path: path, error: .io("cannot access the file (\(String(cString: strerror(errno))))", path: path)))
             return
         }
         if (info.st_mode & S_IFMT) == S_IFDIR {
             guard let dir = opendir(path) else {
-                files.append(PushFile(path: path, error: .io("cannot read the directory (\(String(cString: strerror(errno))))", path: path)))
+                files.append(
+                    PushFile(
+                        path: path,
+                        error: .io("cannot read the directory (\(String(cString: strerror(errno))))", path: path)))
                 return
             }
             var names: [String] = []
@@ -100,7 +107,10 @@ public struct PushFile: Hashable, Sendable {
     /// Something the planning noticed that does not stop the file (a meta that disagrees with the data set).
     public var warning: String?
 
-    public init(path: String, sopClassUID: String = "", sopInstanceUID: String = "", transferSyntaxUID: String = "", error: PXError? = nil) {
+    public init(
+        path: String, sopClassUID: String = "", sopInstanceUID: String = "", transferSyntaxUID: String = "",
+        error: PXError? = nil
+    ) {
         self.path = path
         self.sopClassUID = sopClassUID
         self.sopInstanceUID = sopInstanceUID
@@ -138,7 +148,9 @@ public struct PushFile: Hashable, Sendable {
         do {
             structure = try Part10File.checkStructure(contentsOf: path, maximumInflatedSize: maximumInflatedSize)
         } catch {
-            self.error = error.code == .io ? .io("cannot read the file: \(error)", path: path) : .malformedFile(path: path, reason: "\(error)")
+            self.error =
+                error.code == .io
+                ? .io("cannot read the file: \(error)", path: path) : .malformedFile(path: path, reason: "\(error)")
             return
         }
         let metaClass = (file.meta.string(.mediaStorageSOPClassUID) ?? "").trimmingSpaces
@@ -149,20 +161,24 @@ public struct PushFile: Hashable, Sendable {
         sopInstanceUID = ownInstance.isEmpty ? metaInstance : ownInstance
         var disagreements: [String] = []
         if !ownClass.isEmpty && !metaClass.isEmpty && ownClass != metaClass {
-            disagreements.append("Media Storage SOP Class UID \(metaClass) in the meta, SOP Class UID \(ownClass) in the data set")
+            disagreements.append(
+                "Media Storage SOP Class UID \(metaClass) in the meta, SOP Class UID \(ownClass) in the data set")
         }
         if !ownInstance.isEmpty && !metaInstance.isEmpty && ownInstance != metaInstance {
             disagreements.append(
-                "Media Storage SOP Instance UID \(metaInstance) in the meta, SOP Instance UID \(ownInstance) in the data set")
+                "Media Storage SOP Instance UID \(metaInstance) in the meta, SOP Instance UID \(ownInstance) in the data set"
+            )
         }
         if !disagreements.isEmpty {
-            warning = "the file meta information disagrees with the data set (sent as the data set says): "
+            warning =
+                "the file meta information disagrees with the data set (sent as the data set says): "
                 + disagreements.joined(separator: "; ")
         }
         if ownClass.isEmpty || ownInstance.isEmpty {
             // Not a composite instance (a DICOMDIR, a bare meta): storescu refuses it too, and a peer
             // would store a data set without the identity it was announced under.
-            self.error = .notDICOM(path: path, reason: "no SOP Class UID (0008,0016) or SOP Instance UID (0008,0018) in the data set")
+            self.error = .notDICOM(
+                path: path, reason: "no SOP Class UID (0008,0016) or SOP Instance UID (0008,0018) in the data set")
         }
     }
 }
@@ -187,7 +203,9 @@ public struct PushFileResult: Hashable, Sendable {
 
     /// A result for a status: failures carry a ``PXError/dimseFailure(_:operation:)``.
     public init(file: PushFile, status: DIMSEStatus, attempts: Int = 1) {
-        self.init(file: file, status: status, error: status.isFailure ? .dimseFailure(status, operation: "C-STORE") : nil, attempts: attempts)
+        self.init(
+            file: file, status: status, error: status.isFailure ? .dimseFailure(status, operation: "C-STORE") : nil,
+            attempts: attempts)
     }
 
     /// A file no accepted presentation context can carry (PS3.8 §9.3.3.2).
@@ -219,7 +237,9 @@ public struct PushResult: Hashable, Sendable {
 
     /// The result for a file the association ended before.
     public static func notSent(_ file: PushFile, attempts: Int = 0) -> PushFileResult {
-        PushFileResult(file: file, status: nil, error: .aborted("not stored: the association ended before the peer answered"), attempts: attempts)
+        PushFileResult(
+            file: file, status: nil, error: .aborted("not stored: the association ended before the peer answered"),
+            attempts: attempts)
     }
 
     /// How often a file is sent before it is failed: a file during whose C-STORE two associations ended

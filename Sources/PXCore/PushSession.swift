@@ -21,7 +21,8 @@ public struct PushSession: Sendable {
     /// Plans the session: files that planning refused have their result already (``planned``).
     public init(_ request: PushRequest) {
         self.request = request
-        self.results = request.files.map { file in file.error.map { PushFileResult(file: file, status: nil, error: $0) } }
+        self.results = request.files.map { file in file.error.map { PushFileResult(file: file, status: nil, error: $0) }
+        }
         self.attempts = Array(repeating: 0, count: request.files.count)
     }
 
@@ -65,7 +66,8 @@ public struct PushSession: Sendable {
     /// that used up their attempts are failed (returned, to report); the answer says whether to open a
     /// new association for the files still unanswered. Only an association that ended by an abort or a
     /// lost connection (``PXError/Code/aborted``) is worth another; a timeout is not retried.
-    public mutating func associationEnded(by error: PXError, inFlight: [Int]) -> (failed: [PushFileResult], goOn: Bool) {
+    public mutating func associationEnded(by error: PXError, inFlight: [Int]) -> (failed: [PushFileResult], goOn: Bool)
+    {
         var failed: [PushFileResult] = []
         for index in inFlight where results[index] == nil && attempts[index] >= PushResult.maximumAttempts {
             failed.append(

@@ -1,9 +1,9 @@
 import DICOMData
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Gives a completely written temporary file its final name in the ``StorageLayout`` tree, atomically:
@@ -52,7 +52,9 @@ public final class InstancePlacer: Sendable {
     }
 
     /// - Throws: ``StorageError`` when the root cannot be created or opened.
-    public convenience init(root: String, layout: StorageLayout, duplicates: DuplicatePolicy, fsync: Bool) throws(StorageError) {
+    public convenience init(root: String, layout: StorageLayout, duplicates: DuplicatePolicy, fsync: Bool)
+        throws(StorageError)
+    {
         self.init(storage: try StorageRoot(path: root), layout: layout, duplicates: duplicates, fsync: fsync)
     }
 
@@ -91,7 +93,8 @@ public final class InstancePlacer: Sendable {
                     storage.forget(folders)
                     continue
                 case .folderGone:
-                    throw .io("cannot move the received file into place", path: folder.path + "/" + fileName, errno: ENOENT)
+                    throw .io(
+                        "cannot move the received file into place", path: folder.path + "/" + fileName, errno: ENOENT)
                 case .failed(let failure):
                     throw failure
                 }
@@ -105,7 +108,8 @@ public final class InstancePlacer: Sendable {
                 directories.append(current)
             }
             return Placement(
-                path: folder.path + "/" + placed.name, directories: directories, folders: folders, duplicate: placed.duplicate)
+                path: folder.path + "/" + placed.name, directories: directories, folders: folders,
+                duplicate: placed.duplicate)
         }
     }
 
@@ -118,7 +122,9 @@ public final class InstancePlacer: Sendable {
 
     /// Links (or renames) the temporary file into `folder` under `name` or, if that is taken by another
     /// instance, the first alternative name free or holding the same instance.
-    private func put(_ source: inout TemporaryFile, into folder: StorageRoot.Folder, as name: String, identity: [UInt8]?)
+    private func put(
+        _ source: inout TemporaryFile, into folder: StorageRoot.Folder, as name: String, identity: [UInt8]?
+    )
         throws(PutError) -> (name: String, duplicate: DuplicatePolicy?)
     {
         let (stem, ext) = name.hasSuffix(".dcm") ? (String(name.dropLast(4)), ".dcm") : (name, "")
@@ -128,7 +134,8 @@ public final class InstancePlacer: Sendable {
             if code == 0 { return (candidate, n > 0 && duplicates == .rename ? .rename : nil) }
             if code == ENOENT { throw .folderGone }
             guard code == EEXIST else {
-                throw .failed(.io("cannot move the received file into place", path: folder.path + "/" + candidate, errno: code))
+                throw .failed(
+                    .io("cannot move the received file into place", path: folder.path + "/" + candidate, errno: code))
             }
             // Taken. rename: a new copy under the next free name, whatever is there.
             if duplicates == .rename { continue }
@@ -138,14 +145,18 @@ public final class InstancePlacer: Sendable {
                 let replaced = source.replace(candidate, in: folder)
                 if replaced == 0 { return (candidate, .overwrite) }
                 if replaced == ENOENT { throw .folderGone }
-                throw .failed(.io("cannot move the received file into place", path: folder.path + "/" + candidate, errno: replaced))
+                throw .failed(
+                    .io(
+                        "cannot move the received file into place", path: folder.path + "/" + candidate, errno: replaced
+                    ))
             case .otherInstance:
                 continue
             case .removed:
                 // Gone between the two calls: try the same name again once more.
                 let code = source.claim(candidate, in: folder)
                 if code == 0 { return (candidate, nil) }
-                throw .failed(.io("cannot move the received file into place", path: folder.path + "/" + candidate, errno: code))
+                throw .failed(
+                    .io("cannot move the received file into place", path: folder.path + "/" + candidate, errno: code))
             }
         }
         throw .failed(.io("too many files of that name", path: folder.path + "/" + name))
@@ -157,7 +168,9 @@ public final class InstancePlacer: Sendable {
 
     /// What is at `name`: the same instance (by SOP Instance UID), another one, or nothing any more.
     /// A file that cannot be read as DICOM counts as another instance: it is kept and not replaced.
-    private func occupant(_ name: String, in folder: StorageRoot.Folder, identity: [UInt8]?) throws(PutError) -> Occupant {
+    private func occupant(_ name: String, in folder: StorageRoot.Folder, identity: [UInt8]?) throws(PutError)
+        -> Occupant
+    {
         let path = folder.path + "/" + name
         // O_NONBLOCK: opening a FIFO planted there must not wait for a writer.
         let fd = openat(folder.descriptor, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)

@@ -27,14 +27,18 @@ enum SHA256 {
         let bitLength = UInt64(bytes.count) &* 8
         bytes.append(0x80)
         while bytes.count % 64 != 56 { bytes.append(0) }
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            bytes.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
+        }
 
         var h = initial
         var w = [UInt32](repeating: 0, count: 64)
         for block in stride(from: 0, to: bytes.count, by: 64) {
             for t in 0..<16 {
                 let i = block + t * 4
-                w[t] = UInt32(bytes[i]) << 24 | UInt32(bytes[i + 1]) << 16 | UInt32(bytes[i + 2]) << 8 | UInt32(bytes[i + 3])
+                w[t] =
+                    UInt32(bytes[i]) << 24 | UInt32(bytes[i + 1]) << 16 | UInt32(bytes[i + 2]) << 8
+                    | UInt32(bytes[i + 3])
             }
             for t in 16..<64 {
                 let s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >> 3)
@@ -59,7 +63,9 @@ enum SHA256 {
         var digest: [UInt8] = []
         digest.reserveCapacity(32)
         for word in h {
-            for shift in stride(from: 24, through: 0, by: -8) { digest.append(UInt8(truncatingIfNeeded: word >> UInt32(shift))) }
+            for shift in stride(from: 24, through: 0, by: -8) {
+                digest.append(UInt8(truncatingIfNeeded: word >> UInt32(shift)))
+            }
         }
         return digest
     }

@@ -2,9 +2,9 @@ import DICOMData
 import Logging
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Keeps pypx's completion files and decides when a series is complete.
@@ -57,7 +57,8 @@ public actor SeriesBook<C: Clock> where C.Duration == Duration {
     }
 
     /// Records a placed instance; opens its series (writing the info files) on the first one.
-    public func added(_ placement: InstancePlacer.Placement, facts: @autoclosure () -> SeriesFacts, association: UInt64) {
+    public func added(_ placement: InstancePlacer.Placement, facts: @autoclosure () -> SeriesFacts, association: UInt64)
+    {
         let directories = placement.directories
         guard let seriesDirectory = directories.last else { return }
         let now = clock.now
@@ -71,15 +72,21 @@ public actor SeriesBook<C: Clock> where C.Duration == Duration {
         let facts = facts()
         let folders = placement.folders
         receiving[seriesDirectory] = Open(
-            facts: facts, directory: seriesDirectory, folders: folders, instances: 1, associations: [association], lastActivity: now)
+            facts: facts, directory: seriesDirectory, folders: folders, instances: 1, associations: [association],
+            lastActivity: now)
         if directories.count == 3 {
-            writeOnce(Array(folders.prefix(1)), "patient.info", [
-                "[PATIENT]", "patientid = \(facts.patientID)", "patientname = \(facts.patientName)", "location = \(directories[0])",
-            ])
-            writeOnce(Array(folders.prefix(2)), "study.info", [
-                "[STUDY]", "studydescription = \(facts.studyDescription)", "studydate = \(facts.studyDate)",
-                "studyinstanceuid = \(facts.studyUID)", "location = \(directories[1])",
-            ])
+            writeOnce(
+                Array(folders.prefix(1)), "patient.info",
+                [
+                    "[PATIENT]", "patientid = \(facts.patientID)", "patientname = \(facts.patientName)",
+                    "location = \(directories[0])",
+                ])
+            writeOnce(
+                Array(folders.prefix(2)), "study.info",
+                [
+                    "[STUDY]", "studydescription = \(facts.studyDescription)", "studydate = \(facts.studyDate)",
+                    "studyinstanceuid = \(facts.studyUID)", "location = \(directories[1])",
+                ])
         }
         guard let folder = openFolder(folders, "receiving.series") else { return }
         unlinkat(folder.descriptor, "series.info", 0)
@@ -123,12 +130,15 @@ public actor SeriesBook<C: Clock> where C.Duration == Duration {
     private func complete(_ key: String, reason: String) {
         guard let entry = receiving.removeValue(forKey: key) else { return }
         if let folder = openFolder(entry.folders, "series.info") {
-            write(folder, "series.info", seriesLines(entry.facts, directory: entry.directory, instances: entry.instances))
+            write(
+                folder, "series.info", seriesLines(entry.facts, directory: entry.directory, instances: entry.instances))
             unlinkat(folder.descriptor, "receiving.series", 0)
         }
-        emit(SeriesCompletion(
-            directory: entry.directory, seriesInstanceUID: entry.facts.seriesUID, studyInstanceUID: entry.facts.studyUID,
-            patientID: entry.facts.patientID, instances: entry.instances, reason: reason))
+        emit(
+            SeriesCompletion(
+                directory: entry.directory, seriesInstanceUID: entry.facts.seriesUID,
+                studyInstanceUID: entry.facts.studyUID,
+                patientID: entry.facts.patientID, instances: entry.instances, reason: reason))
     }
 
     private func seriesLines(_ facts: SeriesFacts, directory: String, instances: Int?) -> [String] {
@@ -166,13 +176,16 @@ public actor SeriesBook<C: Clock> where C.Duration == Duration {
         let bytes = Array((lines.joined(separator: "\n") + "\n").utf8)
         let fd = openat(folder.descriptor, temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            logger.warning("cannot write an info file", metadata: ["path": "\(folder.path)/\(name)", "errno": "\(errno)"])
+            logger.warning(
+                "cannot write an info file", metadata: ["path": "\(folder.path)/\(name)", "errno": "\(errno)"])
             return
         }
         let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
         let closed = close(fd)
-        guard written == bytes.count, closed == 0, renameat(folder.descriptor, temporary, folder.descriptor, name) == 0 else {
-            logger.warning("cannot write an info file", metadata: ["path": "\(folder.path)/\(name)", "errno": "\(errno)"])
+        guard written == bytes.count, closed == 0, renameat(folder.descriptor, temporary, folder.descriptor, name) == 0
+        else {
+            logger.warning(
+                "cannot write an info file", metadata: ["path": "\(folder.path)/\(name)", "errno": "\(errno)"])
             unlinkat(folder.descriptor, temporary, 0)
             return
         }
@@ -200,7 +213,8 @@ public struct SeriesFacts: Sendable, Hashable {
         func text(_ tag: Tag) -> String {
             // One line each in an INI file: controls become spaces.
             let raw = dataSet.string(tag)?.trimmingSpaces ?? ""
-            return String(String.UnicodeScalarView(raw.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
+            return String(
+                String.UnicodeScalarView(raw.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
         }
         patientID = text(.patientID)
         patientName = text(.patientName)

@@ -11,7 +11,10 @@ public struct SeriesCompletion: Hashable, Sendable {
     /// (idle for the series timeout).
     public var reason: String
 
-    public init(directory: String, seriesInstanceUID: String, studyInstanceUID: String, patientID: String, instances: Int, reason: String) {
+    public init(
+        directory: String, seriesInstanceUID: String, studyInstanceUID: String, patientID: String, instances: Int,
+        reason: String
+    ) {
         self.directory = directory
         self.seriesInstanceUID = seriesInstanceUID
         self.studyInstanceUID = studyInstanceUID

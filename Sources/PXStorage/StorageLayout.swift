@@ -104,7 +104,8 @@ public struct StorageLayout: Hashable, Sendable {
                 }
             }
             guard longest <= Self.nameMaximum else {
-                let component = Substring(template.unicodeScalars.split(separator: "/", omittingEmptySubsequences: false)[index])
+                let component = Substring(
+                    template.unicodeScalars.split(separator: "/", omittingEmptySubsequences: false)[index])
                 throw .layout(
                     "--layout: \"\(component)\" can make a name of \(longest) bytes (\(fields) fields of up to \(field) bytes each"
                         + (index == parsed.count - 1 ? ", and -N for a duplicate" : "")
@@ -131,7 +132,9 @@ public struct StorageLayout: Hashable, Sendable {
             var rest = component
             while !rest.isEmpty {
                 if rest.first == "{" {
-                    guard let close = rest.firstIndex(of: "}") else { throw .layout("--layout: unclosed { in \"\(template)\"") }
+                    guard let close = rest.firstIndex(of: "}") else {
+                        throw .layout("--layout: unclosed { in \"\(template)\"")
+                    }
                     let keyword = String(rest[rest.index(after: rest.startIndex)..<close])
                     guard let entry = DataDictionary.entry(forKeyword: keyword) else {
                         throw .layout("--layout: unknown DICOM keyword {\(keyword)}")

@@ -1,9 +1,9 @@
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The root of a storage tree, open as a directory descriptor, and the folders under it, each opened
@@ -99,7 +99,9 @@ public final class StorageRoot: Sendable {
     }
 
     /// One folder, opened relative to `parent`.
-    private func openFolder(_ name: String, in parent: Folder, names: [String], create: Bool) throws(StorageError) -> Folder {
+    private func openFolder(_ name: String, in parent: Folder, names: [String], create: Bool) throws(StorageError)
+        -> Folder
+    {
         let path = parent.path + "/" + name
         guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\0") else {
             throw .unsafePath("refusing a folder name that is empty, . or .., or holds / or NUL", path: path)
@@ -167,7 +169,8 @@ struct FolderCache {
     /// Removes `key`, the folders under it and those above it.
     mutating func remove(under key: String) {
         let prefix = key + "/"
-        for candidate in entries.keys where candidate == key || candidate.hasPrefix(prefix) || prefix.hasPrefix(candidate + "/") {
+        for candidate in entries.keys
+        where candidate == key || candidate.hasPrefix(prefix) || prefix.hasPrefix(candidate + "/") {
             entries[candidate] = nil
         }
     }

@@ -1,9 +1,9 @@
 import DICOMData
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Reads the identity of a file already in the tree: what ``InstancePlacer`` compares before it calls a
@@ -49,7 +49,8 @@ enum StoredInstance {
         bytes.append(contentsOf: repeatElement(0, count: count - start))
         let filled = bytes.withUnsafeMutableBytes { buffer -> Int? in
             do {
-                return try POSIX.readFully(descriptor, into: buffer.baseAddress! + start, count: count - start, at: start)
+                return try POSIX.readFully(
+                    descriptor, into: buffer.baseAddress! + start, count: count - start, at: start)
             } catch {
                 return nil
             }

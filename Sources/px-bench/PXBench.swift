@@ -1,7 +1,7 @@
 import DICOMData
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Data-layer benchmark: full parse and header-only read of every file in a folder, repeated,
@@ -64,7 +64,9 @@ struct PXBench {
         defer { closedir(d) }
         var out: [String] = []
         while let entry = readdir(d) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if name.hasSuffix(".dcm") { out.append(dir + "/" + name) }
         }
         return out.sorted()

@@ -2,7 +2,7 @@ import ArgumentParser
 import DICOMData
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @main
@@ -40,7 +40,11 @@ struct PXDump: ParsableCommand {
     @Option(name: .shortAndLong, help: "Output format: \(Format.allCases.map(\.rawValue).joined(separator: ", ")).")
     var format: Format = .dicomJSON
 
-    @Flag(name: .long, help: "Read only up to Pixel Data, leaving out values over 1 MiB (fast, bounded memory; what px-listen reads to sort files).")
+    @Flag(
+        name: .long,
+        help:
+            "Read only up to Pixel Data, leaving out values over 1 MiB (fast, bounded memory; what px-listen reads to sort files)."
+    )
     var headerOnly = false
 
     @Flag(name: .long, help: "Include the file meta information (group 0002).")

@@ -38,6 +38,7 @@ struct PXFind: PXCommand {
 
     func run() async throws {
         try await FindCommand.run(
-            connection: connection, timeouts: timeouts, backend: backend, logging: logging, query: query, output: output)
+            connection: connection, timeouts: timeouts, backend: backend, logging: logging, query: query, output: output
+        )
     }
 }

@@ -36,7 +36,8 @@ struct PXGet: PXCommand {
     @OptionGroup(title: "Backend") var backend: BackendOptions
     @OptionGroup(title: "Logging") var logging: LoggingOptions
 
-    @Option(name: [.customShort("d"), .customLong("datadir")], help: "Root of the storage tree.") var root: String = "./px-data"
+    @Option(name: [.customShort("d"), .customLong("datadir")], help: "Root of the storage tree.") var root: String =
+        "./px-data"
     @OptionGroup var retrieve: RetrieveOptions
     @OptionGroup var output: OutputOptions
 

@@ -29,13 +29,17 @@ struct PXMove: PXCommand {
     @OptionGroup(title: "Backend") var backend: BackendOptions
     @OptionGroup(title: "Logging") var logging: LoggingOptions
 
-    @Option(name: [.long, .customLong("aem"), .customLong("aetl")], help: "The move destination AE title (pypx 0.8: --aetl).")
+    @Option(
+        name: [.long, .customLong("aem"), .customLong("aetl")],
+        help: "The move destination AE title (pypx 0.8: --aetl).")
     var destination: String?
     @OptionGroup var retrieve: RetrieveOptions
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        if destination == nil && connection.callingAETitle == nil { throw ValidationError("give the move destination with --destination") }
+        if destination == nil && connection.callingAETitle == nil {
+            throw ValidationError("give the move destination with --destination")
+        }
         try retrieve.validateSource(command: "px-move")
     }
 

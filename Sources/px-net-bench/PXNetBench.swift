@@ -30,8 +30,10 @@ struct PXNetBench {
             print("echo associations=\(count) seconds=\(seconds) rate=\(Double(count) / seconds)/s")
         case "listen":
             let port = Int(arguments[2]) ?? 11112
-            let configuration = DICOMServer.Configuration(host: "127.0.0.1", port: port, aeTitle: "PXSCP", temporaryDirectory: arguments[3])
-            let server = try await DICOMServer.bind(configuration: configuration, storage: DirectoryStorage(directory: arguments[3]), logger: logger)
+            let configuration = DICOMServer.Configuration(
+                host: "127.0.0.1", port: port, aeTitle: "PXSCP", temporaryDirectory: arguments[3])
+            let server = try await DICOMServer.bind(
+                configuration: configuration, storage: DirectoryStorage(directory: arguments[3]), logger: logger)
             print("listening \(server.localPort)")
             try await server.run()
         case "push":

@@ -62,7 +62,8 @@ struct PXPush: PXCommand {
 
     func run() async throws {
         try await PushCommand.run(
-            connection: connection, timeouts: timeouts, backend: backend, logging: logging, paths: paths, window: window,
+            connection: connection, timeouts: timeouts, backend: backend, logging: logging, paths: paths,
+            window: window,
             output: output)
     }
 }

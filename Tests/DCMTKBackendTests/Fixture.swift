@@ -14,8 +14,14 @@ struct Fixture {
         var lines: [DCMTKLogLine] = []
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
             if line.hasPrefix("exit code: ") { exit = Int32(line.dropFirst("exit code: ".count)) ?? -1 }
-            if line.hasPrefix("----- stderr") { inStderr = true; continue }
-            if line.hasPrefix("----- ") && !line.hasPrefix("----- stderr") { inStderr = false; continue }
+            if line.hasPrefix("----- stderr") {
+                inStderr = true
+                continue
+            }
+            if line.hasPrefix("----- ") && !line.hasPrefix("----- stderr") {
+                inStderr = false
+                continue
+            }
             if inStderr && !line.isEmpty { lines.append(DCMTKLogLine(line)) }
         }
         self.exitCode = exit
@@ -24,7 +30,7 @@ struct Fixture {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 struct FixtureMissing: Error { let path: String }

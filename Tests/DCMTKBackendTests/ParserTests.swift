@@ -1,5 +1,5 @@
-import DICOMData
 import DCMTKBackend
+import DICOMData
 import PXCore
 import Testing
 
@@ -10,7 +10,8 @@ let testConnection = Connection(
 @Suite(.timeLimit(.minutes(2))) struct FailureClassifierTests {
     func classify(_ name: String, tool: String) throws -> PXError? {
         let f = try Fixture(name)
-        return DCMTKFailureClassifier.classify(tool: tool, exitCode: f.exitCode, signal: nil, lines: f.lines, connection: testConnection)
+        return DCMTKFailureClassifier.classify(
+            tool: tool, exitCode: f.exitCode, signal: nil, lines: f.lines, connection: testConnection)
     }
 
     @Test func success() throws { #expect(try classify("06-echoscu-success-verbose.txt", tool: "echoscu") == nil) }
@@ -44,7 +45,10 @@ let testConnection = Connection(
         #expect(events.count == 11)
         #expect(events.first == .response(number: 1, status: DIMSEStatus(code: 0xFF00, service: .find)))
         #expect(events[1] == .wroteFile(path: "x/rsp0001.dcm"))
-        guard case .final(let status) = events.last else { Issue.record("no final"); return }
+        guard case .final(let status) = events.last else {
+            Issue.record("no final")
+            return
+        }
         #expect(status.isSuccess)
     }
 
@@ -53,7 +57,10 @@ let testConnection = Connection(
     ])
     func failureFinalStatus(_ name: String, _ code: UInt16) throws {
         let events = try Fixture(name).lines.compactMap(FindLogParser.parse)
-        guard case .final(let status) = events.last else { Issue.record("no final"); return }
+        guard case .final(let status) = events.last else {
+            Issue.record("no final")
+            return
+        }
         #expect(status.code == code)
         #expect(status.isFailure)
     }
@@ -86,7 +93,9 @@ let testConnection = Connection(
     @Test func forkDebugLog() throws {
         var parser = StoreSCPLogParser()
         let events = try Fixture("66s-storescp-fork-debug-server-log.txt").lines.flatMap { parser.feed($0) }
-        #expect(events.first == .associationOpened(peerHost: "localhost", callingAETitle: "STORESCU", calledAETitle: "STORESCP2"))
+        #expect(
+            events.first
+                == .associationOpened(peerHost: "localhost", callingAETitle: "STORESCU", calledAETitle: "STORESCP2"))
         let files = events.compactMap { if case .fileStored(let p, _) = $0 { return p } else { return nil } }
         #expect(files.count == 3)
         let affected = events.compactMap { if case .fileStored(_, let uid) = $0 { return uid } else { return nil } }

@@ -1,5 +1,5 @@
-import DICOMData
 import DCMTKBackend
+import DICOMData
 import PXCore
 import Testing
 
@@ -22,7 +22,8 @@ import Testing
     @Test func failureAndWarningStatuses() throws {
         let events = try events("74-storescu-failure-status-nohalt.txt")
         #expect(events.count == 2)
-        guard case .status(let first, let refused) = events.first, case .status(let second, let warning) = events.last else {
+        guard case .status(let first, let refused) = events.first, case .status(let second, let warning) = events.last
+        else {
             Issue.record("expected two statuses: \(events)")
             return
         }
@@ -38,9 +39,15 @@ import Testing
     @Test func noContextAndIgnoredFiles() throws {
         let events = try events("p1-storescu-no-context-and-unknown-class.txt")
         #expect(events.count == 4)
-        #expect(events.contains(.notSent(path: "corpus/private.dcm", noContext: true, reason:
-            "unknown storage SOP class in file: corpus/private.dcm: 1.2.826.0.1.3680043.10.543.99, ignoring file")))
-        #expect(events.contains { if case .notSent("corpus/mr1.dcm", true, _) = $0 { return true } else { return false } })
+        #expect(
+            events.contains(
+                .notSent(
+                    path: "corpus/private.dcm", noContext: true,
+                    reason:
+                        "unknown storage SOP class in file: corpus/private.dcm: 1.2.826.0.1.3680043.10.543.99, ignoring file"
+                )))
+        #expect(
+            events.contains { if case .notSent("corpus/mr1.dcm", true, _) = $0 { return true } else { return false } })
         #expect(events.contains(.status(path: "corpus/ct2.dcm", .success)))
     }
 
@@ -58,7 +65,10 @@ import Testing
             return
         }
         #expect(path == "fx/JPEG2000.dcm")
-        #expect(reason.contains("unable to convert dataset from 'JPEG 2000 (Lossless or Lossy)' transfer syntax to 'Little Endian Explicit'"))
+        #expect(
+            reason.contains(
+                "unable to convert dataset from 'JPEG 2000 (Lossless or Lossy)' transfer syntax to 'Little Endian Explicit'"
+            ))
         #expect(events[1].1, "the association went on after the file")
         #expect(parser.associationLost == nil)
         #expect(events[2].0 == .status(path: "fx/MR_small.dcm", .success))
@@ -108,7 +118,8 @@ import Testing
     ])
     func failures(_ name: String, _ code: PXError.Code) throws {
         let f = try Fixture(name)
-        let error = DCMTKFailureClassifier.classify(tool: "getscu", exitCode: f.exitCode, signal: nil, lines: f.lines, connection: testConnection)
+        let error = DCMTKFailureClassifier.classify(
+            tool: "getscu", exitCode: f.exitCode, signal: nil, lines: f.lines, connection: testConnection)
         #expect(error?.code == code)
     }
 }

@@ -20,7 +20,9 @@ struct BadInputTests {
     static func le32(_ v: UInt32) -> [UInt8] { le16(UInt16(v & 0xFFFF)) + le16(UInt16(v >> 16)) }
 
     /// An explicit VR little-endian element with a short or long length field, as the VR requires.
-    static func explicit(_ group: UInt16, _ element: UInt16, _ vr: String, _ value: [UInt8], length: UInt32? = nil) -> [UInt8] {
+    static func explicit(_ group: UInt16, _ element: UInt16, _ vr: String, _ value: [UInt8], length: UInt32? = nil)
+        -> [UInt8]
+    {
         var out = le16(group) + le16(element) + Array(vr.utf8)
         let n = length ?? UInt32(value.count)
         if ["OB", "OW", "SQ", "UN", "UT", "UC", "UR", "OF", "OD", "OL", "OV", "SV", "UV"].contains(vr) {
@@ -45,31 +47,46 @@ struct BadInputTests {
 
     static let cases: [Case] = [
         Case(name: "empty file", bytes: [], code: .notDICOM, bodyOffset: nil),
-        Case(name: "text file", bytes: Array("root:x:0:0:root:/root:/bin/bash\n".utf8), code: .notDICOM, bodyOffset: nil),
-        Case(name: "preamble and DICM only", bytes: [UInt8](repeating: 0, count: 128) + Array("DICM".utf8),
-             code: .missingTransferSyntax, bodyOffset: nil),
-        Case(name: "element header cut short", bytes: explicit(0x0008, 0x0016, "UI", []).prefix(5).map { $0 },
-             code: .truncated, bodyOffset: 0),
-        Case(name: "length past the end", bytes: explicit(0x0010, 0x0010, "PN", Array("Doe^".utf8), length: 0x100),
-             code: .lengthPastEnd, bodyOffset: 0),
-        Case(name: "huge OB length", bytes: explicit(0x0010, 0x0010, "LO", Array("ab".utf8)) + explicit(0x7FE0, 0x0010, "OB", [1, 2], length: 0xFFFF_FFF0),
-             code: .lengthPastEnd, bodyOffset: 10),
-        Case(name: "invalid VR", bytes: explicit(0x0010, 0x0010, "ZZ", Array("ab".utf8)),
-             code: .invalidVR, bodyOffset: 4),
-        Case(name: "undefined length on LO", bytes: le16(0x0010) + le16(0x0020) + Array("UT".utf8) + [0, 0] + le32(0xFFFF_FFFF),
-             code: .invalidLength, bodyOffset: 0),
+        Case(
+            name: "text file", bytes: Array("root:x:0:0:root:/root:/bin/bash\n".utf8), code: .notDICOM, bodyOffset: nil),
+        Case(
+            name: "preamble and DICM only", bytes: [UInt8](repeating: 0, count: 128) + Array("DICM".utf8),
+            code: .missingTransferSyntax, bodyOffset: nil),
+        Case(
+            name: "element header cut short", bytes: explicit(0x0008, 0x0016, "UI", []).prefix(5).map { $0 },
+            code: .truncated, bodyOffset: 0),
+        Case(
+            name: "length past the end", bytes: explicit(0x0010, 0x0010, "PN", Array("Doe^".utf8), length: 0x100),
+            code: .lengthPastEnd, bodyOffset: 0),
+        Case(
+            name: "huge OB length",
+            bytes: explicit(0x0010, 0x0010, "LO", Array("ab".utf8))
+                + explicit(0x7FE0, 0x0010, "OB", [1, 2], length: 0xFFFF_FFF0),
+            code: .lengthPastEnd, bodyOffset: 10),
+        Case(
+            name: "invalid VR", bytes: explicit(0x0010, 0x0010, "ZZ", Array("ab".utf8)),
+            code: .invalidVR, bodyOffset: 4),
+        Case(
+            name: "undefined length on LO",
+            bytes: le16(0x0010) + le16(0x0020) + Array("UT".utf8) + [0, 0] + le32(0xFFFF_FFFF),
+            code: .invalidLength, bodyOffset: 0),
         Case(name: "stray item at top level", bytes: item, code: .unexpectedTag, bodyOffset: 0),
-        Case(name: "item without delimiter at end of file",
-             bytes: explicit(0x0008, 0x1140, "SQ", [], length: 0xFFFF_FFFF) + item + explicit(0x0008, 0x1150, "UI", Array("1.2".utf8) + [0]),
-             code: .truncated, bodyOffset: nil),
-        Case(name: "sequence nested 200 deep",
-             bytes: (0..<200).flatMap { _ in explicit(0x0008, 0x1140, "SQ", [], length: 0xFFFF_FFFF) + item },
-             code: .nestingTooDeep, bodyOffset: nil),
-        Case(name: "deflated garbage", bytes: [0xFF, 0xFF, 0xFF, 0xFF, 0x12, 0x34, 0x56, 0x78, 0x9A],
-             code: .inflateFailed, bodyOffset: nil, transferSyntax: .deflatedExplicitVRLittleEndian),
-        Case(name: "item length past its sequence",
-             bytes: explicit(0x0008, 0x1140, "SQ", le16(0xFFFE) + le16(0xE000) + le32(0x1000), length: 8),
-             code: .lengthPastEnd, bodyOffset: 12),
+        Case(
+            name: "item without delimiter at end of file",
+            bytes: explicit(0x0008, 0x1140, "SQ", [], length: 0xFFFF_FFFF) + item
+                + explicit(0x0008, 0x1150, "UI", Array("1.2".utf8) + [0]),
+            code: .truncated, bodyOffset: nil),
+        Case(
+            name: "sequence nested 200 deep",
+            bytes: (0..<200).flatMap { _ in explicit(0x0008, 0x1140, "SQ", [], length: 0xFFFF_FFFF) + item },
+            code: .nestingTooDeep, bodyOffset: nil),
+        Case(
+            name: "deflated garbage", bytes: [0xFF, 0xFF, 0xFF, 0xFF, 0x12, 0x34, 0x56, 0x78, 0x9A],
+            code: .inflateFailed, bodyOffset: nil, transferSyntax: .deflatedExplicitVRLittleEndian),
+        Case(
+            name: "item length past its sequence",
+            bytes: explicit(0x0008, 0x1140, "SQ", le16(0xFFFE) + le16(0xE000) + le32(0x1000), length: 8),
+            code: .lengthPastEnd, bodyOffset: 12),
     ]
 
     @Test("each broken file gives its error", arguments: cases)

@@ -14,7 +14,8 @@ import Testing
 
     @Test(arguments: [
         (UInt16(0x0000), DIMSEStatus.Category.success), (0xFF00, .pending), (0xFF01, .pending), (0xFE00, .cancel),
-        (0xB000, .warning), (0x0107, .warning), (0xA700, .failure), (0xA900, .failure), (0xC001, .failure), (0x0122, .failure),
+        (0xB000, .warning), (0x0107, .warning), (0xA700, .failure), (0xA900, .failure), (0xC001, .failure),
+        (0x0122, .failure),
     ])
     func categories(_ code: UInt16, _ category: DIMSEStatus.Category) {
         #expect(DIMSEStatus(code: code).category == category)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import DICOMData
 
 /// Swift Testing has a `Tag` type of its own.
@@ -132,7 +133,9 @@ private typealias Tag = DICOMData.Tag
         let storage = DataDictionaryStorage.shared
         var tags = storage.exact.keys.map { Tag(rawValue: $0) }
         for group in storage.masked { tags += group.entries.keys.map { Tag(rawValue: $0) } }
-        tags += [Tag(0x6002, 0x3000), Tag(0x0009, 0x0000), Tag(0x0010, 0x0000), Tag(0x0011, 0x0010), Tag(0x4000, 0x0001)]
+        tags += [
+            Tag(0x6002, 0x3000), Tag(0x0009, 0x0000), Tag(0x0010, 0x0000), Tag(0x0011, 0x0010), Tag(0x4000, 0x0001),
+        ]
         #expect(tags.count > 5000)
         for tag in tags {
             let entry = DataDictionary.entry(for: tag)
@@ -141,7 +144,9 @@ private typealias Tag = DICOMData.Tag
             // The synthetic entries (group lengths, private creators) stand for many tags: no reverse lookup.
             if let keyword, let entry, !tag.isGroupLength, !tag.isPrivateCreator {
                 #expect(DataDictionary.entry(forKeyword: keyword)?.keyword == keyword)
-                if DataDictionary.tag(forKeyword: keyword) == nil { Issue.record("\(keyword) of \(entry.tag) not indexed") }
+                if DataDictionary.tag(forKeyword: keyword) == nil {
+                    Issue.record("\(keyword) of \(entry.tag) not indexed")
+                }
             }
         }
     }
@@ -170,20 +175,22 @@ private typealias Tag = DICOMData.Tag
     }
 
     @Test func wellKnownUIDsAreRegistered() {
-        let constants = [
-            WellKnownUID.dicomApplicationContext, WellKnownUID.verificationSOPClass,
-            WellKnownUID.patientRootQueryRetrieveFind, WellKnownUID.patientRootQueryRetrieveMove,
-            WellKnownUID.patientRootQueryRetrieveGet, WellKnownUID.studyRootQueryRetrieveFind,
-            WellKnownUID.studyRootQueryRetrieveMove, WellKnownUID.studyRootQueryRetrieveGet,
-            WellKnownUID.modalityWorklistFind, WellKnownUID.storageCommitmentPushModel,
-            WellKnownUID.mediaStorageDirectoryStorage, WellKnownUID.secondaryCaptureImageStorage,
-            WellKnownUID.encapsulatedUncompressedExplicitVRLittleEndian,
-        ] + WellKnownUID.uncompressedTransferSyntaxes
+        let constants =
+            [
+                WellKnownUID.dicomApplicationContext, WellKnownUID.verificationSOPClass,
+                WellKnownUID.patientRootQueryRetrieveFind, WellKnownUID.patientRootQueryRetrieveMove,
+                WellKnownUID.patientRootQueryRetrieveGet, WellKnownUID.studyRootQueryRetrieveFind,
+                WellKnownUID.studyRootQueryRetrieveMove, WellKnownUID.studyRootQueryRetrieveGet,
+                WellKnownUID.modalityWorklistFind, WellKnownUID.storageCommitmentPushModel,
+                WellKnownUID.mediaStorageDirectoryStorage, WellKnownUID.secondaryCaptureImageStorage,
+                WellKnownUID.encapsulatedUncompressedExplicitVRLittleEndian,
+            ] + WellKnownUID.uncompressedTransferSyntaxes
         for uid in constants {
             #expect(UIDDictionary.entry(for: uid) != nil, "\(uid)")
         }
-        #expect(UIDDictionary.entry(for: WellKnownUID.studyRootQueryRetrieveMove)?.keyword
-            == "StudyRootQueryRetrieveInformationModelMove")
+        #expect(
+            UIDDictionary.entry(for: WellKnownUID.studyRootQueryRetrieveMove)?.keyword
+                == "StudyRootQueryRetrieveInformationModelMove")
     }
 
     @Test func listsStorageSOPClasses() {

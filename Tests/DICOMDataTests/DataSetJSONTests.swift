@@ -16,16 +16,22 @@ struct DataSetJSONTests {
         set.set(DataElement(tag: Tag(0x0028, 0x0010), vr: .US, bytes: [0x00, 0x02]))
         var item = DataSet()
         item.set(Tag(0x0008, 0x1150), vr: .UI, string: "1.2.3")
-        set.set(DataElement(tag: Tag(0x0008, 0x1140), vr: .SQ, value: .sequence([Item(dataSet: item)]), hasUndefinedLength: true))
+        set.set(
+            DataElement(
+                tag: Tag(0x0008, 0x1140), vr: .SQ, value: .sequence([Item(dataSet: item)]), hasUndefinedLength: true))
         set.set(DataElement(tag: Tag(0x0009, 0x1001), vr: .UN, bytes: [1, 2, 3, 4]))
         return set
     }
 
     @Test func dicomJSONFollowsPS318() throws {
         let json = Self.sample().dicomJSON()
-        #expect(json["00100010"]?["Value"] == .array([.object([
-            JSONMember("Alphabetic", .string("山田^太郎")), JSONMember("Ideographic", .string("やまだ^たろう")),
-        ])]))
+        #expect(
+            json["00100010"]?["Value"]
+                == .array([
+                    .object([
+                        JSONMember("Alphabetic", .string("山田^太郎")), JSONMember("Ideographic", .string("やまだ^たろう")),
+                    ])
+                ]))
         #expect(json["00101000"]?["Value"] == .array([.string("A"), .null, .string("C")]))
         #expect(json["00180050"]?["Value"] == .array([.number("1.50")]))
         #expect(json["00200013"]?["Value"] == .array([.number("7")]))
@@ -43,15 +49,20 @@ struct DataSetJSONTests {
 
     @Test func pypxShapeKeepsValuesApart() {
         let json = Self.sample().pypxJSON()
-        #expect(json["PatientID"] == .object([
-            JSONMember("tag", .string("0010,0020")), JSONMember("value", .string("PAT003")),
-            JSONMember("label", .string("PatientID")),
-        ]))
+        #expect(
+            json["PatientID"]
+                == .object([
+                    JSONMember("tag", .string("0010,0020")), JSONMember("value", .string("PAT003")),
+                    JSONMember("label", .string("PatientID")),
+                ]))
         #expect(json["OtherPatientIDs"]?["value"] == .array([.string("A"), .string(""), .string("C")]))
         #expect(json["00091001"]?["tag"] == .string("0009,1001"))
     }
 
-    @Test(arguments: [("+1.50", "1.50"), (".5", "0.5"), ("-.5", "-0.5"), ("007", "7"), ("1e3", "1e3"), ("1.5E-02", "1.5e-02"), ("5.", "5")])
+    @Test(arguments: [
+        ("+1.50", "1.50"), (".5", "0.5"), ("-.5", "-0.5"), ("007", "7"), ("1e3", "1e3"), ("1.5E-02", "1.5e-02"),
+        ("5.", "5"),
+    ])
     func decimalStringsBecomeJSONNumbers(_ input: String, _ expected: String) {
         #expect(DataElement.decimalJSON(input) == expected)
     }
@@ -90,7 +101,8 @@ struct Part10FileTests {
     }
 
     @Test func headerOnlyReadStopsBeforePixelData() async throws {
-        let url = try #require(try await Corpus.synthetic().first { $0.lastPathComponent == "image-mono16-explicit-le.dcm" })
+        let url = try #require(
+            try await Corpus.synthetic().first { $0.lastPathComponent == "image-mono16-explicit-le.dcm" })
         let header = try Part10File.readHeader(contentsOf: url.path)
         #expect(header.dataSet[.pixelData] == nil)
         #expect(header.dataSet.string(.sopInstanceUID)?.isEmpty == false)
@@ -100,7 +112,8 @@ struct Part10FileTests {
     }
 
     @Test func pixelDataIsASliceOfTheFileBuffer() async throws {
-        let url = try #require(try await Corpus.synthetic().first { $0.lastPathComponent == "image-mono16-explicit-le.dcm" })
+        let url = try #require(
+            try await Corpus.synthetic().first { $0.lastPathComponent == "image-mono16-explicit-le.dcm" })
         let bytes = [UInt8](try Data(contentsOf: url))
         let file = try Part10File(bytes: bytes)
         let pixels = try #require(file.dataSet[.pixelData]?.bytes)

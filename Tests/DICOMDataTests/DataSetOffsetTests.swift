@@ -12,9 +12,11 @@ import Testing
         return set
     }
 
-    @Test("after the preamble, DICM and the meta group: the rest is the encoded data set", arguments: [
-        TransferSyntax.explicitVRLittleEndian, .implicitVRLittleEndian,
-    ])
+    @Test(
+        "after the preamble, DICM and the meta group: the rest is the encoded data set",
+        arguments: [
+            TransferSyntax.explicitVRLittleEndian, .implicitVRLittleEndian,
+        ])
     func afterTheMetaGroup(_ syntax: TransferSyntax) throws {
         let bytes = try Part10File(dataSet: Self.dataSet(), transferSyntax: syntax).encoded()
         let offset = try Part10File.dataSetOffset(in: bytes)
@@ -24,9 +26,12 @@ import Testing
 
     @Test("a file without preamble whose meta group starts at byte 0")
     func noPreamble() throws {
-        let bytes = Array(try Part10File(dataSet: Self.dataSet(), transferSyntax: .explicitVRLittleEndian).encoded().dropFirst(132))
+        let bytes = Array(
+            try Part10File(dataSet: Self.dataSet(), transferSyntax: .explicitVRLittleEndian).encoded().dropFirst(132))
         let offset = try Part10File.dataSetOffset(in: bytes)
-        #expect(Array(bytes[offset...]) == (try DataSetWriter.encode(Self.dataSet(), transferSyntax: .explicitVRLittleEndian)))
+        #expect(
+            Array(bytes[offset...])
+                == (try DataSetWriter.encode(Self.dataSet(), transferSyntax: .explicitVRLittleEndian)))
     }
 
     @Test("a meta element that runs past the bytes is an error, not an offset past the end")

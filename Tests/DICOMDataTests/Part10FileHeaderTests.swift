@@ -21,7 +21,8 @@ import Testing
     /// Where the Study Instance UID element starts (explicit VR little endian: group, element, "UI").
     static func studyUIDOffset(_ bytes: [UInt8]) throws -> Int {
         let pattern: [UInt8] = [0x20, 0x00, 0x0D, 0x00, 0x55, 0x49]
-        let start = try #require((0...(bytes.count - pattern.count)).first { Array(bytes[$0..<($0 + pattern.count)]) == pattern })
+        let start = try #require(
+            (0...(bytes.count - pattern.count)).first { Array(bytes[$0..<($0 + pattern.count)]) == pattern })
         return start
     }
 
@@ -35,7 +36,8 @@ import Testing
     func prefixHoldsHeader() throws {
         let bytes = try Self.file(commentLength: 100)
         let header = try Part10File.readHeader(
-            contentsOf: "/nonexistent/never-opened.dcm", knownPrefix: Array(bytes.prefix(16384)), fileLength: bytes.count)
+            contentsOf: "/nonexistent/never-opened.dcm", knownPrefix: Array(bytes.prefix(16384)),
+            fileLength: bytes.count)
         #expect(header.stoppedEarly)
         #expect(header.dataSet.string(.studyInstanceUID) == "1.2.3.4.7")
         #expect(header.dataSet[.pixelData] == nil)
@@ -47,7 +49,8 @@ import Testing
         let path = try Self.write(bytes)
         defer { unlink(path) }
         let cut = try Self.studyUIDOffset(bytes)
-        let header = try Part10File.readHeader(contentsOf: path, knownPrefix: Array(bytes.prefix(cut)), fileLength: bytes.count)
+        let header = try Part10File.readHeader(
+            contentsOf: path, knownPrefix: Array(bytes.prefix(cut)), fileLength: bytes.count)
         #expect(header.dataSet.string(.studyInstanceUID) == "1.2.3.4.7")
         #expect(header.dataSet[Tag(0x0028, 0x0010)] != nil)
         #expect(header.dataSet[.pixelData] == nil)

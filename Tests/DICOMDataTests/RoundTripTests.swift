@@ -51,7 +51,8 @@ struct RoundTripTests {
         if originalValues != copyValues {
             let first = zip(originalValues, copyValues).first { $0 != $1 }
             Issue.record(
-                "\(file.lastPathComponent): dumps differ; first difference:\n  original: \(first?.0 ?? "(\(originalValues.count) lines)")\n  copy:     \(first?.1 ?? "(\(copyValues.count) lines)")")
+                "\(file.lastPathComponent): dumps differ; first difference:\n  original: \(first?.0 ?? "(\(originalValues.count) lines)")\n  copy:     \(first?.1 ?? "(\(copyValues.count) lines)")"
+            )
         }
         let copyLengths = copy.filter(isGroupLength)
         if copyLengths != original.filter(isGroupLength) {
@@ -61,7 +62,8 @@ struct RoundTripTests {
             // dcmconv +g adds group lengths where the original had none; each one px wrote must be among them.
             let expected = Set(try await dataSetDump(recalculated)?.filter(isGroupLength) ?? [])
             let wrong = copyLengths.filter { !expected.contains($0) }
-            #expect(wrong.isEmpty, "\(file.lastPathComponent): group lengths differ from DCMTK's recalculation: \(wrong)")
+            #expect(
+                wrong.isEmpty, "\(file.lastPathComponent): group lengths differ from DCMTK's recalculation: \(wrong)")
         }
     }
 

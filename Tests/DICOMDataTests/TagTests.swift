@@ -1,4 +1,5 @@
 import Testing
+
 @testable import DICOMData
 
 @Suite(.timeLimit(.minutes(2))) struct TagTests {

@@ -31,7 +31,8 @@ struct TextDumpTests {
             let vr = m.output.4 == "??" ? "UN" : String(m.output.4)
             var lengthAndVM: String?
             if vr != "SQ", let c = line.firstMatch(of: counts) { lengthAndVM = "\(c.output.1),\(c.output.2)" }
-            out.append(Row(indent: m.output.1.count, tag: "\(m.output.2),\(m.output.3)", vr: vr, lengthAndVM: lengthAndVM))
+            out.append(
+                Row(indent: m.output.1.count, tag: "\(m.output.2),\(m.output.3)", vr: vr, lengthAndVM: lengthAndVM))
         }
         return out
     }
@@ -70,7 +71,9 @@ struct TextDumpTests {
             let (reference, ours) = Self.withoutCP246(Self.rows(dump.text), Self.rows(parsed.dataSet.textDump()))
             compared += 1
             if reference != ours {
-                let first = zip(reference, ours).first { $0 != $1 }.map { "dcmdump \($0) / px \($1)" } ?? "\(reference.count) vs \(ours.count) rows"
+                let first =
+                    zip(reference, ours).first { $0 != $1 }.map { "dcmdump \($0) / px \($1)" }
+                    ?? "\(reference.count) vs \(ours.count) rows"
                 mismatches.append("\(file.lastPathComponent): \(first)")
             }
         }

@@ -52,7 +52,9 @@ struct ValueTests {
             [0x20, 0x5C, 0x20],
             [0x5C],
         ]
-        let sets: [[String]] = [[], ["ISO_IR 100"], ["ISO_IR 192"], ["", "ISO 2022 IR 87"], ["GB18030"], ["GBK"], ["ISO_IR 13"]]
+        let sets: [[String]] = [
+            [], ["ISO_IR 100"], ["ISO_IR 192"], ["", "ISO 2022 IR 87"], ["GB18030"], ["GBK"], ["ISO_IR 13"],
+        ]
         for terms in sets {
             let characterSet = SpecificCharacterSet(terms: terms)
             for bytes in values {
@@ -70,7 +72,10 @@ struct ValueTests {
         var set = DataSet()
         set.set(DataElement(tag: Tag(0x0028, 0x0011), vr: .US, bytes: [0x00, 0x02, 0x01, 0x00]))
         set.set(DataElement(tag: Tag(0x0018, 0x9219), vr: .SS, bytes: [0xFB, 0xFF]))
-        set.set(DataElement(tag: Tag(0x0018, 0x9089), vr: .FD, bytes: withUnsafeBytes(of: (-2.5).bitPattern.littleEndian, Array.init)))
+        set.set(
+            DataElement(
+                tag: Tag(0x0018, 0x9089), vr: .FD,
+                bytes: withUnsafeBytes(of: (-2.5).bitPattern.littleEndian, Array.init)))
         set.set(DataElement(tag: Tag(0x0020, 0x9165), vr: .AT, bytes: [0x10, 0x00, 0x10, 0x00]))
         set.set(Tag(0x0018, 0x0050), vr: .DS, strings: ["1.5", "-2e1"])
         #expect(set[Tag(0x0028, 0x0011)]?.integerValues == [512, 1])

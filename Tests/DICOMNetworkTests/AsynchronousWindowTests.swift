@@ -2,8 +2,8 @@ import DICOMData
 import DICOMNetwork
 import DICOMProtocol
 import Foundation
-import PXTestSupport
 import NIOCore
+import PXTestSupport
 import Testing
 
 /// C-STORE with an asynchronous operations window (PS3.7 §D.3.3.3): the client keeps several requests
@@ -11,7 +11,8 @@ import Testing
 /// grant; our server grants a window and stores every instance intact; DCMTK's storescp grants none.
 @Suite(
     "Asynchronous operations window", .serialized,
-    .requires("storescp", "dump2dcm", "dcmodify", "dcmcjpeg", "dcmcrle", "dcmftest", "dcmdump", "python3"), .timeLimit(.minutes(10))
+    .requires("storescp", "dump2dcm", "dcmodify", "dcmcjpeg", "dcmcrle", "dcmftest", "dcmdump", "python3"),
+    .timeLimit(.minutes(10))
 )
 struct AsynchronousWindowTests {
     /// An acceptor written independently of our stack (raw sockets): it answers the A-ASSOCIATE-RQ with
@@ -107,7 +108,9 @@ struct AsynchronousWindowTests {
 
     /// Uncompressed files of the test corpus.
     static func corpus(in directory: String) async throws -> [String] {
-        try await TestSupport.makeCorpus(in: directory).filter { $0.hasSuffix("-explicit-le.dcm") || $0.hasSuffix("-implicit-le.dcm") }
+        try await TestSupport.makeCorpus(in: directory).filter {
+            $0.hasSuffix("-explicit-le.dcm") || $0.hasSuffix("-implicit-le.dcm")
+        }
     }
 
     /// Runs the scripted acceptor for `body`; returns body's result and what the acceptor printed.
@@ -116,7 +119,8 @@ struct AsynchronousWindowTests {
     ) async throws -> (R, String) {
         let port = try TestSupport.freePort()
         let log = directory + "/acceptor.log"
-        let acceptor = try PeerProcess("python3", ["-c", Self.scriptedAcceptor, "\(port)", "\(granted)", "\(total)"], logFile: log)
+        let acceptor = try PeerProcess(
+            "python3", ["-c", Self.scriptedAcceptor, "\(port)", "\(granted)", "\(total)"], logFile: log)
         defer { acceptor.kill() }
         // Not waitForPort: the acceptor takes one connection only.
         for _ in 0..<200 where try String(contentsOfFile: log, encoding: .utf8).contains("ready") == false {
@@ -135,12 +139,17 @@ struct AsynchronousWindowTests {
             let files = Array(try await Self.corpus(in: dir + "/corpus").prefix(5))
             try #require(files.count == 5)
             // Proposes 8, is granted 2: files 1-2 go out before any answer, then 3-4, then 5.
-            let (results, log) = try await Self.withScriptedAcceptor(granted: 2, total: files.count, directory: dir) { port in
-                try await Self.client(window: 8).store(files: files, to: DICOMPeer(host: "127.0.0.1", port: port, aeTitle: "ASYNC"))
+            let (results, log) = try await Self.withScriptedAcceptor(granted: 2, total: files.count, directory: dir) {
+                port in
+                try await Self.client(window: 8).store(
+                    files: files, to: DICOMPeer(host: "127.0.0.1", port: port, aeTitle: "ASYNC"))
             }
             #expect(log.contains("held=2 early=0 order=2,1,4,3,5"), "\(log)")
             #expect(results.map(\.path) == files)
-            #expect(results.map(\.status) == [.success, DIMSEStatus(code: 0xB000), .success, DIMSEStatus(code: 0xB000), .success], "\(results)")
+            #expect(
+                results.map(\.status) == [
+                    .success, DIMSEStatus(code: 0xB000), .success, DIMSEStatus(code: 0xB000), .success,
+                ], "\(results)")
         }
     }
 
@@ -150,8 +159,10 @@ struct AsynchronousWindowTests {
             let files = Array(try await Self.corpus(in: dir + "/corpus").prefix(3))
             try #require(files.count == 3)
             // Proposes 2 but is granted 1: every response is awaited before the next file.
-            let (results, log) = try await Self.withScriptedAcceptor(granted: 1, total: files.count, directory: dir) { port in
-                try await Self.client(window: 2).store(files: files, to: DICOMPeer(host: "127.0.0.1", port: port, aeTitle: "ASYNC"))
+            let (results, log) = try await Self.withScriptedAcceptor(granted: 1, total: files.count, directory: dir) {
+                port in
+                try await Self.client(window: 2).store(
+                    files: files, to: DICOMPeer(host: "127.0.0.1", port: port, aeTitle: "ASYNC"))
             }
             #expect(log.contains("held=1 early=0 order=1,2,3"), "\(log)")
             #expect(results.map(\.status) == [.success, DIMSEStatus(code: 0xB000), .success], "\(results)")
@@ -165,13 +176,17 @@ struct AsynchronousWindowTests {
             try #require(files.count > 5)
             let received = dir + "/received"
             try FileManager.default.createDirectory(atPath: received, withIntermediateDirectories: true)
-            let granted = try await TestSupport.withServer(directory: received, configure: { $0.maximumOperationsPerformed = 4 }) { server in
+            let granted = try await TestSupport.withServer(
+                directory: received, configure: { $0.maximumOperationsPerformed = 4 }
+            ) { server in
                 try await Self.client(window: 16).withAssociation(
                     to: DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXSCP"),
-                    proposing: StorableFile.presentationContexts(for: try files.map { try StorableFile(readingHeaderOf: $0) })
+                    proposing: StorableFile.presentationContexts(
+                        for: try files.map { try StorableFile(readingHeaderOf: $0) })
                 ) { association in
                     var statuses: [Int: DIMSEStatus?] = [:]
-                    try await association.store(try files.map { try StorableFile(readingHeaderOf: $0) }) { index, result in
+                    try await association.store(try files.map { try StorableFile(readingHeaderOf: $0) }) {
+                        index, result in
                         statuses[index] = result.status
                     }
                     #expect(statuses.count == files.count)
@@ -193,7 +208,8 @@ struct AsynchronousWindowTests {
             try FileManager.default.createDirectory(atPath: received, withIntermediateDirectories: true)
             let port = try TestSupport.freePort()
             let storescp = try PeerProcess(
-                "storescp", ["-aet", "STORESCP", "-od", received, "--accept-all", "\(port)"], logFile: dir + "/storescp.log")
+                "storescp", ["-aet", "STORESCP", "-od", received, "--accept-all", "\(port)"],
+                logFile: dir + "/storescp.log")
             defer { storescp.kill() }
             try await TestSupport.waitForPort(port)
             let headers = try files.map { try StorableFile(readingHeaderOf: $0) }

@@ -2,20 +2,22 @@ import DICOMData
 import DICOMNetwork
 import DICOMProtocol
 import Foundation
-import PXTestSupport
 import NIOCore
+import PXTestSupport
 import Testing
 
 /// ``DICOMClient`` against DCMTK's storescp and dcmqrscp on 127.0.0.1.
 @Suite(
     "DICOMClient with DCMTK servers", .serialized,
     // make-corpus.sh needs the DCMTK tools after the peer itself, and python3 (also the silent peer below).
-    .requires("echoscu", "storescp", "dump2dcm", "dcmodify", "dcmcjpeg", "dcmcrle", "dcmftest", "dcmdump", "python3"), .timeLimit(.minutes(10))
+    .requires("echoscu", "storescp", "dump2dcm", "dcmodify", "dcmcjpeg", "dcmcrle", "dcmftest", "dcmdump", "python3"),
+    .timeLimit(.minutes(10))
 )
 struct ClientInteropTests {
     static func client(_ aet: String = "PXSCU", dimseTimeout: TimeAmount = .seconds(20)) -> DICOMClient {
         DICOMClient(
-            configuration: .init(callingAETitle: aet, connectTimeout: .seconds(3), acseTimeout: .seconds(5), dimseTimeout: dimseTimeout),
+            configuration: .init(
+                callingAETitle: aet, connectTimeout: .seconds(3), acseTimeout: .seconds(5), dimseTimeout: dimseTimeout),
             logger: TestSupport.logger("px.test.client")
         )
     }
@@ -24,7 +26,8 @@ struct ClientInteropTests {
     static func withStorescp<R>(directory: String, _ body: (Int) async throws -> R) async throws -> R {
         let port = try TestSupport.freePort()
         let storescp = try PeerProcess(
-            "storescp", ["-aet", "STORESCP", "-od", directory, "--accept-all", "+B", "\(port)"], logFile: directory + "/../storescp.log")
+            "storescp", ["-aet", "STORESCP", "-od", directory, "--accept-all", "+B", "\(port)"],
+            logFile: directory + "/../storescp.log")
         defer { storescp.kill() }
         try await TestSupport.waitForPort(port)
         return try await body(port)
@@ -46,10 +49,13 @@ struct ClientInteropTests {
             let corpus = dir + "/corpus"
             let received = dir + "/received"
             try FileManager.default.createDirectory(atPath: received, withIntermediateDirectories: true)
-            let files = try await TestSupport.makeCorpus(in: corpus).filter { $0.hasSuffix("-explicit-le.dcm") || $0.hasSuffix("-implicit-le.dcm") || $0.contains("-jpeg-") }
+            let files = try await TestSupport.makeCorpus(in: corpus).filter {
+                $0.hasSuffix("-explicit-le.dcm") || $0.hasSuffix("-implicit-le.dcm") || $0.contains("-jpeg-")
+            }
             try #require(files.count > 10)
             let results = try await Self.withStorescp(directory: received) { port in
-                try await Self.client().store(files: files, to: DICOMPeer(host: "127.0.0.1", port: port, aeTitle: "STORESCP"))
+                try await Self.client().store(
+                    files: files, to: DICOMPeer(host: "127.0.0.1", port: port, aeTitle: "STORESCP"))
             }
             #expect(results.count == files.count)
             for result in results {
@@ -72,10 +78,14 @@ struct ClientInteropTests {
         try await TestSupport.withTemporaryDirectory { dir in
             try await TestSupport.withServer(directory: dir) { server in
                 await #expect {
-                    _ = try await Self.client().echo(DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "WRONG"))
+                    _ = try await Self.client().echo(
+                        DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "WRONG"))
                 } throws: { error in
-                    guard let error = error as? DICOMNetworkError, error.code == .associationRejected else { return false }
-                    return error.rejection?.reason == .calledAETitleNotRecognized && error.rejection?.source == .serviceUser
+                    guard let error = error as? DICOMNetworkError, error.code == .associationRejected else {
+                        return false
+                    }
+                    return error.rejection?.reason == .calledAETitleNotRecognized
+                        && error.rejection?.source == .serviceUser
                         && error.rejection?.result == .rejectedPermanent
                 }
             }
@@ -86,7 +96,12 @@ struct ClientInteropTests {
     func acseTimeout() async throws {
         // A listening socket that accepts but never reads: nc -l.
         let port = try TestSupport.freePort()
-        let silent = try PeerProcess("python3", ["-c", "import socket,time\ns=socket.socket()\ns.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\ns.bind(('127.0.0.1', \(port)))\ns.listen()\nc=s.accept()\ntime.sleep(30)"], logFile: NSTemporaryDirectory() + "/px-silent-\(port).log")
+        let silent = try PeerProcess(
+            "python3",
+            [
+                "-c",
+                "import socket,time\ns=socket.socket()\ns.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\ns.bind(('127.0.0.1', \(port)))\ns.listen()\nc=s.accept()\ntime.sleep(30)",
+            ], logFile: NSTemporaryDirectory() + "/px-silent-\(port).log")
         defer { silent.kill() }
         try await TestSupport.waitForPort(port)
         let client = DICOMClient(
@@ -109,9 +124,11 @@ struct ClientInteropTests {
             try FileManager.default.createDirectory(atPath: received, withIntermediateDirectories: true)
             // The acceptor takes CT in Explicit VR Little Endian only: the JPEG file's own context is refused.
             let results = try await TestSupport.withServer(
-                directory: received, configure: { $0.supportedAbstractSyntaxes = [ct: [WellKnownUID.explicitVRLittleEndian]] }
+                directory: received,
+                configure: { $0.supportedAbstractSyntaxes = [ct: [WellKnownUID.explicitVRLittleEndian]] }
             ) { server in
-                try await Self.client().store(files: [native, jpeg], to: DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXSCP"))
+                try await Self.client().store(
+                    files: [native, jpeg], to: DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXSCP"))
             }
             #expect(results[0].status == .success)
             #expect(results[1].status == nil)
@@ -124,7 +141,8 @@ struct ClientInteropTests {
     func echoOwnServer() async throws {
         try await TestSupport.withTemporaryDirectory { dir in
             try await TestSupport.withServer(directory: dir) { server in
-                let status = try await Self.client().echo(DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXSCP"))
+                let status = try await Self.client().echo(
+                    DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXSCP"))
                 #expect(status == .success)
             }
         }

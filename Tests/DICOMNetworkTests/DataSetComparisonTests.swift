@@ -49,7 +49,8 @@ struct DataSetComparisonTests {
         let differences = DataSetComparison.differences(original, changed)
         #expect(differences.count == 5, "\(differences)")
         for prefix in ["(0008,0060)", "(0008,1140)", "(0010,0010)", "(0010,0020)", "(7FE0,0010)"] {
-            #expect(differences.contains { $0.lowercased().hasPrefix(prefix.lowercased()) }, "\(prefix) in \(differences)")
+            #expect(
+                differences.contains { $0.lowercased().hasPrefix(prefix.lowercased()) }, "\(prefix) in \(differences)")
         }
         #expect(DataSetComparison.differences(changed, original).count == 5)
     }

@@ -2,8 +2,8 @@ import DICOMData
 import DICOMNetwork
 import DICOMProtocol
 import Foundation
-import PXTestSupport
 import NIOCore
+import PXTestSupport
 import Testing
 
 /// ``DICOMClient`` against Orthanc (started by hand with scripts/orthanc-start.sh, DefaultEncoding Utf8) on
@@ -57,7 +57,9 @@ struct OrthancInteropTests {
         let context = try Self.context()
         #expect(context.storeResults.count == context.corpus.files.count)
         for result in context.storeResults {
-            #expect(result.status == .success, "\(result.path): \(result.status.map { "\($0)" } ?? "not sent") \(result.error ?? "")")
+            #expect(
+                result.status == .success,
+                "\(result.path): \(result.status.map { "\($0)" } ?? "not sent") \(result.error ?? "")")
         }
         // Orthanc's own view of what it stored (REST /statistics).
         let statistics = try await OrthancPeer.rest(context, "/statistics")
@@ -65,7 +67,9 @@ struct OrthancInteropTests {
         #expect(statistics["CountInstances"] == .number(String(corpus.files.count)))
         #expect(statistics["CountSeries"] == .number(String(corpus.series.count)))
         #expect(statistics["CountStudies"] == .number(String(corpus.studies.count)))
-        #expect(statistics["CountPatients"] == .number(String(Set(corpus.dataSets.values.compactMap { $0.string(.patientID) }).count)))
+        #expect(
+            statistics["CountPatients"]
+                == .number(String(Set(corpus.dataSets.values.compactMap { $0.string(.patientID) }).count)))
     }
 
     @Test("C-ECHO")
@@ -103,7 +107,9 @@ struct OrthancInteropTests {
             let seriesUIDs = Set(instances.compactMap { $0.string(.seriesInstanceUID) })
             #expect(match.integer(Self.tag("NumberOfStudyRelatedSeries")) == seriesUIDs.count, "\(uid)")
             #expect(match.integer(Self.tag("NumberOfStudyRelatedInstances")) == instances.count, "\(uid)")
-            #expect(Set(match.strings(Self.tag("ModalitiesInStudy")) ?? []) == Set(instances.compactMap { $0.string(.modality) }), "\(uid)")
+            #expect(
+                Set(match.strings(Self.tag("ModalitiesInStudy")) ?? [])
+                    == Set(instances.compactMap { $0.string(.modality) }), "\(uid)")
         }
         // The decoded names themselves, not only their agreement with our own reading of the originals.
         let names = Set(matches.compactMap { $0.string(.patientName) })
@@ -162,7 +168,8 @@ struct OrthancInteropTests {
             }
         }
         #expect(seen == Set(corpus.series.keys))
-        let descriptions = Set(corpus.series.keys.compactMap { uid in corpus.series[uid]?.first?.string(.seriesDescription) })
+        let descriptions = Set(
+            corpus.series.keys.compactMap { uid in corpus.series[uid]?.first?.string(.seriesDescription) })
         #expect(descriptions.contains("頭部 MR"))
         #expect(descriptions.contains("Thorax Übersicht"))
     }
@@ -211,7 +218,8 @@ struct OrthancInteropTests {
                 #expect((result.subOperations.failed ?? 0) == 0 && (result.subOperations.warning ?? 0) == 0, "\(study)")
                 #expect(result.failedSOPInstanceUIDs.isEmpty)
                 for counts in pending {
-                    let total = [counts.remaining, counts.completed, counts.failed, counts.warning].compactMap { $0 }.map(Int.init).reduce(0, +)
+                    let total = [counts.remaining, counts.completed, counts.failed, counts.warning].compactMap { $0 }
+                        .map(Int.init).reduce(0, +)
                     #expect(total == instances.count, "pending counts \(counts) of \(study)")
                 }
             }
@@ -239,12 +247,15 @@ struct OrthancInteropTests {
             let storage = RecordingStorage(directory: dir + "/got")
             let incoming = dir + "/incoming"
             try FileManager.default.createDirectory(atPath: incoming, withIntermediateDirectories: true)
-            try await Self.client().withAssociation(to: context.peer, proposing: ProposedPresentationContext.get(.patientRoot)) {
+            try await Self.client().withAssociation(
+                to: context.peer, proposing: ProposedPresentationContext.get(.patientRoot)
+            ) {
                 association in
                 for (patient, count) in byPatient.sorted(by: { $0.key < $1.key }) {
                     var keys = DataSet()
                     keys.set(.patientID, vr: .LO, string: patient)
-                    let result = try await association.get(keys, model: .patientRoot, level: .patient, storage: storage, directory: incoming)
+                    let result = try await association.get(
+                        keys, model: .patientRoot, level: .patient, storage: storage, directory: incoming)
                     #expect(result.status == .success, "C-GET of \(patient): \(result)")
                     #expect(result.subOperations.completed.map(Int.init) == count, "\(patient)")
                     #expect((result.subOperations.failed ?? 0) == 0, "\(patient)")
@@ -278,11 +289,14 @@ struct QRCorpus: Sendable {
 
     /// Generates the corpus into `directory` with the venv's Python.
     static func make(in directory: String) async throws -> QRCorpus {
-        let generated = try await TestSupport.run(TestSupport.python, [TestSupport.repositoryRoot + "/scripts/make-qr-corpus.py", directory])
+        let generated = try await TestSupport.run(
+            TestSupport.python, [TestSupport.repositoryRoot + "/scripts/make-qr-corpus.py", directory])
         guard generated.status == 0 else {
-            throw TestSupport.ScriptFailed(script: "make-qr-corpus.py", status: generated.status, output: generated.output)
+            throw TestSupport.ScriptFailed(
+                script: "make-qr-corpus.py", status: generated.status, output: generated.output)
         }
-        var corpus = QRCorpus(files: TestSupport.dicomFiles(in: directory), paths: [:], dataSets: [:], studies: [:], series: [:])
+        var corpus = QRCorpus(
+            files: TestSupport.dicomFiles(in: directory), paths: [:], dataSets: [:], studies: [:], series: [:])
         for file in corpus.files {
             let dataSet = try Part10File(contentsOf: file).dataSet
             let uid = dataSet.string(.sopInstanceUID) ?? ""
@@ -292,7 +306,8 @@ struct QRCorpus: Sendable {
             corpus.series[dataSet.string(.seriesInstanceUID) ?? "", default: []].append(dataSet)
         }
         guard corpus.files.count >= 6, corpus.studies.count >= 2 else {
-            throw TestSupport.ScriptFailed(script: "make-qr-corpus.py", status: 0, output: "only \(corpus.files.count) files in \(directory)")
+            throw TestSupport.ScriptFailed(
+                script: "make-qr-corpus.py", status: 0, output: "only \(corpus.files.count) files in \(directory)")
         }
         return corpus
     }
@@ -330,7 +345,9 @@ struct OrthancPeer: SuiteTrait, TestScoping {
                 try FileManager.default.createDirectory(atPath: work + "/" + folder, withIntermediateDirectories: true)
             }
             let destination = RecordingStorage(directory: work + "/moved")
-            try await TestSupport.withServer(aeTitle: Self.destinationAETitle, storage: destination, directory: work + "/incoming") { server in
+            try await TestSupport.withServer(
+                aeTitle: Self.destinationAETitle, storage: destination, directory: work + "/incoming"
+            ) { server in
                 let orthanc = work + "/orthanc"
                 do {
                     let modalities = [
@@ -338,14 +355,21 @@ struct OrthancPeer: SuiteTrait, TestScoping {
                         "pxscu=\(Self.callingAETitle)@127.0.0.1:104",  // a caller only; Orthanc refuses port 0
                     ]
                     let output = try await TestSupport.script(
-                        "orthanc-start.sh", [orthanc], environment: ["PX_ORTHANC_MODALITIES": modalities.joined(separator: ","), "PX_ORTHANC_AET": Self.orthancAETitle])
+                        "orthanc-start.sh", [orthanc],
+                        environment: [
+                            "PX_ORTHANC_MODALITIES": modalities.joined(separator: ","),
+                            "PX_ORTHANC_AET": Self.orthancAETitle,
+                        ])
                     let ports = (output.split(separator: "\n").last ?? "").split(separator: " ").compactMap { Int($0) }
                     guard ports.count == 2 else {
-                        throw TestSupport.ScriptFailed(script: "orthanc-start.sh", status: 0, output: "no ports in: \(output)")
+                        throw TestSupport.ScriptFailed(
+                            script: "orthanc-start.sh", status: 0, output: "no ports in: \(output)")
                     }
                     let peer = DICOMPeer(host: "127.0.0.1", port: ports[0], aeTitle: Self.orthancAETitle)
                     let results = try await OrthancInteropTests.client().store(files: corpus.files, to: peer)
-                    let context = Context(peer: peer, httpPort: ports[1], corpus: corpus, storeResults: results, moveDestination: destination)
+                    let context = Context(
+                        peer: peer, httpPort: ports[1], corpus: corpus, storeResults: results,
+                        moveDestination: destination)
                     try await Self.$current.withValue(context) { try await function() }
                 } catch {
                     await Self.stop(orthanc)
@@ -359,7 +383,8 @@ struct OrthancPeer: SuiteTrait, TestScoping {
     /// scripts/peer-stop.sh on the pid file (a missing one is fine: the start failed before writing it).
     static func stop(_ orthanc: String) async {
         do {
-            let result = try await TestSupport.run("bash", [TestSupport.repositoryRoot + "/scripts/peer-stop.sh", orthanc + "/orthanc.pid"])
+            let result = try await TestSupport.run(
+                "bash", [TestSupport.repositoryRoot + "/scripts/peer-stop.sh", orthanc + "/orthanc.pid"])
             if result.status != 0 { Issue.record("peer-stop.sh could not stop Orthanc: \(result.output)") }
         } catch {
             Issue.record("cannot run peer-stop.sh: \(error)")
@@ -368,8 +393,10 @@ struct OrthancPeer: SuiteTrait, TestScoping {
 
     /// GET on Orthanc's REST API (localhost only), parsed as JSON.
     static func rest(_ context: Context, _ path: String) async throws -> JSONValue {
-        let script = "import sys, urllib.request\nwith urllib.request.urlopen(sys.argv[1], timeout=10) as r: sys.stdout.write(r.read().decode())"
-        let result = try await TestSupport.run("python3", ["-c", script, "http://127.0.0.1:\(context.httpPort)\(path)"], separateErrorOutput: true)
+        let script =
+            "import sys, urllib.request\nwith urllib.request.urlopen(sys.argv[1], timeout=10) as r: sys.stdout.write(r.read().decode())"
+        let result = try await TestSupport.run(
+            "python3", ["-c", script, "http://127.0.0.1:\(context.httpPort)\(path)"], separateErrorOutput: true)
         guard result.status == 0 else {
             throw TestSupport.ScriptFailed(script: "GET \(path)", status: result.status, output: result.errorOutput)
         }

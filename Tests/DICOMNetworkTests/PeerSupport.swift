@@ -8,7 +8,9 @@ import Testing
 
 extension TestSupport {
     /// Runs one of the project's scripts with bash; fails the test with its output when it exits non-zero.
-    static func script(_ name: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> String {
+    static func script(_ name: String, _ arguments: [String], environment: [String: String] = [:]) async throws
+        -> String
+    {
         var environment = environment
         environment["PATH"] = environment["PATH"] ?? peerPath
         let result = try await run("bash", [repositoryRoot + "/scripts/" + name] + arguments, environment: environment)
@@ -58,7 +60,9 @@ enum DataSetComparison {
                     if Self.trimmed(e.bytes) != Self.trimmed(a.bytes) {
                         lines.append("\(name): \(Self.text(a.bytes)), expected \(Self.text(e.bytes))")
                     }
-                } else if e.dicomJSON(characterSet: expected.characterSet) != a.dicomJSON(characterSet: actual.characterSet) {
+                } else if e.dicomJSON(characterSet: expected.characterSet)
+                    != a.dicomJSON(characterSet: actual.characterSet)
+                {
                     lines.append("\(name): \(Self.describe(a, in: actual)), expected \(Self.describe(e, in: expected))")
                 }
             case (nil, nil):
@@ -110,4 +114,3 @@ final class RecordingStorage: StorageDelegate {
         return status
     }
 }
-

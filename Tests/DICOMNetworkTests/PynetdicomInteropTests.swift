@@ -2,8 +2,8 @@ import DICOMData
 import DICOMNetwork
 import DICOMProtocol
 import Foundation
-import PXTestSupport
 import NIOCore
+import PXTestSupport
 import Testing
 
 /// Interop with pynetdicom (pydicom's DICOM networking) on 127.0.0.1, both directions:
@@ -18,7 +18,9 @@ import Testing
 struct PynetdicomInteropTests {
     static func client(_ callingAETitle: String) -> DICOMClient {
         DICOMClient(
-            configuration: .init(callingAETitle: callingAETitle, connectTimeout: .seconds(5), acseTimeout: .seconds(10), dimseTimeout: .seconds(30)),
+            configuration: .init(
+                callingAETitle: callingAETitle, connectTimeout: .seconds(5), acseTimeout: .seconds(10),
+                dimseTimeout: .seconds(30)),
             logger: TestSupport.logger("px.test.client")
         )
     }
@@ -30,13 +32,15 @@ struct PynetdicomInteropTests {
     /// scripts/pynetdicom-scu.py with `arguments`; its exit status and the JSON object it prints.
     static func scu(_ arguments: [String]) async throws -> (status: Int32, json: JSONValue) {
         let result = try await TestSupport.run(
-            TestSupport.python, [TestSupport.repositoryRoot + "/scripts/pynetdicom-scu.py"] + arguments, separateErrorOutput: true)
+            TestSupport.python, [TestSupport.repositoryRoot + "/scripts/pynetdicom-scu.py"] + arguments,
+            separateErrorOutput: true)
         let line = result.output.split(separator: "\n").last.map(String.init) ?? ""
         do {
             return (result.status, try JSONParser.parse(line))
         } catch {
             throw TestSupport.ScriptFailed(
-                script: "pynetdicom-scu.py", status: result.status, output: "no JSON on stdout: \(result.output) \(result.errorOutput)")
+                script: "pynetdicom-scu.py", status: result.status,
+                output: "no JSON on stdout: \(result.output) \(result.errorOutput)")
         }
     }
 
@@ -93,9 +97,12 @@ struct PynetdicomInteropTests {
                 continue
             }
             #expect(try Part10File(contentsOf: copy).transferSyntax.uid == sent)
-            let expected = try deflated
+            let expected =
+                try deflated
                 ? Part10File.inflatedDataSet(
-                    contentsOf: file, dataSetOffset: Part10File.checkStructure(contentsOf: file, maximumInflatedSize: 1 << 28).dataSetOffset,
+                    contentsOf: file,
+                    dataSetOffset: Part10File.checkStructure(contentsOf: file, maximumInflatedSize: 1 << 28)
+                        .dataSetOffset,
                     maximumInflatedSize: 1 << 28)
                 : TestSupport.dataSetBytes(file)
             #expect(try TestSupport.dataSetBytes(copy) == expected, "\(file)")
@@ -119,7 +126,9 @@ struct PynetdicomInteropTests {
                 #expect(echo.status == 0, "\(echo.json.serialized())")
                 #expect(echo.json["association"]?.stringValue == "accepted")
                 #expect(Self.number(echo.json["echo"]?["status"]) == 0)
-                #expect(echo.json["acceptedContexts"]?.arrayValue?.first?["abstractSyntax"]?.stringValue == WellKnownUID.verificationSOPClass)
+                #expect(
+                    echo.json["acceptedContexts"]?.arrayValue?.first?["abstractSyntax"]?.stringValue
+                        == WellKnownUID.verificationSOPClass)
 
                 let wrong = try await Self.scu(["echo", "127.0.0.1", "\(server.localPort)", "--aec", "WRONG"])
                 #expect(wrong.status == 1)
@@ -134,7 +143,9 @@ struct PynetdicomInteropTests {
         try await TestSupport.withTemporaryDirectory { dir in
             let storage = RecordingStorage(directory: dir + "/received")
             let store = try await TestSupport.withServer(aeTitle: "PXSCP", storage: storage, directory: dir) { server in
-                try await Self.scu(["store", "127.0.0.1", "\(server.localPort)", "--aet", "PYSTORE", "--aec", "PXSCP"] + context.corpus)
+                try await Self.scu(
+                    ["store", "127.0.0.1", "\(server.localPort)", "--aet", "PYSTORE", "--aec", "PXSCP"] + context.corpus
+                )
             }
             #expect(store.json["association"]?.stringValue == "accepted")
             let results = store.json["results"]?.arrayValue ?? []
@@ -177,7 +188,10 @@ struct PynetdicomInteropTests {
             let storage = RecordingStorage(directory: dir + "/received")
             let store = try await TestSupport.withServer(aeTitle: "PXSCP", storage: storage, directory: dir) { server in
                 try await Self.scu(
-                    ["store", "127.0.0.1", "\(server.localPort)", "--aec", "PXSCP", "--decode", "--transfer-syntax", implicit]
+                    [
+                        "store", "127.0.0.1", "\(server.localPort)", "--aec", "PXSCP", "--decode", "--transfer-syntax",
+                        implicit,
+                    ]
                         + context.qrCorpus)
             }
             #expect(store.status == 0, "\(store.json.serialized())")
@@ -224,16 +238,19 @@ struct PynetdicomPeer: SuiteTrait, TestScoping {
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
         try await TestSupport.requirePeers(
-            ["dump2dcm", "dcmodify", "dcmcjpeg", "dcmcrle", "dcmftest", "dcmdump", "python3"], pythonModules: ["pydicom", "pynetdicom"])
+            ["dump2dcm", "dcmodify", "dcmcjpeg", "dcmcrle", "dcmftest", "dcmdump", "python3"],
+            pythonModules: ["pydicom", "pynetdicom"])
         try await TestSupport.withTemporaryDirectory { work in
             let corpus = try await TestSupport.makeCorpus(in: work + "/corpus")
             guard corpus.count > 40 else {
-                throw TestSupport.ScriptFailed(script: "make-corpus.sh", status: 0, output: "only \(corpus.count) files")
+                throw TestSupport.ScriptFailed(
+                    script: "make-corpus.sh", status: 0, output: "only \(corpus.count) files")
             }
             let qrCorpus = try await QRCorpus.make(in: work + "/qr-corpus").files
             let output = work + "/scp"
             let process = try PeerProcess(
-                TestSupport.python, [TestSupport.repositoryRoot + "/scripts/pynetdicom-scp.py", output, "--aet", Self.scpAETitle],
+                TestSupport.python,
+                [TestSupport.repositoryRoot + "/scripts/pynetdicom-scp.py", output, "--aet", Self.scpAETitle],
                 logFile: work + "/scp.log")
             do {
                 let ready = try await process.waitForEvent { $0["event"]?.stringValue == "listening" }
@@ -241,7 +258,8 @@ struct PynetdicomPeer: SuiteTrait, TestScoping {
                     throw PeerProcess.PeerFailed(description: "no port in \(ready.serialized())")
                 }
                 let context = Context(
-                    scp: DICOMPeer(host: "127.0.0.1", port: port, aeTitle: Self.scpAETitle), process: process, outputDirectory: output,
+                    scp: DICOMPeer(host: "127.0.0.1", port: port, aeTitle: Self.scpAETitle), process: process,
+                    outputDirectory: output,
                     corpus: corpus, qrCorpus: qrCorpus)
                 try await Self.$current.withValue(context) { try await function() }
             } catch {

@@ -2,19 +2,23 @@ import DICOMData
 import DICOMNetwork
 import DICOMProtocol
 import Foundation
-import PXTestSupport
 import NIOCore
+import PXTestSupport
 import Testing
 
 /// C-FIND, C-MOVE and C-GET of ``DICOMAssociation`` against DCMTK's dcmqrscp (fork mode) on 127.0.0.1,
 /// with our own ``DICOMServer`` as the C-MOVE destination.
 @Suite(
     "Query/retrieve against dcmqrscp", .serialized,
-    .requires("dcmqrscp", "echoscu", "storescu", "dcmftest", "python3", pythonModules: ["pydicom"]), .timeLimit(.minutes(10))
+    .requires("dcmqrscp", "echoscu", "storescu", "dcmftest", "python3", pythonModules: ["pydicom"]),
+    .timeLimit(.minutes(10))
 )
 struct QueryRetrieveInteropTests {
-    static func script(_ name: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> String {
-        let result = try await TestSupport.run("bash", [TestSupport.repositoryRoot + "/scripts/" + name] + arguments, environment: environment)
+    static func script(_ name: String, _ arguments: [String], environment: [String: String] = [:]) async throws
+        -> String
+    {
+        let result = try await TestSupport.run(
+            "bash", [TestSupport.repositoryRoot + "/scripts/" + name] + arguments, environment: environment)
         #expect(result.status == 0, "\(name): \(result.output)")
         return result.output
     }
@@ -25,13 +29,18 @@ struct QueryRetrieveInteropTests {
             let corpus = dir + "/corpus"
             let moved = dir + "/moved"
             let got = dir + "/got"
-            for path in [moved, got] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
-            let generated = try await TestSupport.run(TestSupport.python, [TestSupport.repositoryRoot + "/scripts/make-qr-corpus.py", corpus])
+            for path in [moved, got] {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            }
+            let generated = try await TestSupport.run(
+                TestSupport.python, [TestSupport.repositoryRoot + "/scripts/make-qr-corpus.py", corpus])
             try #require(generated.status == 0, "\(generated.output)")
             let originals = TestSupport.dicomFiles(in: corpus)
             try #require(originals.count == 6)
             var byUID: [String: String] = [:]
-            for path in originals { byUID[try Part10File(contentsOf: path).dataSet.string(.sopInstanceUID) ?? ""] = path }
+            for path in originals {
+                byUID[try Part10File(contentsOf: path).dataSet.string(.sopInstanceUID) ?? ""] = path
+            }
             let originalByUID = byUID
 
             try await TestSupport.withServer(aeTitle: "PXSCP", directory: moved) { server in
@@ -41,13 +50,20 @@ struct QueryRetrieveInteropTests {
                 defer {
                     let stop = Process()
                     stop.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                    stop.arguments = ["bash", TestSupport.repositoryRoot + "/scripts/peer-stop.sh", qr + "/dcmqrscp.pid"]
-                    do { try stop.run(); stop.waitUntilExit() } catch { Issue.record("cannot stop dcmqrscp: \(error)") }
+                    stop.arguments = [
+                        "bash", TestSupport.repositoryRoot + "/scripts/peer-stop.sh", qr + "/dcmqrscp.pid",
+                    ]
+                    do {
+                        try stop.run()
+                        stop.waitUntilExit()
+                    } catch { Issue.record("cannot stop dcmqrscp: \(error)") }
                 }
-                let port = try #require(Int(portText.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").last ?? ""))
+                let port = try #require(
+                    Int(portText.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").last ?? ""))
                 _ = try await Self.script("dcmqrscp-load.sh", [qr, corpus])
                 let peer = DICOMPeer(host: "127.0.0.1", port: port, aeTitle: "QRSCP")
-                let client = DICOMClient(configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
+                let client = DICOMClient(
+                    configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
 
                 // C-FIND: studies, then their series, then their instances.
                 var instanceUIDs: [String] = []
@@ -72,7 +88,9 @@ struct QueryRetrieveInteropTests {
                         seriesKeys.set(.seriesInstanceUID, vr: .UI, string: "")
                         seriesKeys.set(.modality, vr: .CS, string: "")
                         var series: [String] = []
-                        for try await response in try await association.find(seriesKeys, model: .studyRoot, level: .series) {
+                        for try await response in try await association.find(
+                            seriesKeys, model: .studyRoot, level: .series)
+                        {
                             if let uid = response.identifier?.string(.seriesInstanceUID) { series.append(uid) }
                         }
                         #expect(!series.isEmpty)
@@ -81,14 +99,18 @@ struct QueryRetrieveInteropTests {
                             imageKeys.set(.studyInstanceUID, vr: .UI, string: study)
                             imageKeys.set(.seriesInstanceUID, vr: .UI, string: uid)
                             imageKeys.set(.sopInstanceUID, vr: .UI, string: "")
-                            for try await response in try await association.find(imageKeys, model: .studyRoot, level: .image) {
+                            for try await response in try await association.find(
+                                imageKeys, model: .studyRoot, level: .image)
+                            {
                                 if let sop = response.identifier?.string(.sopInstanceUID) { instanceUIDs.append(sop) }
                             }
                         }
                     }
                     // A limit of 1: one match, a C-CANCEL, then the final response (dcmqrscp ignores the cancel).
                     var limited: [FindResponse] = []
-                    for try await response in try await association.find(keys, model: .studyRoot, level: .study, limit: 1) {
+                    for try await response in try await association.find(
+                        keys, model: .studyRoot, level: .study, limit: 1)
+                    {
                         limited.append(response)
                     }
                     #expect(limited.filter { $0.identifier != nil }.count == 1)
@@ -100,8 +122,11 @@ struct QueryRetrieveInteropTests {
                 var studyKeys = DataSet()
                 studyKeys.set(.studyInstanceUID, vr: .UI, string: firstStudy)
                 var progress: [SubOperationCounts] = []
-                let moveResult = try await client.withAssociation(to: peer, proposing: [.move(.studyRoot)]) { association in
-                    try await association.move(studyKeys, model: .studyRoot, level: .study, destination: "PXSCP") { progress.append($0) }
+                let moveResult = try await client.withAssociation(to: peer, proposing: [.move(.studyRoot)]) {
+                    association in
+                    try await association.move(studyKeys, model: .studyRoot, level: .study, destination: "PXSCP") {
+                        progress.append($0)
+                    }
                 }
                 #expect(moveResult.status == .success)
                 let movedFiles = TestSupport.dicomFiles(in: moved)
@@ -115,8 +140,12 @@ struct QueryRetrieveInteropTests {
                 }
 
                 // C-GET of the same study on one association.
-                let getResult = try await client.withAssociation(to: peer, proposing: ProposedPresentationContext.get(.studyRoot)) { association in
-                    try await association.get(studyKeys, model: .studyRoot, level: .study, storage: DirectoryStorage(directory: got), directory: got)
+                let getResult = try await client.withAssociation(
+                    to: peer, proposing: ProposedPresentationContext.get(.studyRoot)
+                ) { association in
+                    try await association.get(
+                        studyKeys, model: .studyRoot, level: .study, storage: DirectoryStorage(directory: got),
+                        directory: got)
                 }
                 #expect(getResult.status == .success)
                 let gotFiles = TestSupport.dicomFiles(in: got)

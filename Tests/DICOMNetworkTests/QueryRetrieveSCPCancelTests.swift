@@ -1,8 +1,8 @@
 import DICOMData
 import DICOMProtocol
 import Foundation
-import PXTestSupport
 import NIOCore
+import PXTestSupport
 import Synchronization
 import Testing
 
@@ -10,7 +10,9 @@ import Testing
 
 /// C-CANCEL-RQ during C-MOVE and C-GET (PS3.4 §C.4.2.3.1, §C.4.3.3.1), sent by our own client (DCMTK's movescu
 /// and getscu cannot cancel), and a C-MOVE whose destination refuses one instance.
-@Suite("Query/Retrieve SCP: cancel, failed sub-operations, provider timeout", .serialized, .requires(pythonModules: ["pydicom"]), .timeLimit(.minutes(10)))
+@Suite(
+    "Query/Retrieve SCP: cancel, failed sub-operations, provider timeout", .serialized,
+    .requires(pythonModules: ["pydicom"]), .timeLimit(.minutes(10)))
 struct QueryRetrieveSCPCancelTests {
     /// Keys for every study of the corpus (list of UID matching): all six instances.
     static func allStudies(_ corpus: [QueryRetrieveSCPTests.CorpusInstance]) -> DataSet {
@@ -31,7 +33,8 @@ struct QueryRetrieveSCPCancelTests {
             message, presentationContextID: context.id, dataSet: try association.encode(keys, in: context))
         var pending = 0
         while true {
-            let (response, _) = try await association.response(to: 1, waitingFor: "a retrieve response", storage: storage)
+            let (response, _) = try await association.response(
+                to: 1, waitingFor: "a retrieve response", storage: storage)
             let status: DIMSEStatus
             let counts: SubOperationCounts
             switch response {
@@ -56,16 +59,20 @@ struct QueryRetrieveSCPCancelTests {
             try FileManager.default.createDirectory(atPath: received, withIntermediateDirectories: true)
             // The destination: our own SCP, taking 200 ms per instance.
             try await TestSupport.withServer(
-                aeTitle: "SLOWSCP", storage: SlowStorage(directory: received, delay: .milliseconds(200)), directory: received
+                aeTitle: "SLOWSCP", storage: SlowStorage(directory: received, delay: .milliseconds(200)),
+                directory: received
             ) { destination in
                 let table = ["SLOWSCP": DICOMPeer(host: "127.0.0.1", port: destination.localPort, aeTitle: "SLOWSCP")]
                 try await QueryRetrieveSCPTests.withQRServer(destinations: table) { server, _, corpus in
-                    let client = DICOMClient(configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
+                    let client = DICOMClient(
+                        configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
                     let peer = DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXQR")
                     let sopClass = QueryRetrieveModel.studyRoot.moveSOPClass
-                    let outcome = try await client.withAssociation(to: peer, proposing: [.move(.studyRoot)]) { association in
+                    let outcome = try await client.withAssociation(to: peer, proposing: [.move(.studyRoot)]) {
+                        association in
                         try await Self.cancelAfterFirst(
-                            association, .cMoveRQ(CMoveRQ(messageID: 1, affectedSOPClassUID: sopClass, moveDestination: "SLOWSCP")),
+                            association,
+                            .cMoveRQ(CMoveRQ(messageID: 1, affectedSOPClassUID: sopClass, moveDestination: "SLOWSCP")),
                             sopClass: sopClass, keys: Self.allStudies(corpus), storage: nil)
                     }
                     #expect(outcome.status == .cancel)
@@ -83,14 +90,18 @@ struct QueryRetrieveSCPCancelTests {
         try await QueryRetrieveSCPTests.withQRServer { server, dir, corpus in
             let got = dir + "/got"
             try FileManager.default.createDirectory(atPath: got, withIntermediateDirectories: true)
-            let client = DICOMClient(configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
+            let client = DICOMClient(
+                configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
             let peer = DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXQR")
             let sopClass = QueryRetrieveModel.studyRoot.getSOPClass
-            let outcome = try await client.withAssociation(to: peer, proposing: ProposedPresentationContext.get(.studyRoot)) {
+            let outcome = try await client.withAssociation(
+                to: peer, proposing: ProposedPresentationContext.get(.studyRoot)
+            ) {
                 association in
                 try await Self.cancelAfterFirst(
                     association, .cGetRQ(CGetRQ(messageID: 1, affectedSOPClassUID: sopClass)), sopClass: sopClass,
-                    keys: Self.allStudies(corpus), storage: .init(directory: got, storage: DirectoryStorage(directory: got)))
+                    keys: Self.allStudies(corpus),
+                    storage: .init(directory: got, storage: DirectoryStorage(directory: got)))
             }
             #expect(outcome.status == .cancel)
             let completed = Int(outcome.counts.completed ?? 0)
@@ -116,9 +127,11 @@ extension QueryRetrieveSCPCancelTests {
                     #expect(study.count == 2)
                     refusing.refuse(study.first ?? "")
                     let keys = Self.studyKeys(ctStudy)
-                    let client = DICOMClient(configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
+                    let client = DICOMClient(
+                        configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
                     let peer = DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXQR")
-                    let result = try await client.withAssociation(to: peer, proposing: [.move(.studyRoot)]) { association in
+                    let result = try await client.withAssociation(to: peer, proposing: [.move(.studyRoot)]) {
+                        association in
                         try await association.move(keys, model: .studyRoot, level: .study, destination: "PICKY")
                     }
                     #expect(result.status == .coercionOfDataElements)  // 0xB000
@@ -173,20 +186,25 @@ extension QueryRetrieveSCPCancelTests {
     @Test("a provider that never answers gives failure statuses after the provider timeout, not a hang")
     func stuckProvider() async throws {
         try await TestSupport.withTemporaryDirectory { dir in
-            var configuration = DICOMServer.Configuration(host: "127.0.0.1", port: 0, aeTitle: "PXQR", temporaryDirectory: dir)
-            configuration.queryRetrieve = QueryRetrieveSCPConfiguration(provider: StuckProvider(), providerTimeout: .milliseconds(300))
+            var configuration = DICOMServer.Configuration(
+                host: "127.0.0.1", port: 0, aeTitle: "PXQR", temporaryDirectory: dir)
+            configuration.queryRetrieve = QueryRetrieveSCPConfiguration(
+                provider: StuckProvider(), providerTimeout: .milliseconds(300))
             let server = try await DICOMServer.bind(
-                configuration: configuration, storage: DirectoryStorage(directory: dir), logger: TestSupport.logger("px.test.server"))
+                configuration: configuration, storage: DirectoryStorage(directory: dir),
+                logger: TestSupport.logger("px.test.server"))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await server.run() }
                 defer { group.cancelAll() }
                 let client = DICOMClient(
-                    configuration: .init(callingAETitle: "PXSCU", dimseTimeout: .seconds(5)), logger: TestSupport.logger("px.test.client"))
+                    configuration: .init(callingAETitle: "PXSCU", dimseTimeout: .seconds(5)),
+                    logger: TestSupport.logger("px.test.client"))
                 let peer = DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXQR")
                 let started = ContinuousClock.now
                 let (find, get, move) = try await client.withAssociation(
                     to: peer,
-                    proposing: [.find(.studyRoot), .move(.studyRoot)] + ProposedPresentationContext.get(.studyRoot, storageSOPClasses: [])
+                    proposing: [.find(.studyRoot), .move(.studyRoot)]
+                        + ProposedPresentationContext.get(.studyRoot, storageSOPClasses: [])
                 ) { association in
                     let keys = Self.studyKeys("1.2.3")
                     var findStatus: DIMSEStatus?
@@ -195,7 +213,8 @@ extension QueryRetrieveSCPCancelTests {
                         findStatus = response.status
                     }
                     let get = try await association.get(
-                        keys, model: .studyRoot, level: .study, storage: DirectoryStorage(directory: dir), directory: dir)
+                        keys, model: .studyRoot, level: .study, storage: DirectoryStorage(directory: dir),
+                        directory: dir)
                     let move = try await association.move(keys, model: .studyRoot, level: .study, destination: "ANY")
                     return (findStatus, get.status, move.status)
                 }
@@ -218,15 +237,21 @@ extension QueryRetrieveSCPCancelTests {
             try await TestSupport.withServer(aeTitle: "SLOWSCP", storage: slow, directory: received) { destination in
                 let table = ["SLOWSCP": DICOMPeer(host: "127.0.0.1", port: destination.localPort, aeTitle: "SLOWSCP")]
                 // Six instances at 300 ms: about 1.8 s of silence from the requestor, against a 1 s idle timeout.
-                try await QueryRetrieveSCPTests.withQRServer(destinations: table, idleTimeout: .seconds(1)) { server, _, corpus in
-                    let client = DICOMClient(configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
+                try await QueryRetrieveSCPTests.withQRServer(destinations: table, idleTimeout: .seconds(1)) {
+                    server, _, corpus in
+                    let client = DICOMClient(
+                        configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
                     let peer = DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXQR")
                     let keys = Self.allStudies(corpus)
-                    let (move, matches) = try await client.withAssociation(to: peer, proposing: [.move(.studyRoot), .find(.studyRoot)]) {
+                    let (move, matches) = try await client.withAssociation(
+                        to: peer, proposing: [.move(.studyRoot), .find(.studyRoot)]
+                    ) {
                         association in
-                        let move = try await association.move(keys, model: .studyRoot, level: .study, destination: "SLOWSCP")
+                        let move = try await association.move(
+                            keys, model: .studyRoot, level: .study, destination: "SLOWSCP")
                         var matches = 0
-                        for try await response in try await association.find(keys, model: .studyRoot) where response.identifier != nil {
+                        for try await response in try await association.find(keys, model: .studyRoot)
+                        where response.identifier != nil {
                             matches += 1
                         }
                         return (move, matches)

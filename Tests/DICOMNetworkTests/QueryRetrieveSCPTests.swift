@@ -1,8 +1,8 @@
 import DICOMData
 import DICOMProtocol
 import Foundation
-import PXTestSupport
 import NIOCore
+import PXTestSupport
 import Testing
 
 @testable import DICOMNetwork
@@ -58,13 +58,15 @@ struct QueryRetrieveSCPTests {
         try await TestSupport.withTemporaryDirectory { dir in
             let corpus = try await Self.makeCorpus(dir + "/corpus")
             let archive = try DirectoryArchive(
-                directory: dir + "/corpus", moveDestinations: destinations, logger: TestSupport.logger("px.test.archive"))
+                directory: dir + "/corpus", moveDestinations: destinations,
+                logger: TestSupport.logger("px.test.archive"))
             #expect(archive.instances.count == 6)
             let scratch = dir + "/scratch"
             try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
             return try await TestSupport.withServer(aeTitle: "PXQR", directory: scratch) { configuration in
                 configuration.queryRetrieve = QueryRetrieveSCPConfiguration(
-                    provider: wrap(archive), connectTimeout: .seconds(3), acseTimeout: .seconds(5), dimseTimeout: .seconds(10))
+                    provider: wrap(archive), connectTimeout: .seconds(3), acseTimeout: .seconds(5),
+                    dimseTimeout: .seconds(10))
                 configuration.idleTimeout = idleTimeout
             } _: { server in
                 try await body(server, scratch, corpus)
@@ -73,13 +75,16 @@ struct QueryRetrieveSCPTests {
     }
 
     /// Runs findscu with `-X` into a fresh directory and returns the response data sets (in file order).
-    static func find(_ server: DICOMServer, _ directory: String, model: String, _ keys: [String], extra: [String] = []) async throws
+    static func find(_ server: DICOMServer, _ directory: String, model: String, _ keys: [String], extra: [String] = [])
+        async throws
         -> (TestSupport.ProcessResult, [DataSet])
     {
         let out = directory + "/find-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
         let arguments =
-            ["-v", model, "-X", "-od", out, "-aec", "PXQR"] + extra + keys.flatMap { ["-k", $0] } + ["127.0.0.1", "\(server.localPort)"]
+            ["-v", model, "-X", "-od", out, "-aec", "PXQR"] + extra + keys.flatMap { ["-k", $0] } + [
+                "127.0.0.1", "\(server.localPort)",
+            ]
         let result = try await TestSupport.run("findscu", arguments)
         var responses: [DataSet] = []
         for path in TestSupport.dicomFiles(in: out) {
@@ -140,7 +145,9 @@ struct QueryRetrieveSCPTests {
                 ["QueryRetrieveLevel=STUDY", "PatientID=PAT001", "StudyInstanceUID", "StudyDate", "ModalitiesInStudy"])
             let pat001Studies = Self.sortedRows(
                 corpus.filter { $0.patientID == "PAT001" }.map { [$0.studyUID, $0.studyDate, $0.modality] })
-            #expect(Self.rows(responses, [.studyInstanceUID, .studyDate, Tag(0x0008, 0x0061)]) == pat001Studies, "\(result.output)")
+            #expect(
+                Self.rows(responses, [.studyInstanceUID, .studyDate, Tag(0x0008, 0x0061)]) == pat001Studies,
+                "\(result.output)")
 
             // Study Root, STUDY level, date range: only the study of 2024-01-16.
             (result, responses) = try await Self.find(
@@ -153,10 +160,15 @@ struct QueryRetrieveSCPTests {
             let twoStudies = Array(Set(corpus.map(\.studyUID))).sorted().prefix(2)
             (result, responses) = try await Self.find(
                 server, dir, model: "-S",
-                ["QueryRetrieveLevel=SERIES", "StudyInstanceUID=" + twoStudies.joined(separator: "\\"), "SeriesInstanceUID", "Modality"])
+                [
+                    "QueryRetrieveLevel=SERIES", "StudyInstanceUID=" + twoStudies.joined(separator: "\\"),
+                    "SeriesInstanceUID", "Modality",
+                ])
             let seriesRows = Self.sortedRows(
                 corpus.filter { twoStudies.contains($0.studyUID) }.map { [$0.studyUID, $0.seriesUID, $0.modality] })
-            #expect(Self.rows(responses, [.studyInstanceUID, .seriesInstanceUID, .modality]) == seriesRows, "\(result.output)")
+            #expect(
+                Self.rows(responses, [.studyInstanceUID, .seriesInstanceUID, .modality]) == seriesRows,
+                "\(result.output)")
             #expect(responses.allSatisfy { $0.string(.queryRetrieveLevel) == "SERIES" })
 
             // Patient Root, IMAGE level under one series: its instances, with the unique key returned.
@@ -172,7 +184,8 @@ struct QueryRetrieveSCPTests {
             #expect(Self.rows(responses, [.sopInstanceUID]) == instanceRows, "\(result.output)")
             // The level's unique key is returned although it was not asked for.
             let imageTags: Set<DICOMData.Tag> = [
-                .queryRetrieveLevel, .patientID, .studyInstanceUID, .seriesInstanceUID, .instanceNumber, .sopInstanceUID,
+                .queryRetrieveLevel, .patientID, .studyInstanceUID, .seriesInstanceUID, .instanceNumber,
+                .sopInstanceUID,
             ]
             #expect(responses.allSatisfy { Set($0.elements.map(\.tag)) == imageTags })
             #expect(Set(responses.compactMap { $0.string(.instanceNumber) }) == ["1", "2"])
@@ -186,11 +199,14 @@ struct QueryRetrieveSCPTests {
 
             // UTF-8 key (Specific Character Set ISO_IR 192) with a wild card, against the UTF-8 record of PAT003.
             (result, responses) = try await Self.find(
-                server, dir, model: "-P", ["QueryRetrieveLevel=PATIENT", "SpecificCharacterSet=ISO_IR 192", "PatientName=山田*", "PatientID"])
-            #expect(Self.rows(responses, [.patientID, .patientName]) == [["PAT003", "山田^太郎=やまだ^たろう"]], "\(result.output)")
+                server, dir, model: "-P",
+                ["QueryRetrieveLevel=PATIENT", "SpecificCharacterSet=ISO_IR 192", "PatientName=山田*", "PatientID"])
+            #expect(
+                Self.rows(responses, [.patientID, .patientName]) == [["PAT003", "山田^太郎=やまだ^たろう"]], "\(result.output)")
 
             // No match: success without pending responses.
-            (result, responses) = try await Self.find(server, dir, model: "-S", ["QueryRetrieveLevel=STUDY", "PatientID=NOBODY"])
+            (result, responses) = try await Self.find(
+                server, dir, model: "-S", ["QueryRetrieveLevel=STUDY", "PatientID=NOBODY"])
             #expect(result.status == 0)
             #expect(responses.isEmpty)
         }
@@ -199,12 +215,14 @@ struct QueryRetrieveSCPTests {
     @Test("findscu --cancel 1 gets a cancel status (0xFE00) after one match")
     func findCancel() async throws {
         // A slow archive (a match every 300 ms), so that the C-CANCEL-RQ arrives while matches are still coming.
+        // swift-format-ignore: OnlyOneTrailingClosureArgument
         try await Self.withQRServer(wrap: { SlowProvider(base: $0, delay: .milliseconds(300)) }) { server, dir, _ in
             let (result, responses) = try await Self.find(
                 server, dir, model: "-S", ["QueryRetrieveLevel=STUDY", "StudyInstanceUID"], extra: ["--cancel", "1"])
             #expect(result.status == 0, "\(result.output)")
             #expect(
-                result.output.contains("Received Final Find Response (Cancel: MatchingTerminatedDueToCancelRequest)"), "\(result.output)")
+                result.output.contains("Received Final Find Response (Cancel: MatchingTerminatedDueToCancelRequest)"),
+                "\(result.output)")
             #expect(responses.count == 1, "\(result.output)")
         }
     }
@@ -212,25 +230,33 @@ struct QueryRetrieveSCPTests {
     @Test("a bad Query/Retrieve Level and a garbage identifier get failure statuses, and the server goes on")
     func badIdentifiers() async throws {
         try await Self.withQRServer { server, dir, _ in
-            let (result, responses) = try await Self.find(server, dir, model: "-S", ["QueryRetrieveLevel=PATIENT", "PatientID"])
+            let (result, responses) = try await Self.find(
+                server, dir, model: "-S", ["QueryRetrieveLevel=PATIENT", "PatientID"])
             #expect(responses.isEmpty)
             // Study Root has no PATIENT level (PS3.4 §C.6.2): 0xA900, which DCMTK names DataSetDoesNotMatchSOPClass.
-            #expect(result.output.contains("Received Final Find Response (Error: DataSetDoesNotMatchSOPClass)"), "\(result.output)")
+            #expect(
+                result.output.contains("Received Final Find Response (Error: DataSetDoesNotMatchSOPClass)"),
+                "\(result.output)")
 
             // Garbage bytes as the identifier, sent through our own client.
-            let client = DICOMClient(configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
+            let client = DICOMClient(
+                configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
             let peer = DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXQR")
-            let status = try await client.withAssociation(to: peer, proposing: [.find(.studyRoot), .move(.studyRoot)]) { association in
+            let status = try await client.withAssociation(to: peer, proposing: [.find(.studyRoot), .move(.studyRoot)]) {
+                association in
                 var statuses: [DIMSEStatus] = []
                 for (sopClass, message) in [
                     (
                         QueryRetrieveModel.studyRoot.findSOPClass,
-                        DIMSEMessage.cFindRQ(CFindRQ(messageID: 7, affectedSOPClassUID: WellKnownUID.studyRootQueryRetrieveFind))
+                        DIMSEMessage.cFindRQ(
+                            CFindRQ(messageID: 7, affectedSOPClassUID: WellKnownUID.studyRootQueryRetrieveFind))
                     ),
                     (
                         QueryRetrieveModel.studyRoot.moveSOPClass,
                         DIMSEMessage.cMoveRQ(
-                            CMoveRQ(messageID: 8, affectedSOPClassUID: WellKnownUID.studyRootQueryRetrieveMove, moveDestination: "X"))
+                            CMoveRQ(
+                                messageID: 8, affectedSOPClassUID: WellKnownUID.studyRootQueryRetrieveMove,
+                                moveDestination: "X"))
                     ),
                 ] {
                     let context = try association.context(for: sopClass, "test")
@@ -290,11 +316,14 @@ struct QueryRetrieveSCPTests {
         }
     }
 
-    @Test("movescu by study and by series to storescp: identical data sets, counts; unknown and unreachable destinations")
+    @Test(
+        "movescu by study and by series to storescp: identical data sets, counts; unknown and unreachable destinations")
     func move() async throws {
         let scratch = NSTemporaryDirectory() + "px-qrscp-move-" + UUID().uuidString
         defer {
-            do { try FileManager.default.removeItem(atPath: scratch) } catch { Issue.record("cannot remove \(scratch)") }
+            do { try FileManager.default.removeItem(atPath: scratch) } catch {
+                Issue.record("cannot remove \(scratch)")
+            }
         }
         let deadPort = try TestSupport.freePort()
         let selfPort = try TestSupport.freePort()
@@ -310,7 +339,8 @@ struct QueryRetrieveSCPTests {
                 var result = try await TestSupport.run(
                     "movescu",
                     [
-                        "-d", "-P", "-aec", "PXQR", "-aem", "STORESCP", "-k", "QueryRetrieveLevel=STUDY", "-k", "PatientID=PAT001",
+                        "-d", "-P", "-aec", "PXQR", "-aem", "STORESCP", "-k", "QueryRetrieveLevel=STUDY", "-k",
+                        "PatientID=PAT001",
                         "-k", "StudyInstanceUID=\(ct.studyUID)", "127.0.0.1", "\(server.localPort)",
                     ])
                 #expect(result.status == 0, "\(result.output)")
@@ -345,8 +375,10 @@ struct QueryRetrieveSCPTests {
                 result = try await TestSupport.run(
                     "movescu",
                     [
-                        "-d", "-S", "-aet", "MOVESCU", "-aec", "PXQR", "-aem", "MOVESCU", "--port", "\(selfPort)", "-od", selfDir,
-                        "-k", "QueryRetrieveLevel=STUDY", "-k", "StudyInstanceUID=\(mr.studyUID)", "127.0.0.1", "\(server.localPort)",
+                        "-d", "-S", "-aet", "MOVESCU", "-aec", "PXQR", "-aem", "MOVESCU", "--port", "\(selfPort)",
+                        "-od", selfDir,
+                        "-k", "QueryRetrieveLevel=STUDY", "-k", "StudyInstanceUID=\(mr.studyUID)", "127.0.0.1",
+                        "\(server.localPort)",
                     ])
                 #expect(result.status == 0, "\(result.output)")
                 #expect(Self.lastCount(result.output, "Completed Suboperations") == 1, "\(result.output)")
@@ -360,7 +392,9 @@ struct QueryRetrieveSCPTests {
                         "StudyInstanceUID=\(mr.studyUID)",
                         "127.0.0.1", "\(server.localPort)",
                     ])
-                #expect(result.output.contains("Received Final Move Response (Refused: MoveDestinationUnknown)"), "\(result.output)")
+                #expect(
+                    result.output.contains("Received Final Move Response (Refused: MoveDestinationUnknown)"),
+                    "\(result.output)")
                 #expect(result.status != 0, "\(result.output)")
 
                 // A destination that does not answer: a failure status (every sub-operation failed), not a hang.
@@ -372,7 +406,9 @@ struct QueryRetrieveSCPTests {
                         "StudyInstanceUID=\(ct.studyUID)",
                         "127.0.0.1", "\(server.localPort)",
                     ])
-                #expect(result.output.contains("0xa702: Refused: Out of resources - Unable to perform sub-operations"), "\(result.output)")
+                #expect(
+                    result.output.contains("0xa702: Refused: Out of resources - Unable to perform sub-operations"),
+                    "\(result.output)")
                 #expect(result.output.contains("FailedSOPInstanceUIDList"), "\(result.output)")
                 #expect(Self.lastCount(result.output, "Failed Suboperations") == 2, "\(result.output)")
                 #expect(ContinuousClock.now - started < .seconds(10))
@@ -389,7 +425,10 @@ struct QueryRetrieveSCPTests {
                 let ct = corpus.first { $0.patientID == "PAT001" && $0.modality == "CT" }!
                 let latin1 = corpus.first { $0.patientID == "PAT002" }!
                 return [
-                    ("-S", ["QueryRetrieveLevel=STUDY", "StudyInstanceUID=\(ct.studyUID)"], corpus.filter { $0.studyUID == ct.studyUID }),
+                    (
+                        "-S", ["QueryRetrieveLevel=STUDY", "StudyInstanceUID=\(ct.studyUID)"],
+                        corpus.filter { $0.studyUID == ct.studyUID }
+                    ),
                     (
                         "-P",
                         [
@@ -405,9 +444,13 @@ struct QueryRetrieveSCPTests {
                 try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
                 let result = try await TestSupport.run(
                     "getscu",
-                    ["-v", model, "-aec", "PXQR", "-od", out] + keys.flatMap { ["-k", $0] } + ["127.0.0.1", "\(server.localPort)"])
+                    ["-v", model, "-aec", "PXQR", "-od", out] + keys.flatMap { ["-k", $0] } + [
+                        "127.0.0.1", "\(server.localPort)",
+                    ])
                 #expect(result.status == 0, "\(result.output)")
-                #expect(Self.lastCount(result.output, "Number of Completed Suboperations") == expected.count, "\(result.output)")
+                #expect(
+                    Self.lastCount(result.output, "Number of Completed Suboperations") == expected.count,
+                    "\(result.output)")
                 #expect(Self.lastCount(result.output, "Number of Failed Suboperations") == 0, "\(result.output)")
                 let got = try Self.received(out)
                 #expect(Set(got.keys) == Set(expected.map(\.sopUID)))
@@ -421,10 +464,13 @@ struct QueryRetrieveSCPTests {
 }
 
 extension QueryRetrieveSCPTests {
-    @Test("C-GET honours role selection and transfer syntaxes: no SCP role fails every sub-operation; Implicit VR only is re-encoded")
+    @Test(
+        "C-GET honours role selection and transfer syntaxes: no SCP role fails every sub-operation; Implicit VR only is re-encoded"
+    )
     func getNegotiation() async throws {
         try await Self.withQRServer { server, dir, corpus in
-            let client = DICOMClient(configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
+            let client = DICOMClient(
+                configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
             let peer = DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXQR")
             let ct = try #require(corpus.first { $0.patientID == "PAT001" && $0.modality == "CT" })
             var keys = DataSet()
@@ -434,18 +480,21 @@ extension QueryRetrieveSCPTests {
             // CT Image Storage proposed without the SCP role: the server may not send on it (PS3.7 §D.3.3.4).
             let noRole = [
                 ProposedPresentationContext.get(.studyRoot)[0],
-                ProposedPresentationContext(abstractSyntax: ctImage, transferSyntaxes: TransferSyntaxLists.uncompressed),
+                ProposedPresentationContext(
+                    abstractSyntax: ctImage, transferSyntaxes: TransferSyntaxLists.uncompressed),
             ]
             let refused = dir + "/refused"
             try FileManager.default.createDirectory(atPath: refused, withIntermediateDirectories: true)
             let failed = try await client.withAssociation(to: peer, proposing: noRole) { association in
                 try await association.get(
-                    keys, model: .studyRoot, level: .study, storage: DirectoryStorage(directory: refused), directory: refused)
+                    keys, model: .studyRoot, level: .study, storage: DirectoryStorage(directory: refused),
+                    directory: refused)
             }
             #expect(failed.status == .outOfResourcesSubOperations)
             #expect(failed.subOperations.failed == 2)
             #expect(failed.subOperations.completed == 0)
-            #expect(Set(failed.failedSOPInstanceUIDs) == Set(corpus.filter { $0.studyUID == ct.studyUID }.map(\.sopUID)))
+            #expect(
+                Set(failed.failedSOPInstanceUIDs) == Set(corpus.filter { $0.studyUID == ct.studyUID }.map(\.sopUID)))
             #expect(TestSupport.dicomFiles(in: refused).isEmpty)
 
             // With the SCP role but Implicit VR Little Endian only: the Explicit VR files are re-encoded.
@@ -455,8 +504,9 @@ extension QueryRetrieveSCPTests {
             try FileManager.default.createDirectory(atPath: got, withIntermediateDirectories: true)
             var pending: [SubOperationCounts] = []
             let result = try await client.withAssociation(to: peer, proposing: implicitOnly) { association in
-                try await association.get(keys, model: .studyRoot, level: .study, storage: DirectoryStorage(directory: got), directory: got)
-                {
+                try await association.get(
+                    keys, model: .studyRoot, level: .study, storage: DirectoryStorage(directory: got), directory: got
+                ) {
                     pending.append($0)
                 }
             }

@@ -9,14 +9,16 @@ import Testing
 @Suite(
     "DICOMServer with DCMTK clients", .serialized,
     // make-corpus.sh needs the DCMTK tools after the peer itself, and python3.
-    .requires("echoscu", "storescu", "dump2dcm", "dcmodify", "dcmcjpeg", "dcmcrle", "dcmftest", "dcmdump", "python3"), .timeLimit(.minutes(10))
+    .requires("echoscu", "storescu", "dump2dcm", "dcmodify", "dcmcjpeg", "dcmcrle", "dcmftest", "dcmdump", "python3"),
+    .timeLimit(.minutes(10))
 )
 struct ServerInteropTests {
     @Test("echoscu succeeds")
     func echo() async throws {
         try await TestSupport.withTemporaryDirectory { dir in
             try await TestSupport.withServer(directory: dir) { server in
-                let result = try await TestSupport.run("echoscu", ["-aec", "PXSCP", "127.0.0.1", "\(server.localPort)"])
+                let result = try await TestSupport.run(
+                    "echoscu", ["-aec", "PXSCP", "127.0.0.1", "\(server.localPort)"])
                 #expect(result.status == 0, "\(result.output)")
             }
         }
@@ -26,7 +28,8 @@ struct ServerInteropTests {
     func echoWrongAET() async throws {
         try await TestSupport.withTemporaryDirectory { dir in
             try await TestSupport.withServer(directory: dir) { server in
-                let result = try await TestSupport.run("echoscu", ["-aec", "WRONG", "127.0.0.1", "\(server.localPort)"])
+                let result = try await TestSupport.run(
+                    "echoscu", ["-aec", "WRONG", "127.0.0.1", "\(server.localPort)"])
                 #expect(result.status != 0)
                 #expect(result.output.contains("Called AE Title Not Recognized"), "\(result.output)")
             }
@@ -51,7 +54,9 @@ struct ServerInteropTests {
             try await TestSupport.withServer(directory: received) { server in
                 for batch in batches where !batch.files.isEmpty {
                     let result = try await TestSupport.run(
-                        "storescu", ["-aec", "PXSCP", "--required"] + batch.flags + ["127.0.0.1", "\(server.localPort)"] + batch.files)
+                        "storescu",
+                        ["-aec", "PXSCP", "--required"] + batch.flags + ["127.0.0.1", "\(server.localPort)"]
+                            + batch.files)
                     #expect(result.status == 0, "\(result.output)")
                 }
             }
@@ -81,7 +86,8 @@ struct ServerInteropTests {
                     }
                 } else {
                     // storescu converted it (big endian and deflated are proposed as Explicit VR Little Endian).
-                    #expect(originals[0].transferSyntax.isBigEndian || originals[0].transferSyntax.isDeflated, "\(path)")
+                    #expect(
+                        originals[0].transferSyntax.isBigEndian || originals[0].transferSyntax.isDeflated, "\(path)")
                 }
                 #expect(try TestSupport.dataSetJSON(copy) == TestSupport.dataSetJSON(path), "\(path)")
                 compared += 1

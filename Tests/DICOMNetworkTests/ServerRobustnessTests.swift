@@ -1,7 +1,7 @@
 import DICOMNetwork
 import Foundation
-import PXTestSupport
 import NIOCore
+import PXTestSupport
 import Testing
 
 /// Hostile and silent peers against ``DICOMServer``, driven by raw sockets (python3).
@@ -24,7 +24,8 @@ struct ServerRobustnessTests {
             """
         let result = try await TestSupport.run("python3", ["-c", script])
         #expect(result.status == 0, "\(result.output)")
-        let parts = result.output.trimmingCharacters(in: .newlines).split(separator: " ", omittingEmptySubsequences: false)
+        let parts = result.output.trimmingCharacters(in: .newlines).split(
+            separator: " ", omittingEmptySubsequences: false)
         return (String(parts.first ?? ""), Double(parts.last ?? "") ?? -1)
     }
 
@@ -52,7 +53,8 @@ struct ServerRobustnessTests {
     @Test("a silent client is closed after the ARTIM timeout")
     func silent() async throws {
         try await TestSupport.withTemporaryDirectory { dir in
-            try await TestSupport.withServer(directory: dir, configure: { $0.artimTimeout = .milliseconds(500) }) { server in
+            try await TestSupport.withServer(directory: dir, configure: { $0.artimTimeout = .milliseconds(500) }) {
+                server in
                 let (reply, seconds) = try await Self.exchange(port: server.localPort, payloadHex: "")
                 #expect(reply.isEmpty)
                 #expect(seconds >= 0.4 && seconds < 3, "closed after \(seconds) s")

@@ -1,8 +1,8 @@
 import DICOMData
 import DICOMProtocol
 import Foundation
-import PXTestSupport
 import NIOCore
+import PXTestSupport
 import Testing
 
 @testable import DICOMNetwork
@@ -22,11 +22,13 @@ struct StateMachineActionTests {
         return buffer.readableBytesView.map { String(format: "%02x", $0) }.joined()
     }
 
-    @Test("ARTIM started by the A-ASSOCIATE-RJ bounds the whole Sta13 wait: PDUs the peer keeps sending do not extend it")
+    @Test(
+        "ARTIM started by the A-ASSOCIATE-RJ bounds the whole Sta13 wait: PDUs the peer keeps sending do not extend it")
     func artimSpansSta13() async throws {
         let rq = try Self.associateRQ(called: "WRONG")
         try await TestSupport.withTemporaryDirectory { dir in
-            try await TestSupport.withServer(directory: dir, configure: { $0.artimTimeout = .milliseconds(600) }) { server in
+            try await TestSupport.withServer(directory: dir, configure: { $0.artimTimeout = .milliseconds(600) }) {
+                server in
                 // After the RJ, an A-RELEASE-RQ every 100 ms (Sta13 ignores them, AA-6) and never a close:
                 // only ARTIM can end the connection. Prints the reply and when the server closed.
                 let script = """
@@ -65,9 +67,11 @@ struct StateMachineActionTests {
     func unrecognizedOperation() async throws {
         try await TestSupport.withTemporaryDirectory { dir in
             try await TestSupport.withServer(directory: dir) { server in
-                let client = DICOMClient(configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
+                let client = DICOMClient(
+                    configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
                 let peer = DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXSCP")
-                let (response, echo) = try await client.withAssociation(to: peer, proposing: [.verification]) { association in
+                let (response, echo) = try await client.withAssociation(to: peer, proposing: [.verification]) {
+                    association in
                     // N-GET-RQ (PS3.7 §10.3.2) on the Verification context.
                     var request = CommandSet()
                     request[CommandSet.Element.commandField] = .uint16(0x0110)
@@ -75,13 +79,16 @@ struct StateMachineActionTests {
                     request[CommandSet.Element.requestedSOPClassUID] = .string(WellKnownUID.verificationSOPClass)
                     request[CommandSet.Element.commandDataSetType] = .uint16(CommandSet.noDataSet)
                     let context = try association.context(for: WellKnownUID.verificationSOPClass, "N-GET")
-                    try await association.connection.send(.unrecognized(request), presentationContextID: context.id, dataSet: nil)
+                    try await association.connection.send(
+                        .unrecognized(request), presentationContextID: context.id, dataSet: nil)
                     let (response, _) = try await association.response(to: 5, waitingFor: "the N-GET-RSP")
                     return (response, try await association.echo())
                 }
                 #expect(response.commandField.rawValue == 0x8110)
                 #expect(response.status == .unrecognizedOperation)
-                #expect(response.commandSet.string(CommandSet.Element.affectedSOPClassUID) == WellKnownUID.verificationSOPClass)
+                #expect(
+                    response.commandSet.string(CommandSet.Element.affectedSOPClassUID)
+                        == WellKnownUID.verificationSOPClass)
                 #expect(echo == .success)
             }
         }

@@ -25,7 +25,8 @@ extension TestSupport {
         configure: (inout DICOMServer.Configuration) -> Void = { _ in },
         _ body: @Sendable (DICOMServer) async throws -> R
     ) async throws -> R {
-        var configuration = DICOMServer.Configuration(host: "127.0.0.1", port: 0, aeTitle: aeTitle, temporaryDirectory: directory)
+        var configuration = DICOMServer.Configuration(
+            host: "127.0.0.1", port: 0, aeTitle: aeTitle, temporaryDirectory: directory)
         configure(&configuration)
         let server = try await DICOMServer.bind(
             configuration: configuration,
@@ -41,7 +42,8 @@ extension TestSupport {
 
     /// Generates the small test corpus (scripts/make-corpus.sh) into `directory`; returns the .dcm paths.
     static func makeCorpus(in directory: String) async throws -> [String] {
-        let result = try await run("bash", [repositoryRoot + "/scripts/make-corpus.sh", directory], environment: ["PX_VENV": venv])
+        let result = try await run(
+            "bash", [repositoryRoot + "/scripts/make-corpus.sh", directory], environment: ["PX_VENV": venv])
         #expect(result.status == 0, "make-corpus.sh: \(result.output)")
         return dicomFiles(in: directory)
     }
@@ -53,7 +55,9 @@ extension TestSupport {
         for case let relative as String in enumerator {
             let path = directory + "/" + relative
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+                continue
+            }
             do {
                 _ = try Part10File.readHeader(contentsOf: path)
                 files.append(path)

@@ -38,7 +38,9 @@ struct AssociationNegotiationTests {
 
     @Test("Presentation context IDs are odd and allocated per association: 1, 3, 5")
     func oddIDs() throws {
-        let contexts = (0..<3).map { ProposedPresentationContext(abstractSyntax: "1.2.\($0)", transferSyntaxes: [Self.implicitLE]) }
+        let contexts = (0..<3).map {
+            ProposedPresentationContext(abstractSyntax: "1.2.\($0)", transferSyntaxes: [Self.implicitLE])
+        }
         let rq = try Self.parameters(contexts).makeAssociateRQ()
         #expect(rq.presentationContexts.map(\.id) == [1, 3, 5])
         // A second association starts again at 1.
@@ -50,7 +52,8 @@ struct AssociationNegotiationTests {
 
     @Test("128 contexts use IDs up to 255; 129 throw tooManyPresentationContexts")
     func contextLimit() throws {
-        let proposal = ProposedPresentationContext(abstractSyntax: Self.verification, transferSyntaxes: [Self.implicitLE])
+        let proposal = ProposedPresentationContext(
+            abstractSyntax: Self.verification, transferSyntaxes: [Self.implicitLE])
         let rq = try Self.parameters(Array(repeating: proposal, count: 128)).makeAssociateRQ()
         #expect(rq.presentationContexts.last?.id == 255)
         let error = #expect(throws: PDUError.self) {
@@ -59,14 +62,16 @@ struct AssociationNegotiationTests {
         #expect(error?.code == .tooManyPresentationContexts)
         #expect(throws: PDUError.self) { try Self.parameters([]).makeAssociateRQ() }
         #expect(throws: PDUError.self) {
-            try Self.parameters([ProposedPresentationContext(abstractSyntax: "1.2", transferSyntaxes: [])]).makeAssociateRQ()
+            try Self.parameters([ProposedPresentationContext(abstractSyntax: "1.2", transferSyntaxes: [])])
+                .makeAssociateRQ()
         }
     }
 
     @Test("Acceptor picks the first transfer syntax of ITS order that the requestor offered; results 0, 3, 4")
     func contextResults() throws {
         let rq = try Self.parameters([
-            ProposedPresentationContext(abstractSyntax: Self.ctImageStorage, transferSyntaxes: [Self.implicitLE, Self.explicitLE]),
+            ProposedPresentationContext(
+                abstractSyntax: Self.ctImageStorage, transferSyntaxes: [Self.implicitLE, Self.explicitLE]),
             ProposedPresentationContext(abstractSyntax: "1.2.3.4.5.6", transferSyntaxes: [Self.implicitLE]),
             ProposedPresentationContext(abstractSyntax: Self.ctImageStorage, transferSyntaxes: [Self.jpegBaseline]),
             ProposedPresentationContext(abstractSyntax: Self.verification, transferSyntaxes: [Self.implicitLE]),
@@ -75,7 +80,10 @@ struct AssociationNegotiationTests {
             Issue.record("expected acceptance")
             return
         }
-        #expect(ac.presentationContexts.map(\.result) == [.acceptance, .abstractSyntaxNotSupported, .transferSyntaxesNotSupported, .acceptance])
+        #expect(
+            ac.presentationContexts.map(\.result) == [
+                .acceptance, .abstractSyntaxNotSupported, .transferSyntaxesNotSupported, .acceptance,
+            ])
         #expect(ac.presentationContexts[0].transferSyntax == Self.explicitLE)
         #expect(ac.calledAETitle == "PXSCP" && ac.callingAETitle == "PXSCU")
         #expect(negotiated.localRole == .acceptor)
@@ -101,15 +109,31 @@ struct AssociationNegotiationTests {
     @Test(
         "Rejections: protocol version, application context, called AE, calling AE",
         arguments: [
-            ("protocol version", AssociateRJ(result: .rejectedPermanent, source: .serviceProviderACSE, reason: .protocolVersionNotSupported)),
-            ("application context", AssociateRJ(result: .rejectedPermanent, source: .serviceUser, reason: .applicationContextNameNotSupported)),
-            ("called AE", AssociateRJ(result: .rejectedPermanent, source: .serviceUser, reason: .calledAETitleNotRecognized)),
-            ("calling AE", AssociateRJ(result: .rejectedPermanent, source: .serviceUser, reason: .callingAETitleNotRecognized)),
+            (
+                "protocol version",
+                AssociateRJ(
+                    result: .rejectedPermanent, source: .serviceProviderACSE, reason: .protocolVersionNotSupported)
+            ),
+            (
+                "application context",
+                AssociateRJ(
+                    result: .rejectedPermanent, source: .serviceUser, reason: .applicationContextNameNotSupported)
+            ),
+            (
+                "called AE",
+                AssociateRJ(result: .rejectedPermanent, source: .serviceUser, reason: .calledAETitleNotRecognized)
+            ),
+            (
+                "calling AE",
+                AssociateRJ(result: .rejectedPermanent, source: .serviceUser, reason: .callingAETitleNotRecognized)
+            ),
         ]
     )
     func rejections(what: String, expected: AssociateRJ) throws {
-        var rq = try Self.parameters([ProposedPresentationContext(abstractSyntax: Self.verification, transferSyntaxes: [Self.implicitLE])])
-            .makeAssociateRQ()
+        var rq = try Self.parameters([
+            ProposedPresentationContext(abstractSyntax: Self.verification, transferSyntaxes: [Self.implicitLE])
+        ])
+        .makeAssociateRQ()
         var policy = Self.policy
         switch what {
         case "protocol version": rq.protocolVersion = 0x0002
@@ -124,8 +148,10 @@ struct AssociationNegotiationTests {
     func anyCalledAE() throws {
         var policy = Self.policy
         policy.acceptedCalledAETitles = nil
-        var rq = try Self.parameters([ProposedPresentationContext(abstractSyntax: Self.verification, transferSyntaxes: [Self.implicitLE])])
-            .makeAssociateRQ()
+        var rq = try Self.parameters([
+            ProposedPresentationContext(abstractSyntax: Self.verification, transferSyntaxes: [Self.implicitLE])
+        ])
+        .makeAssociateRQ()
         rq.calledAETitle = "WHATEVER"
         guard case .accept = policy.evaluate(rq) else {
             Issue.record("expected acceptance")
@@ -154,19 +180,21 @@ struct AssociationNegotiationTests {
             ),
         ]).makeAssociateRQ()
         // One 0x54 per SOP class; the first proposal wins.
-        #expect(rq.userInformation.roleSelections == [
-            RoleSelection(sopClassUID: Self.ctImageStorage, scuRole: false, scpRole: true),
-            RoleSelection(sopClassUID: Self.verification, scuRole: true, scpRole: true),
-        ])
+        #expect(
+            rq.userInformation.roleSelections == [
+                RoleSelection(sopClassUID: Self.ctImageStorage, scuRole: false, scpRole: true),
+                RoleSelection(sopClassUID: Self.verification, scuRole: true, scpRole: true),
+            ])
         guard case .accept(let ac, let negotiated) = Self.policy.evaluate(rq) else {
             Issue.record("expected acceptance")
             return
         }
-        #expect(ac.userInformation.roleSelections == [
-            RoleSelection(sopClassUID: Self.ctImageStorage, scuRole: false, scpRole: true),
-            // Verification does not allow the requestor as SCP.
-            RoleSelection(sopClassUID: Self.verification, scuRole: true, scpRole: false),
-        ])
+        #expect(
+            ac.userInformation.roleSelections == [
+                RoleSelection(sopClassUID: Self.ctImageStorage, scuRole: false, scpRole: true),
+                // Verification does not allow the requestor as SCP.
+                RoleSelection(sopClassUID: Self.verification, scuRole: true, scpRole: false),
+            ])
         let get = try #require(negotiated.context(abstractSyntax: Self.studyRootGet))
         #expect(get.requestorIsSCU && !get.requestorIsSCP)
         let ct = try #require(negotiated.context(abstractSyntax: Self.ctImageStorage))
@@ -184,18 +212,23 @@ struct AssociationNegotiationTests {
 
     @Test("Asynchronous operations window is answered 1/1 only when proposed")
     func asyncWindow() throws {
-        var parameters = Self.parameters([ProposedPresentationContext(abstractSyntax: Self.verification, transferSyntaxes: [Self.implicitLE])])
+        var parameters = Self.parameters([
+            ProposedPresentationContext(abstractSyntax: Self.verification, transferSyntaxes: [Self.implicitLE])
+        ])
         guard case .accept(let plain, _) = Self.policy.evaluate(try parameters.makeAssociateRQ()) else {
             Issue.record("expected acceptance")
             return
         }
         #expect(plain.userInformation.asynchronousOperationsWindow == nil)
-        parameters.asynchronousOperationsWindow = AsynchronousOperationsWindow(maximumOperationsInvoked: 5, maximumOperationsPerformed: 0)
+        parameters.asynchronousOperationsWindow = AsynchronousOperationsWindow(
+            maximumOperationsInvoked: 5, maximumOperationsPerformed: 0)
         guard case .accept(let ac, let negotiated) = Self.policy.evaluate(try parameters.makeAssociateRQ()) else {
             Issue.record("expected acceptance")
             return
         }
-        #expect(ac.userInformation.asynchronousOperationsWindow == AsynchronousOperationsWindow(maximumOperationsInvoked: 1, maximumOperationsPerformed: 1))
+        #expect(
+            ac.userInformation.asynchronousOperationsWindow
+                == AsynchronousOperationsWindow(maximumOperationsInvoked: 1, maximumOperationsPerformed: 1))
         #expect(negotiated.asynchronousOperationsWindow == AsynchronousOperationsWindow())
         #expect(negotiated.maximumOutstandingRequests == 1)
     }
@@ -204,9 +237,13 @@ struct AssociationNegotiationTests {
     func asyncWindowGranted() throws {
         var policy = Self.policy
         policy.maximumOperationsPerformed = 16
-        var parameters = Self.parameters([ProposedPresentationContext(abstractSyntax: Self.verification, transferSyntaxes: [Self.implicitLE])])
+        var parameters = Self.parameters([
+            ProposedPresentationContext(abstractSyntax: Self.verification, transferSyntaxes: [Self.implicitLE])
+        ])
         // (requestor invoked, requestor performed) -> acceptor's performed in the AC
-        for (invoked, performed, granted) in [(5, 1, 5), (40, 1, 16), (0, 0, 16), (1, 1, 1)] as [(UInt16, UInt16, UInt16)] {
+        for (invoked, performed, granted) in [(5, 1, 5), (40, 1, 16), (0, 0, 16), (1, 1, 1)]
+            as [(UInt16, UInt16, UInt16)]
+        {
             parameters.asynchronousOperationsWindow = AsynchronousOperationsWindow(
                 maximumOperationsInvoked: invoked, maximumOperationsPerformed: performed)
             let rq = try parameters.makeAssociateRQ()
@@ -214,48 +251,63 @@ struct AssociationNegotiationTests {
                 Issue.record("expected acceptance")
                 return
             }
-            #expect(ac.userInformation.asynchronousOperationsWindow == AsynchronousOperationsWindow(
-                maximumOperationsInvoked: 1, maximumOperationsPerformed: granted))
+            #expect(
+                ac.userInformation.asynchronousOperationsWindow
+                    == AsynchronousOperationsWindow(
+                        maximumOperationsInvoked: 1, maximumOperationsPerformed: granted))
             // The requestor may have `granted` outstanding; the acceptor invokes one at a time.
             let requestorView = try NegotiatedAssociation(request: rq, accept: ac, localRole: .requestor)
             #expect(requestorView.maximumOutstandingRequests == Int(granted))
             #expect(requestorView.asynchronousOperationsWindow.maximumOperationsPerformed == 1)
-            #expect(acceptorView.asynchronousOperationsWindow == AsynchronousOperationsWindow(
-                maximumOperationsInvoked: 1, maximumOperationsPerformed: granted))
+            #expect(
+                acceptorView.asynchronousOperationsWindow
+                    == AsynchronousOperationsWindow(
+                        maximumOperationsInvoked: 1, maximumOperationsPerformed: granted))
             #expect(acceptorView.maximumOutstandingRequests == 1)
         }
     }
 
     @Test("The requestor holds an acceptor's answer to what it proposed; no answer means synchronous")
     func asyncWindowBoundedByRequest() throws {
-        var parameters = Self.parameters([ProposedPresentationContext(abstractSyntax: Self.verification, transferSyntaxes: [Self.implicitLE])])
-        parameters.asynchronousOperationsWindow = AsynchronousOperationsWindow(maximumOperationsInvoked: 4, maximumOperationsPerformed: 1)
+        var parameters = Self.parameters([
+            ProposedPresentationContext(abstractSyntax: Self.verification, transferSyntaxes: [Self.implicitLE])
+        ])
+        parameters.asynchronousOperationsWindow = AsynchronousOperationsWindow(
+            maximumOperationsInvoked: 4, maximumOperationsPerformed: 1)
         let rq = try parameters.makeAssociateRQ()
         guard case .accept(var ac, _) = Self.policy.evaluate(rq) else {
             Issue.record("expected acceptance")
             return
         }
         // An acceptor that grants more than was asked (here: unlimited both ways) is held to the request.
-        ac.userInformation.asynchronousOperationsWindow = AsynchronousOperationsWindow(maximumOperationsInvoked: 0, maximumOperationsPerformed: 0)
+        ac.userInformation.asynchronousOperationsWindow = AsynchronousOperationsWindow(
+            maximumOperationsInvoked: 0, maximumOperationsPerformed: 0)
         let generous = try NegotiatedAssociation(request: rq, accept: ac, localRole: .requestor)
-        #expect(generous.asynchronousOperationsWindow == AsynchronousOperationsWindow(maximumOperationsInvoked: 4, maximumOperationsPerformed: 1))
+        #expect(
+            generous.asynchronousOperationsWindow
+                == AsynchronousOperationsWindow(maximumOperationsInvoked: 4, maximumOperationsPerformed: 1))
         #expect(generous.maximumOutstandingRequests == 4)
         // DCMTK answers without the sub-item: synchronous.
         ac.userInformation.asynchronousOperationsWindow = nil
         let silent = try NegotiatedAssociation(request: rq, accept: ac, localRole: .requestor)
         #expect(silent.maximumOutstandingRequests == 1)
         // Both unlimited: no bound at all.
-        parameters.asynchronousOperationsWindow = AsynchronousOperationsWindow(maximumOperationsInvoked: 0, maximumOperationsPerformed: 0)
+        parameters.asynchronousOperationsWindow = AsynchronousOperationsWindow(
+            maximumOperationsInvoked: 0, maximumOperationsPerformed: 0)
         let unlimitedRQ = try parameters.makeAssociateRQ()
-        ac.userInformation.asynchronousOperationsWindow = AsynchronousOperationsWindow(maximumOperationsInvoked: 0, maximumOperationsPerformed: 0)
+        ac.userInformation.asynchronousOperationsWindow = AsynchronousOperationsWindow(
+            maximumOperationsInvoked: 0, maximumOperationsPerformed: 0)
         let unlimited = try NegotiatedAssociation(request: unlimitedRQ, accept: ac, localRole: .requestor)
         #expect(unlimited.maximumOutstandingRequests == Int.max)
     }
 
     @Test("User identity is carried to the acceptor")
     func userIdentity() throws {
-        var parameters = Self.parameters([ProposedPresentationContext(abstractSyntax: Self.verification, transferSyntaxes: [Self.implicitLE])])
-        parameters.userIdentity = UserIdentityRQ(identityType: .username, positiveResponseRequested: false, primaryField: ascii("alice"))
+        var parameters = Self.parameters([
+            ProposedPresentationContext(abstractSyntax: Self.verification, transferSyntaxes: [Self.implicitLE])
+        ])
+        parameters.userIdentity = UserIdentityRQ(
+            identityType: .username, positiveResponseRequested: false, primaryField: ascii("alice"))
         let rq = try parameters.makeAssociateRQ()
         var wire = ByteBuffer()
         try rq.encode(into: &wire)
@@ -269,8 +321,10 @@ struct AssociationNegotiationTests {
 
     @Test("Requestor rejects an AC that answers an unproposed ID or an unoffered transfer syntax")
     func malformedAC() throws {
-        let rq = try Self.parameters([ProposedPresentationContext(abstractSyntax: Self.verification, transferSyntaxes: [Self.implicitLE])])
-            .makeAssociateRQ()
+        let rq = try Self.parameters([
+            ProposedPresentationContext(abstractSyntax: Self.verification, transferSyntaxes: [Self.implicitLE])
+        ])
+        .makeAssociateRQ()
         let info = UserInformation(maximumLength: 0, implementationClassUID: "1.2")
         let unknownID = AssociateAC(
             calledAETitle: "PXSCP",
@@ -291,7 +345,9 @@ struct AssociationNegotiationTests {
             accept: AssociateAC(
                 calledAETitle: "PXSCP",
                 callingAETitle: "PXSCU",
-                presentationContexts: [PresentationContextAC(id: 1, result: .acceptance, transferSyntax: Self.implicitLE)],
+                presentationContexts: [
+                    PresentationContextAC(id: 1, result: .acceptance, transferSyntax: Self.implicitLE)
+                ],
                 userInformation: info
             )
         )
@@ -308,7 +364,10 @@ struct AssociationNegotiationTests {
             Issue.record("expected acceptance")
             return
         }
-        #expect(ac.presentationContexts == [PresentationContextAC(id: 1, result: .acceptance, transferSyntax: Self.implicitLE)])
+        #expect(
+            ac.presentationContexts == [
+                PresentationContextAC(id: 1, result: .acceptance, transferSyntax: Self.implicitLE)
+            ])
         #expect(negotiated.peerMaximumPDULength == 16384)
         #expect(negotiated.peerImplementationClassUID == "1.2.276.0.7230010.3.0.3.6.7")
     }

@@ -11,7 +11,9 @@ enum FSMFixtures {
     static let rq = AssociateRQ(
         calledAETitle: "SCP",
         callingAETitle: "SCU",
-        presentationContexts: [PresentationContextRQ(id: 1, abstractSyntax: "1.2.840.10008.1.1", transferSyntaxes: ["1.2.840.10008.1.2"])],
+        presentationContexts: [
+            PresentationContextRQ(id: 1, abstractSyntax: "1.2.840.10008.1.1", transferSyntaxes: ["1.2.840.10008.1.2"])
+        ],
         userInformation: userInformation
     )
     static let ac = AssociateAC(
@@ -21,7 +23,8 @@ enum FSMFixtures {
         userInformation: userInformation
     )
     static let rj = AssociateRJ(result: .rejectedPermanent, source: .serviceUser, reason: .calledAETitleNotRecognized)
-    static let data = DataTF(PDV(presentationContextID: 1, messageControlHeader: .commandLast, data: ByteBuffer(bytes: [1, 2])))
+    static let data = DataTF(
+        PDV(presentationContextID: 1, messageControlHeader: .commandLast, data: ByteBuffer(bytes: [1, 2])))
     static let userAbort = Abort(source: .serviceUser, reason: .reasonNotSpecified)
     static let peerAbort = Abort(source: .serviceProvider, reason: .unexpectedPDU)
     static let invalidReason = Abort.Reason.invalidPDUParameterValue
@@ -179,7 +182,12 @@ struct AssociationStateMachineTests {
         rq.protocolVersion = 2
         let action = machine.handle(.associateRQReceived(rq))
         #expect(action.protocolAction == .ae6)
-        #expect(action.send == .associateRJ(AssociateRJ(result: .rejectedPermanent, source: .serviceProviderACSE, reason: .protocolVersionNotSupported)))
+        #expect(
+            action.send
+                == .associateRJ(
+                    AssociateRJ(
+                        result: .rejectedPermanent, source: .serviceProviderACSE, reason: .protocolVersionNotSupported))
+        )
         #expect(action.artim == .start)
         #expect(action.indication == nil)
         #expect(machine.state == .sta13)

@@ -9,7 +9,9 @@ struct DCMTKVectorTests {
     static let implicitLE = "1.2.840.10008.1.2"
     static let explicitLE = "1.2.840.10008.1.2.1"
 
-    static func parameters(_ contexts: [ProposedPresentationContext], window: AsynchronousOperationsWindow? = nil) -> AssociationRequestParameters {
+    static func parameters(_ contexts: [ProposedPresentationContext], window: AsynchronousOperationsWindow? = nil)
+        -> AssociationRequestParameters
+    {
         AssociationRequestParameters(
             callingAETitle: "PXSCU",
             calledAETitle: "STORESCP",
@@ -23,7 +25,8 @@ struct DCMTKVectorTests {
 
     static let mixedProposals = [
         ProposedPresentationContext(abstractSyntax: "1.2.840.10008.1.1", transferSyntaxes: [implicitLE]),
-        ProposedPresentationContext(abstractSyntax: ct, transferSyntaxes: [explicitLE, implicitLE], roleProposal: .init(scu: false, scp: true)),
+        ProposedPresentationContext(
+            abstractSyntax: ct, transferSyntaxes: [explicitLE, implicitLE], roleProposal: .init(scu: false, scp: true)),
         ProposedPresentationContext(abstractSyntax: "1.2.3.4.5.6.7", transferSyntaxes: [implicitLE]),
         ProposedPresentationContext(abstractSyntax: ct, transferSyntaxes: ["1.2.840.10008.1.2.4.999"]),
     ]
@@ -31,13 +34,18 @@ struct DCMTKVectorTests {
     @Test("Our request builder reproduces the captured RQs byte for byte")
     func builderMatchesCapturedRQ() throws {
         var verification = ByteBuffer()
-        try Self.parameters([ProposedPresentationContext(abstractSyntax: "1.2.840.10008.1.1", transferSyntaxes: [Self.implicitLE])])
-            .makeAssociateRQ().encode(into: &verification)
+        try Self.parameters([
+            ProposedPresentationContext(abstractSyntax: "1.2.840.10008.1.1", transferSyntaxes: [Self.implicitLE])
+        ])
+        .makeAssociateRQ().encode(into: &verification)
         #expect(hex(verification) == capturedVerificationRQ)
 
         var mixed = ByteBuffer()
-        try Self.parameters(Self.mixedProposals, window: AsynchronousOperationsWindow(maximumOperationsInvoked: 5, maximumOperationsPerformed: 5))
-            .makeAssociateRQ().encode(into: &mixed)
+        try Self.parameters(
+            Self.mixedProposals,
+            window: AsynchronousOperationsWindow(maximumOperationsInvoked: 5, maximumOperationsPerformed: 5)
+        )
+        .makeAssociateRQ().encode(into: &mixed)
         #expect(hex(mixed) == capturedMixedRQ)
     }
 
@@ -54,9 +62,12 @@ struct DCMTKVectorTests {
         var rqBytes = buffer(hex: capturedVerificationRQ)
         let rq = try AssociateRQ(from: &rqBytes)
         let negotiated = try NegotiatedAssociation(request: rq, accept: ac)
-        #expect(negotiated.acceptedContexts == [
-            .init(id: 1, abstractSyntax: "1.2.840.10008.1.1", transferSyntax: Self.implicitLE, requestorIsSCU: true, requestorIsSCP: false)
-        ])
+        #expect(
+            negotiated.acceptedContexts == [
+                .init(
+                    id: 1, abstractSyntax: "1.2.840.10008.1.1", transferSyntax: Self.implicitLE, requestorIsSCU: true,
+                    requestorIsSCP: false)
+            ])
         #expect(negotiated.peerMaximumPDULength == 16384)
     }
 
@@ -67,8 +78,14 @@ struct DCMTKVectorTests {
         var out = ByteBuffer()
         try ac.encode(into: &out)
         #expect(hex(out) == storescpMixedAC)
-        #expect(ac.presentationContexts.map(\.result) == [.acceptance, .acceptance, .abstractSyntaxNotSupported, .transferSyntaxesNotSupported])
-        #expect(ac.presentationContexts.map(\.transferSyntax) == [Self.implicitLE, Self.explicitLE, Self.implicitLE, Self.implicitLE])
+        #expect(
+            ac.presentationContexts.map(\.result) == [
+                .acceptance, .acceptance, .abstractSyntaxNotSupported, .transferSyntaxesNotSupported,
+            ])
+        #expect(
+            ac.presentationContexts.map(\.transferSyntax) == [
+                Self.implicitLE, Self.explicitLE, Self.implicitLE, Self.implicitLE,
+            ])
         #expect(ac.userInformation.roleSelections.isEmpty)
         #expect(ac.userInformation.asynchronousOperationsWindow == nil)
 
@@ -76,7 +93,8 @@ struct DCMTKVectorTests {
         let rq = try AssociateRQ(from: &rqBytes)
         let negotiated = try NegotiatedAssociation(request: rq, accept: ac)
         #expect(negotiated.acceptedContexts.map(\.id) == [1, 3])
-        #expect(negotiated.rejectedContexts.map(\.result) == [.abstractSyntaxNotSupported, .transferSyntaxesNotSupported])
+        #expect(
+            negotiated.rejectedContexts.map(\.result) == [.abstractSyntaxNotSupported, .transferSyntaxesNotSupported])
         let ctContext = try #require(negotiated.context(abstractSyntax: Self.ct))
         #expect(ctContext.transferSyntax == Self.explicitLE)
         #expect(ctContext.requestorIsSCU && !ctContext.requestorIsSCP)

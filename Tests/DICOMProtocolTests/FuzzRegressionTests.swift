@@ -34,7 +34,8 @@ struct PDUFuzzRegressionTests {
         }
     }
 
-    @Test("a byte above 0x7F in the calling AE title, the abstract syntax or the implementation version name is refused")
+    @Test(
+        "a byte above 0x7F in the calling AE title, the abstract syntax or the implementation version name is refused")
     func nonASCIIFieldsRefused() throws {
         let original = Array(buffer(hex: dcmtkEchoAssociateRQ).readableBytesView)
         // The well-formed request decodes, and re-encodes byte for byte.
@@ -46,7 +47,8 @@ struct PDUFuzzRegressionTests {
 
         let callingAETitle = 6 + 4 + 16  // PDU header, protocol version and reserved, called AE title
         // The abstract syntax sub-item: type 0x30, reserved, length 0x0011, then the UID.
-        let abstractSyntax = (0..<original.count - 4).first { original[$0..<($0 + 4)] == [0x30, 0x00, 0x00, 0x11] }! + 4
+        let abstractSyntax =
+            (0..<original.count - 4).first { original[$0..<($0 + 4)] == [0x30, 0x00, 0x00, 0x11] }! + 4
         let versionName = original.count - 1  // last byte of "OFFIS_DCMTK_367"
         for offset in [callingAETitle, callingAETitle + 15, abstractSyntax, versionName] {
             var bytes = original

@@ -55,12 +55,24 @@ struct PDUCodecTests {
     @Test(
         "A-ASSOCIATE-RJ descriptions match DCMTK's wording",
         arguments: [
-            (UInt8(1), UInt8(1), UInt8(7), "Result: Rejected Permanent, Source: Service User, Reason: Called AE Title Not Recognized"),
+            (
+                UInt8(1), UInt8(1), UInt8(7),
+                "Result: Rejected Permanent, Source: Service User, Reason: Called AE Title Not Recognized"
+            ),
             (1, 1, 3, "Result: Rejected Permanent, Source: Service User, Reason: Calling AE Title Not Recognized"),
             (1, 1, 2, "Result: Rejected Permanent, Source: Service User, Reason: App Context Name Not Supported"),
-            (1, 2, 2, "Result: Rejected Permanent, Source: Service Provider (ACSE Related), Reason: Protocol Version Not Supported"),
-            (2, 3, 1, "Result: Rejected Transient, Source: Service Provider (Presentation Related), Reason: Temporary Congestion"),
-            (2, 3, 2, "Result: Rejected Transient, Source: Service Provider (Presentation Related), Reason: Local Limit Exceeded"),
+            (
+                1, 2, 2,
+                "Result: Rejected Permanent, Source: Service Provider (ACSE Related), Reason: Protocol Version Not Supported"
+            ),
+            (
+                2, 3, 1,
+                "Result: Rejected Transient, Source: Service Provider (Presentation Related), Reason: Temporary Congestion"
+            ),
+            (
+                2, 3, 2,
+                "Result: Rejected Transient, Source: Service Provider (Presentation Related), Reason: Local Limit Exceeded"
+            ),
         ]
     )
     func associateRJDescriptions(result: UInt8, source: UInt8, reason: UInt8, text: String) throws {
@@ -122,7 +134,8 @@ struct PDUCodecTests {
                 PresentationContextAC(id: 1, result: .acceptance, transferSyntax: "1.2.840.10008.1.2"),
                 PresentationContextAC(id: 3, result: .abstractSyntaxNotSupported, transferSyntax: nil),
             ],
-            userInformation: UserInformation(maximumLength: 16384, implementationClassUID: "1.2.3", implementationVersionName: "PX")
+            userInformation: UserInformation(
+                maximumLength: 16384, implementationClassUID: "1.2.3", implementationVersionName: "PX")
         )
         var out = ByteBuffer()
         try ac.encode(into: &out)
@@ -143,10 +156,13 @@ struct PDUCodecTests {
             maximumLength: 0,
             implementationClassUID: "1.2.826.0.1.3680043.9.7433",
             implementationVersionName: "PX_1",
-            asynchronousOperationsWindow: AsynchronousOperationsWindow(maximumOperationsInvoked: 1, maximumOperationsPerformed: 1),
+            asynchronousOperationsWindow: AsynchronousOperationsWindow(
+                maximumOperationsInvoked: 1, maximumOperationsPerformed: 1),
             roleSelections: [RoleSelection(sopClassUID: "1.2.840.10008.5.1.4.1.1.2", scuRole: false, scpRole: true)],
             extendedNegotiations: [
-                SOPClassExtendedNegotiation(sopClassUID: "1.2.840.10008.5.1.4.1.2.2.1", serviceClassApplicationInformation: ByteBuffer(bytes: [1, 1, 0]))
+                SOPClassExtendedNegotiation(
+                    sopClassUID: "1.2.840.10008.5.1.4.1.2.2.1",
+                    serviceClassApplicationInformation: ByteBuffer(bytes: [1, 1, 0]))
             ],
             commonExtendedNegotiations: [
                 SOPClassCommonExtendedNegotiation(

@@ -26,7 +26,9 @@ struct PDUFrameDecoderStreamingTests {
     }
 
     /// Feeds `stream` in pieces of the given sizes (cycled) and returns every PDV decoded from the frames.
-    private static func decode(_ stream: ByteBuffer, splits: [Int], maximum: UInt32 = 1 << 20) throws -> (pdvs: [PDV], frames: [PDUFrame]) {
+    private static func decode(_ stream: ByteBuffer, splits: [Int], maximum: UInt32 = 1 << 20) throws -> (
+        pdvs: [PDV], frames: [PDUFrame]
+    ) {
         let channel = EmbeddedChannel(
             handler: ByteToMessageHandler(PDUFrameDecoder(maximumDataPDULength: maximum, streamsDataSets: true)))
         var offset = 0
@@ -61,9 +63,11 @@ struct PDUFrameDecoderStreamingTests {
         return stream
     }
 
-    @Test("Any split gives the same command, the same data set bytes, and one last fragment", arguments: [
-        [1], [2, 3, 5], [7], [100], [1000, 1], [4096], [65536], [6, 6, 6, 1, 4000],
-    ])
+    @Test(
+        "Any split gives the same command, the same data set bytes, and one last fragment",
+        arguments: [
+            [1], [2, 3, 5], [7], [100], [1000, 1], [4096], [65536], [6, 6, 6, 1, 4000],
+        ])
     func splits(_ splits: [Int]) throws {
         let (pdvs, _) = try Self.decode(Self.message, splits: splits)
         let commands = pdvs.filter { $0.messageControlHeader.isCommand }
@@ -103,10 +107,12 @@ struct PDUFrameDecoderStreamingTests {
         #expect(pdvs.allSatisfy { $0.presentationContextID == 5 })
     }
 
-    @Test("A PDV item longer than what is left of its PDU, or shorter than 2, is an error", arguments: [
-        // PDU of 20 bytes whose PDV announces 40; PDU whose PDV announces 1.
-        "04 00 00000014 00000028 01 00 0102", "04 00 00000014 00000001 01",
-    ])
+    @Test(
+        "A PDV item longer than what is left of its PDU, or shorter than 2, is an error",
+        arguments: [
+            // PDU of 20 bytes whose PDV announces 40; PDU whose PDV announces 1.
+            "04 00 00000014 00000028 01 00 0102", "04 00 00000014 00000001 01",
+        ])
     func badItems(_ hex: String) throws {
         var decoder = PDUFrameDecoder(maximumDataPDULength: 16384, streamsDataSets: true)
         var partial = buffer(hex: hex)

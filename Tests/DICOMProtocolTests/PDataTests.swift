@@ -13,7 +13,8 @@ struct PDataTests {
     func fragmentLayout() throws {
         let command = Self.bytes(10, seed: 1)
         let dataset = Self.bytes(25, seed: 7)
-        let pdus = Array(try PDataFragmenter(presentationContextID: 3, command: command, dataset: dataset, peerMaximumPDULength: 16))
+        let pdus = Array(
+            try PDataFragmenter(presentationContextID: 3, command: command, dataset: dataset, peerMaximumPDULength: 16))
         #expect(pdus.allSatisfy { $0.pdvs.count == 1 })
         let pdvs = pdus.map { $0.pdvs[0] }
         #expect(pdvs.map(\.messageControlHeader.rawValue) == [0x03, 0x00, 0x00, 0x02])
@@ -25,14 +26,18 @@ struct PDataTests {
             let length = try #require(wire.getInteger(at: 2, endianness: .big, as: UInt32.self))
             #expect(length <= 16)
         }
-        let commandOnly = Array(try PDataFragmenter(presentationContextID: 1, command: Self.bytes(25, seed: 0), dataset: nil, peerMaximumPDULength: 16))
+        let commandOnly = Array(
+            try PDataFragmenter(
+                presentationContextID: 1, command: Self.bytes(25, seed: 0), dataset: nil, peerMaximumPDULength: 16))
         #expect(commandOnly.map { $0.pdvs[0].messageControlHeader.rawValue } == [0x01, 0x01, 0x03])
     }
 
     @Test("Fragments are zero-copy slices of the message")
     func zeroCopy() throws {
         let dataset = Self.bytes(100, seed: 3)
-        let pdus = Array(try PDataFragmenter(presentationContextID: 1, command: Self.bytes(4, seed: 0), dataset: dataset, peerMaximumPDULength: 56))
+        let pdus = Array(
+            try PDataFragmenter(
+                presentationContextID: 1, command: Self.bytes(4, seed: 0), dataset: dataset, peerMaximumPDULength: 56))
         let base = dataset.withUnsafeReadableBytes { UInt(bitPattern: $0.baseAddress) }
         let second = pdus[2].pdvs[0].data.withUnsafeReadableBytes { UInt(bitPattern: $0.baseAddress) }
         #expect(second == base + 50)
@@ -40,14 +45,21 @@ struct PDataTests {
 
     @Test("Empty data set yields one empty last data fragment; maxPDU 0 means one PDV each")
     func edgeCases() throws {
-        let empty = Array(try PDataFragmenter(presentationContextID: 1, command: Self.bytes(4, seed: 0), dataset: ByteBuffer(), peerMaximumPDULength: 100))
+        let empty = Array(
+            try PDataFragmenter(
+                presentationContextID: 1, command: Self.bytes(4, seed: 0), dataset: ByteBuffer(),
+                peerMaximumPDULength: 100))
         #expect(empty.map { $0.pdvs[0].messageControlHeader } == [.commandLast, .dataLast])
         #expect(empty[1].pdvs[0].data.readableBytes == 0)
-        let unlimited = Array(try PDataFragmenter(presentationContextID: 1, command: Self.bytes(400, seed: 0), dataset: Self.bytes(100_000, seed: 1), peerMaximumPDULength: 0))
+        let unlimited = Array(
+            try PDataFragmenter(
+                presentationContextID: 1, command: Self.bytes(400, seed: 0), dataset: Self.bytes(100_000, seed: 1),
+                peerMaximumPDULength: 0))
         #expect(unlimited.map { $0.pdvs[0].data.readableBytes } == [400, 100_000])
         for maximum in [UInt32(1), 6] {
             let error = #expect(throws: PDUError.self) {
-                try PDataFragmenter(presentationContextID: 1, command: ByteBuffer(), dataset: nil, peerMaximumPDULength: maximum)
+                try PDataFragmenter(
+                    presentationContextID: 1, command: ByteBuffer(), dataset: nil, peerMaximumPDULength: maximum)
             }
             #expect(error?.code == .invalidMaximumPDULength)
         }
@@ -61,7 +73,9 @@ struct PDataTests {
     func roundTrip(maximum: UInt32, datasetLength: Int) throws {
         let command = Self.bytes(150, seed: 9)
         let dataset = datasetLength == 0 ? nil : Self.bytes(datasetLength, seed: 5)
-        let pdus = Array(try PDataFragmenter(presentationContextID: 5, command: command, dataset: dataset, peerMaximumPDULength: maximum))
+        let pdus = Array(
+            try PDataFragmenter(
+                presentationContextID: 5, command: command, dataset: dataset, peerMaximumPDULength: maximum))
 
         var accumulate = PDataReassembler(datasetDelivery: .accumulate(maximumLength: 1 << 20))
         var stream = PDataReassembler(datasetDelivery: .stream)
@@ -105,12 +119,27 @@ struct PDataTests {
         ("data set without a command", [pdv(1, .dataLast)], .unexpectedFragment),
         ("data set while the command is incomplete", [pdv(1, .commandMore), pdv(1, .dataLast)], .unexpectedFragment),
         ("command switches context", [pdv(1, .commandMore), pdv(3, .commandLast)], .unexpectedFragment),
-        ("data set on another context than its command", [pdv(1, .commandLast), pdv(3, .dataLast)], .unexpectedFragment),
-        ("data set switches context", [pdv(1, .commandLast), pdv(1, .dataMore), pdv(3, .dataLast)], .unexpectedFragment),
-        ("command while a data set is incomplete", [pdv(1, .commandLast), pdv(1, .dataMore), pdv(1, .commandLast)], .unexpectedFragment),
-        ("second data set without a command", [pdv(1, .commandLast), pdv(1, .dataLast), pdv(1, .dataLast)], .unexpectedFragment),
+        (
+            "data set on another context than its command", [pdv(1, .commandLast), pdv(3, .dataLast)],
+            .unexpectedFragment
+        ),
+        (
+            "data set switches context", [pdv(1, .commandLast), pdv(1, .dataMore), pdv(3, .dataLast)],
+            .unexpectedFragment
+        ),
+        (
+            "command while a data set is incomplete", [pdv(1, .commandLast), pdv(1, .dataMore), pdv(1, .commandLast)],
+            .unexpectedFragment
+        ),
+        (
+            "second data set without a command", [pdv(1, .commandLast), pdv(1, .dataLast), pdv(1, .dataLast)],
+            .unexpectedFragment
+        ),
         ("command larger than the limit", [pdv(1, .commandMore, 60), pdv(1, .commandLast, 60)], .messageTooLarge),
-        ("data set larger than the limit", [pdv(1, .commandLast), pdv(1, .dataMore, 200), pdv(1, .dataLast, 200)], .messageTooLarge),
+        (
+            "data set larger than the limit", [pdv(1, .commandLast), pdv(1, .dataMore, 200), pdv(1, .dataLast, 200)],
+            .messageTooLarge
+        ),
     ]
 
     @Test("Out-of-order PDVs and oversized messages throw", arguments: sequences)
@@ -128,7 +157,9 @@ struct PDataTests {
         #expect(try reassembler.receive(Self.pdv(1, .commandLast)) != nil)
         #expect(try reassembler.receive(Self.pdv(3, .commandMore)) == nil)
         #expect(reassembler.isMidMessage)
-        #expect(try reassembler.receive(Self.pdv(3, .commandLast)) == .command(presentationContextID: 3, Self.bytes(4, seed: 0).withTwice()))
+        #expect(
+            try reassembler.receive(Self.pdv(3, .commandLast))
+                == .command(presentationContextID: 3, Self.bytes(4, seed: 0).withTwice()))
     }
 }
 
@@ -148,9 +179,11 @@ struct PDataScaleTests {
         let total = 32 << 20
         let dataset = ByteBuffer(repeating: 0xAB, count: total)
         var reassembler = PDataReassembler(datasetDelivery: .accumulate(maximumLength: total))
-        _ = try reassembler.receive(PDV(presentationContextID: 1, messageControlHeader: .commandLast, data: ByteBuffer(bytes: [1])))
+        _ = try reassembler.receive(
+            PDV(presentationContextID: 1, messageControlHeader: .commandLast, data: ByteBuffer(bytes: [1])))
         var result: PDataReassembler.Event?
-        for pdu in try PDataFragmenter(presentationContextID: 1, command: ByteBuffer(), dataset: dataset, peerMaximumPDULength: 16384)
+        for pdu in try PDataFragmenter(
+            presentationContextID: 1, command: ByteBuffer(), dataset: dataset, peerMaximumPDULength: 16384)
         where !pdu.pdvs[0].messageControlHeader.isCommand {
             result = try reassembler.receive(pdu.pdvs[0])
         }

@@ -29,19 +29,24 @@ import Testing
 
     static let cases: [Case] = [
         Case(error: .connectionRefused(host: "pacs.example", port: 4242), code: .connectionRefused, exit: 1),
-        Case(error: .connectionFailed(host: "pacs.example", port: 4242, DICOMNetworkError.invalidArgument("x")), code: .connectionRefused, exit: 1),
+        Case(
+            error: .connectionFailed(host: "pacs.example", port: 4242, DICOMNetworkError.invalidArgument("x")),
+            code: .connectionRefused, exit: 1),
         Case(error: .unknownHost("pacs.example"), code: .unknownHost, exit: 1),
         Case(error: .connectTimeout(host: "pacs.example", port: 4242), code: .timeout, exit: 75),
         Case(error: .acseTimeout("an A-ASSOCIATE-AC"), code: .timeout, exit: 75),
         Case(error: .dimseTimeout("a C-FIND-RSP"), code: .timeout, exit: 75),
         Case(error: .idleTimeout(), code: .timeout, exit: 75),
         Case(
-            error: .associationRejected(AssociateRJ(result: .rejectedPermanent, source: .serviceUser, reason: .calledAETitleNotRecognized)),
+            error: .associationRejected(
+                AssociateRJ(result: .rejectedPermanent, source: .serviceUser, reason: .calledAETitleNotRecognized)),
             code: .associationRejected, exit: 1),
         Case(error: .noAcceptablePresentationContext("C-FIND"), code: .noAcceptablePresentationContext, exit: 1),
         Case(error: .invalidArgument("no SOP Instance UID"), code: .usage, exit: 64),
         Case(error: .fileError("cannot open x"), code: .io, exit: 1),
-        Case(error: .operationFailed("C-FIND", status: DIMSEStatus(code: 0xA700, service: .find)), code: .dimseFailure, exit: 1),
+        Case(
+            error: .operationFailed("C-FIND", status: DIMSEStatus(code: 0xA700, service: .find)), code: .dimseFailure,
+            exit: 1),
         Case(error: .aborted(by: Abort.provider(.unexpectedPDU)), code: .aborted, exit: 1),
         Case(error: .protocolError("invalid PDU"), code: .aborted, exit: 1),
         Case(error: .connectionClosed("the peer closed the connection"), code: .aborted, exit: 1),
@@ -64,7 +69,8 @@ import Testing
 
     @Test("a rejection keeps DCMTK's wording of result, source and reason")
     func rejection() {
-        let rejection = AssociateRJ(result: .rejectedTransient, source: .serviceProviderPresentation, reason: .localLimitExceeded)
+        let rejection = AssociateRJ(
+            result: .rejectedTransient, source: .serviceProviderPresentation, reason: .localLimitExceeded)
         let error = Self.mapped(.associationRejected(rejection))
         #expect(error.details["result"] == "Rejected Transient")
         #expect(error.details["source"] == "Service Provider (Presentation Related)")
@@ -81,7 +87,9 @@ import Testing
 
     @Test("the refused and unknown-host errors name the peer of the connection")
     func peerNamed() {
-        #expect(Self.mapped(.connectionRefused(host: "pacs.example", port: 4242)).message == "connection refused by pacs.example:4242")
+        #expect(
+            Self.mapped(.connectionRefused(host: "pacs.example", port: 4242)).message
+                == "connection refused by pacs.example:4242")
         #expect(Self.mapped(.unknownHost("pacs.example")).message == "unknown host: pacs.example")
         let aborted = Self.mapped(.aborted(by: Abort.provider(.unexpectedPDU)))
         #expect(aborted.message.contains("association aborted by the peer"))

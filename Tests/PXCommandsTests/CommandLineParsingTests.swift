@@ -7,7 +7,8 @@ import Testing
 @Suite(.timeLimit(.minutes(10))) struct PeerSpecTests {
     @Test func forms() throws {
         #expect(try PeerSpec.parse("127.0.0.1:104") == .address(host: "127.0.0.1", port: 104, aeTitle: nil))
-        #expect(try PeerSpec.parse("QRSCP@pacs.local:11112") == .address(host: "pacs.local", port: 11112, aeTitle: "QRSCP"))
+        #expect(
+            try PeerSpec.parse("QRSCP@pacs.local:11112") == .address(host: "pacs.local", port: 11112, aeTitle: "QRSCP"))
         #expect(try PeerSpec.parse("pacs:ORTHANC:4242") == .address(host: "pacs", port: 4242, aeTitle: "ORTHANC"))
         #expect(try PeerSpec.parse("mypacs") == .node("mypacs"))
     }
@@ -20,16 +21,17 @@ import Testing
 
 @Suite(.timeLimit(.minutes(10))) struct TOMLSubsetTests {
     @Test func configFile() throws {
-        let config = try PXConfig(parsing: """
-            # px config
-            [local]
-            ae_title = "MYSCU"   # trailing comment
+        let config = try PXConfig(
+            parsing: """
+                # px config
+                [local]
+                ae_title = "MYSCU"   # trailing comment
 
-            [nodes.pacs]
-            host = "10.0.0.5"
-            port = 104
-            ae_title = 'PACS#1'
-            """)
+                [nodes.pacs]
+                host = "10.0.0.5"
+                port = 104
+                ae_title = 'PACS#1'
+                """)
         #expect(config.localAETitle == "MYSCU")
         #expect(config.nodes["pacs"] == PXConfig.Node(host: "10.0.0.5", port: 104, aeTitle: "PACS#1"))
     }
@@ -68,14 +70,17 @@ import Testing
                       {"SeriesInstanceUID":{"tag":"0020,000e","value":"1.2.4","label":"SeriesInstanceUID"}}]}]}
             """
         let targets = try RetrieveSelection.parse(pxFindOutput: text)
-        #expect(targets == [
-            RetrieveSelection(studyInstanceUID: "1.2", seriesInstanceUID: "1.2.3"),
-            RetrieveSelection(studyInstanceUID: "1.2", seriesInstanceUID: "1.2.4"),
-        ])
-        let ndjson = "{\"StudyInstanceUID\":\"9.8\",\"SeriesInstanceUID\":\"9.8.7\",\"SOPInstanceUID\":\"9.8.7.6\"}\n{\"status\":\"success\",\"data\":{\"count\":1}}\n"
-        #expect(try RetrieveSelection.parse(pxFindOutput: ndjson) == [
-            RetrieveSelection(studyInstanceUID: "9.8", seriesInstanceUID: "9.8.7", sopInstanceUIDs: ["9.8.7.6"])
-        ])
+        #expect(
+            targets == [
+                RetrieveSelection(studyInstanceUID: "1.2", seriesInstanceUID: "1.2.3"),
+                RetrieveSelection(studyInstanceUID: "1.2", seriesInstanceUID: "1.2.4"),
+            ])
+        let ndjson =
+            "{\"StudyInstanceUID\":\"9.8\",\"SeriesInstanceUID\":\"9.8.7\",\"SOPInstanceUID\":\"9.8.7.6\"}\n{\"status\":\"success\",\"data\":{\"count\":1}}\n"
+        #expect(
+            try RetrieveSelection.parse(pxFindOutput: ndjson) == [
+                RetrieveSelection(studyInstanceUID: "9.8", seriesInstanceUID: "9.8.7", sopInstanceUIDs: ["9.8.7.6"])
+            ])
     }
 }
 
@@ -88,7 +93,9 @@ import Testing
         let run = try PeerHarness.run(command, ["--help"], environment: ["COLUMNS": "200"])
         #expect(run.exitCode == 0, "\(run.stderr)")
         if command != "px-dump" {
-            for code in ["0   success", "1   DICOM failure", "64  usage error", "69  DCMTK tool missing", "75  timeout"] {
+            for code in [
+                "0   success", "1   DICOM failure", "64  usage error", "69  DCMTK tool missing", "75  timeout",
+            ] {
                 #expect(run.stdout.contains(code), "\(command) --help lacks '\(code)'")
             }
         } else {
@@ -128,9 +135,18 @@ import Testing
 
     /// An enumerated option's value is checked by ArgumentParser, which names the valid ones.
     @Test(arguments: [
-        ("px-find", ["127.0.0.1:1", "--level", "instance"], "The value 'instance' is invalid for '--level <level>'. Please provide one of 'patient', 'study', 'series' or 'image'."),
-        ("px-find", ["127.0.0.1:1", "--format", "csv"], "The value 'csv' is invalid for '--format <format>'. Please provide one of 'pypx', 'dicom-json', 'ndjson' or 'table'."),
-        ("px-listen", ["--on-duplicate", "replace"], "The value 'replace' is invalid for '--on-duplicate <on-duplicate>'. Please provide one of 'keep', 'overwrite' or 'rename'."),
+        (
+            "px-find", ["127.0.0.1:1", "--level", "instance"],
+            "The value 'instance' is invalid for '--level <level>'. Please provide one of 'patient', 'study', 'series' or 'image'."
+        ),
+        (
+            "px-find", ["127.0.0.1:1", "--format", "csv"],
+            "The value 'csv' is invalid for '--format <format>'. Please provide one of 'pypx', 'dicom-json', 'ndjson' or 'table'."
+        ),
+        (
+            "px-listen", ["--on-duplicate", "replace"],
+            "The value 'replace' is invalid for '--on-duplicate <on-duplicate>'. Please provide one of 'keep', 'overwrite' or 'rename'."
+        ),
     ])
     func enumeratedValues(command: String, arguments: [String], message: String) throws {
         let run = try PeerHarness.run(command, arguments)

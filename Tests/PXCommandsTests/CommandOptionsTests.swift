@@ -77,10 +77,12 @@ import Testing
         ])
         #expect(retrieve.model == .patientRoot)
         // With a StudyInstanceUID, stdin is not read.
-        #expect(try retrieve.targets(verb: "move") == [
-            RetrieveSelection(
-                patientID: "P1", studyInstanceUID: "1.2", seriesInstanceUID: "1.2.3", sopInstanceUIDs: ["1.2.3.4", "1.2.3.5"])
-        ])
+        #expect(
+            try retrieve.targets(verb: "move") == [
+                RetrieveSelection(
+                    patientID: "P1", studyInstanceUID: "1.2", seriesInstanceUID: "1.2.3",
+                    sopInstanceUIDs: ["1.2.3.4", "1.2.3.5"])
+            ])
     }
 
     @Test func retrieveNeedsAStudy() {
@@ -143,7 +145,8 @@ import Testing
         let collected = Collected()
         let output = CommandOutput(pretty: false, command: ["px-test"], sink: collected.sink)
         let status = await Self.status {
-            try await CommandRunner.run(output: output, backend: try Self.native(), executables: [:], tool: "echoscu") { _, data in
+            try await CommandRunner.run(output: output, backend: try Self.native(), executables: [:], tool: "echoscu") {
+                _, data in
                 data = .object([JSONMember("n", .integer(1))])
                 return nil
             }
@@ -180,7 +183,8 @@ import Testing
         let collected = Collected()
         let output = CommandOutput(pretty: false, command: ["px-test"], sink: collected.sink)
         let status = await Self.status {
-            try await CommandRunner.run(output: output, backend: try Self.native(), executables: [:], tool: "findscu") { _, data in
+            try await CommandRunner.run(output: output, backend: try Self.native(), executables: [:], tool: "findscu") {
+                _, data in
                 data = .array([])
                 return .dimseFailure(DIMSEStatus(code: 0xA700), operation: "C-FIND")
             }
@@ -194,7 +198,8 @@ import Testing
         let quiet = Collected()
         let status = await Self.status {
             try await CommandRunner.run(
-                output: CommandOutput(pretty: false, command: ["px-test"], sink: quiet.sink), backend: try Self.native(),
+                output: CommandOutput(pretty: false, command: ["px-test"], sink: quiet.sink),
+                backend: try Self.native(),
                 executables: [:], tool: "findscu", envelopeOnSuccess: false
             ) { _, _ in nil }
         }
@@ -203,7 +208,8 @@ import Testing
         let failed = Collected()
         let failedStatus = await Self.status {
             try await CommandRunner.run(
-                output: CommandOutput(pretty: false, command: ["px-test"], sink: failed.sink), backend: try Self.native(),
+                output: CommandOutput(pretty: false, command: ["px-test"], sink: failed.sink),
+                backend: try Self.native(),
                 executables: [:], tool: "findscu", envelopeOnSuccess: false
             ) { _, _ in throw PXError.usage("bad") }
         }
@@ -249,7 +255,8 @@ import Testing
             let text = try String(contentsOfFile: out, encoding: .utf8)
             let lines = Set(text.split(separator: "\n").map(String.init))
             for line in [
-                "PX_SERIES_DIR=/data/P1/S1/SE1", "PX_SERIES_UID=1.2.3", "PX_STUDY_UID=1.2", "PX_PATIENT_ID=P1; rm -rf /",
+                "PX_SERIES_DIR=/data/P1/S1/SE1", "PX_SERIES_UID=1.2.3", "PX_STUDY_UID=1.2",
+                "PX_PATIENT_ID=P1; rm -rf /",
                 "PX_INSTANCES=7", "PX_COMPLETION_REASON=timeout",
             ] {
                 #expect(lines.contains(line), "\(line) missing")
@@ -264,7 +271,8 @@ import Testing
             // Each hook waits until the test creates `release`.
             let release = dir + "/release"
             let hooks = SeriesHookRunner(
-                command: ["/bin/sh", "-c", "while [ ! -e \"$0\" ]; do sleep 0.05; done", release], logger: Logger(label: "test"))
+                command: ["/bin/sh", "-c", "while [ ! -e \"$0\" ]; do sleep 0.05; done", release],
+                logger: Logger(label: "test"))
             hooks.run(for: Self.series)
             hooks.run(for: Self.series)
             // Both still run: starting them waited for neither, and waiting gives up at its deadline.

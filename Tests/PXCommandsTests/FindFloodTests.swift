@@ -27,8 +27,11 @@ import Testing
     static func flood(_ count: Int, backend: String, _ arguments: [String]) async throws -> Flood {
         let run = try await PeerHarness.runAsync(
             Self.python,
-            [Self.script, String(count), "--", TestSupport.binDirectory + "/px-find", "HOSTILE@127.0.0.1:{port}", "--level", "study",
-             "--backend", backend] + arguments)
+            [
+                Self.script, String(count), "--", TestSupport.binDirectory + "/px-find", "HOSTILE@127.0.0.1:{port}",
+                "--level", "study",
+                "--backend", backend,
+            ] + arguments)
         try #require(run.exitCode == 0, "hostile-find-scp.py: \(run.stderr)")
         return Flood(json: try #require(run.json, "hostile-find-scp.py printed: \(run.stdout)"))
     }
@@ -46,7 +49,9 @@ import Testing
             #expect(flood.envelope?["data"]?["count"] == .number(String(count)), "\(backend): \(flood.json)")
         }
         #expect(small.maxRSSKiB > 0)
-        #expect(large.maxRSSKiB - small.maxRSSKiB < 8 * 1024, "\(backend): \(small.maxRSSKiB) KiB for \(n), \(large.maxRSSKiB) KiB for \(4 * n)")
+        #expect(
+            large.maxRSSKiB - small.maxRSSKiB < 8 * 1024,
+            "\(backend): \(small.maxRSSKiB) KiB for \(n), \(large.maxRSSKiB) KiB for \(4 * n)")
     }
 
     /// --max-responses 1000 against a flood of 200,000 (more than the socket buffers hold, so the SCP is still

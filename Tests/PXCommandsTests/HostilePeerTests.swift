@@ -17,21 +17,24 @@ import Testing
     static func peer(_ arguments: [String]) async throws -> JSONValue {
         let run = try await PeerHarness.runAsync(TestSupport.python, [script()] + arguments)
         guard run.exitCode == 0, let json = run.json else {
-            throw ListenerProcess.ListenerFailed(message: "hostile-peer.py \(arguments.first ?? ""): \(run.stdout) \(run.stderr)")
+            throw ListenerProcess.ListenerFailed(
+                message: "hostile-peer.py \(arguments.first ?? ""): \(run.stdout) \(run.stderr)")
         }
         return json
     }
 
     /// Peak resident memory of a process (VmHWM), in KiB.
     static func peakRSS(_ pid: pid_t) -> Int? {
-        let status = String(decoding: FileManager.default.contents(atPath: "/proc/\(pid)/status") ?? Data(), as: UTF8.self)
+        let status = String(
+            decoding: FileManager.default.contents(atPath: "/proc/\(pid)/status") ?? Data(), as: UTF8.self)
         guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return nil }
         return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
     }
 
     static func echo(_ port: Int) async throws -> (ok: Bool, seconds: Double) {
         let start = ContinuousClock.now
-        let run = try await PeerHarness.runAsync("/usr/bin/echoscu", ["-aec", "PXLISTEN", "-to", "10", "127.0.0.1", String(port)])
+        let run = try await PeerHarness.runAsync(
+            "/usr/bin/echoscu", ["-aec", "PXLISTEN", "-to", "10", "127.0.0.1", String(port)])
         let elapsed = ContinuousClock.now - start
         return (run.exitCode == 0, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     }
@@ -70,7 +73,8 @@ import Testing
             return all
         }
         #expect(results.map { Self.number($0["status"]) } == [0xA700, 0xA700, 0xA700], "\(results)")
-        #expect(await listener.waitFor(seconds: 10) { $0.filter { $0["event"]?.stringValue == "storeFailed" }.count == 3 })
+        #expect(
+            await listener.waitFor(seconds: 10) { $0.filter { $0["event"]?.stringValue == "storeFailed" }.count == 3 })
         let peak = try #require(Self.peakRSS(listener.pid))
         #expect(peak < Self.listenerBudgetKiB, "px-listen peaked at \(peak) KiB")
         let failures = listener.events("storeFailed")
@@ -106,7 +110,9 @@ import Testing
         #expect(await listener.waitFor(seconds: 10) { $0.contains { $0["event"]?.stringValue == "instanceReceived" } })
         let peak = try #require(Self.peakRSS(listener.pid))
         #expect(peak < Self.listenerBudgetKiB, "px-listen peaked at \(peak) KiB")
-        #expect(listener.events("instanceReceived").first?["SOPInstanceUID"]?.stringValue == made["sopInstanceUID"]?.stringValue)
+        #expect(
+            listener.events("instanceReceived").first?["SOPInstanceUID"]?.stringValue
+                == made["sopInstanceUID"]?.stringValue)
         await listener.stop()
         #expect(ListenerFiles.placed(under: root).count == 1)
     }
@@ -121,8 +127,11 @@ import Testing
         let listener = try await ListenerProcess.start(
             backend: "native", root: work + "/root", work: work,
             extra: ["--max-associations", "1", "--transfer-rate-window", "2"])
-        let trickle = try await Self.peer(["trickle", "127.0.0.1", String(listener.port), "--interval", "0.5", "--seconds", "20"])
-        let closed = try #require(Self.number(trickle["closedAfter"]), "the trickling sender kept its association: \(trickle)")
+        let trickle = try await Self.peer([
+            "trickle", "127.0.0.1", String(listener.port), "--interval", "0.5", "--seconds", "20",
+        ])
+        let closed = try #require(
+            Self.number(trickle["closedAfter"]), "the trickling sender kept its association: \(trickle)")
         #expect(closed < 6, "closed after \(closed) s")
         #expect(await listener.waitFor(seconds: 5) { $0.contains { $0["event"]?.stringValue == "associationClosed" } })
         #expect(listener.events("associationClosed").first?["aborted"] == JSONValue.bool(true))
@@ -140,7 +149,8 @@ import Testing
         let work = try TestSupport.makeTemporaryDirectory(prefix: "px-hostile-")
         defer { try? FileManager.default.removeItem(atPath: work) }
         let listener = try await ListenerProcess.start(
-            backend: "native", root: work + "/root", work: work, extra: ["--max-associations", "1", "--write-timeout", "2"])
+            backend: "native", root: work + "/root", work: work,
+            extra: ["--max-associations", "1", "--write-timeout", "2"])
         let flood = try await Self.peer(["no-read", "127.0.0.1", String(listener.port), "--seconds", "60"])
         let closed = try #require(Self.number(flood["closedAfter"]), "the peer was never disconnected: \(flood)")
         #expect(Self.number(flood["stalledAfter"]) != nil, "the peer's sends never stalled: \(flood)")
@@ -161,14 +171,22 @@ import Testing
         let listener = try await ListenerProcess.start(
             backend: "native", root: work + "/root", work: work, extra: ["--max-pending-connections", "20"])
         let port = String(listener.port)
-        let large = try await Self.peer(["pre-association", "127.0.0.1", port, "--connections", "100", "--bytes", "900000", "--seconds", "10"])
+        let large = try await Self.peer([
+            "pre-association", "127.0.0.1", port, "--connections", "100", "--bytes", "900000", "--seconds", "10",
+        ])
         #expect(Self.number(large["opened"]) == 100)
         #expect(Self.number(large["closedByServer"]) == 100, "\(large)")
 
-        let held = Task { try await Self.peer(["pre-association", "127.0.0.1", port, "--connections", "200", "--bytes", "3", "--seconds", "6"]) }
+        let held = Task {
+            try await Self.peer([
+                "pre-association", "127.0.0.1", port, "--connections", "200", "--bytes", "3", "--seconds", "6",
+            ])
+        }
         // While the 200 are held open: a legitimate C-ECHO, and the listener's descriptors.
         let deadline = ContinuousClock.now + .seconds(5)
-        while ContinuousClock.now < deadline && listener.stderr().components(separatedBy: "closing the oldest connections").count < 150 {
+        while ContinuousClock.now < deadline
+            && listener.stderr().components(separatedBy: "closing the oldest connections").count < 150
+        {
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(try await Self.echo(listener.port).ok)

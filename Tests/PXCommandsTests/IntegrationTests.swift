@@ -61,7 +61,9 @@ import Testing
     /// Every query and move below runs on both backends; each must pass its own checks, and the
     /// JSON of the two runs must be equal apart from `backend` and `command`.
     @Test func echoFindMoveListenAgainstDcmqrscp() throws {
-        guard PeerHarness.requireTools(["dcmqrscp", "storescp", "storescu", "echoscu", "findscu", "movescu"]) else { return }
+        guard PeerHarness.requireTools(["dcmqrscp", "storescp", "storescu", "echoscu", "findscu", "movescu"]) else {
+            return
+        }
         let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
         defer { try? FileManager.default.removeItem(atPath: work) }
         let listenPort = try TestSupport.freePort()
@@ -112,15 +114,21 @@ import Testing
 
             // A node from the config file, and pypx 0.8's flags.
             let config = work + "/config.toml"
-            #expect(FileManager.default.createFile(
-                atPath: config,
-                contents: Data("[local]\nae_title = \"CFGSCU\"\n\n[nodes.archive]\nhost = \"127.0.0.1\"\nport = \(qrPort)\nae_title = \"QRSCP\"\n".utf8)))
+            #expect(
+                FileManager.default.createFile(
+                    atPath: config,
+                    contents: Data(
+                        "[local]\nae_title = \"CFGSCU\"\n\n[nodes.archive]\nhost = \"127.0.0.1\"\nport = \(qrPort)\nae_title = \"QRSCP\"\n"
+                            .utf8)))
             let configured = try step("config", "px-echo", ["archive"], environment: ["PX_CONFIG": config])
             #expect(configured.exitCode == 0, "\(configured.stdout) \(configured.stderr)")
             #expect(configured.json?["data"]?["callingAETitle"]?.stringValue == "CFGSCU")
             let pypx08 = try step(
                 "pypx08", "px-find",
-                ["--aec", "QRSCP", "--aet", "CHIPS", "--serverIP", "127.0.0.1", "--serverPort", String(qrPort), "--patientID", "PAT002"])
+                [
+                    "--aec", "QRSCP", "--aet", "CHIPS", "--serverIP", "127.0.0.1", "--serverPort", String(qrPort),
+                    "--patientID", "PAT002",
+                ])
             #expect(pypx08.exitCode == 0)
             #expect(pypx08.json?["data"]?.arrayValue?.first?["PatientName"]?["value"]?.stringValue == "Müller^Jürgen")
 
@@ -139,25 +147,32 @@ import Testing
             // (with TMPDIR set: the DCMTK backend's response folder goes there, and is removed)
             let scratch = work + "/tmp-\(backend)"
             try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-            let ndjson = try step("ndjson", "px-find", [peer, "--level", "image", "--format", "ndjson"], environment: ["TMPDIR": scratch])
+            let ndjson = try step(
+                "ndjson", "px-find", [peer, "--level", "image", "--format", "ndjson"], environment: ["TMPDIR": scratch])
             #expect(ndjson.stdout.split(separator: "\n").count == 7)
             #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty)
             if backend == "dcmtk" {
                 // TMPDIR is where findscu's responses go: a missing one is a clear error, not a silent fallback.
                 let missing = try PeerHarness.run("px-find", [peer] + b, environment: ["TMPDIR": work + "/no-such-dir"])
                 #expect(missing.exitCode != 0)
-                #expect(missing.json?["error"]?["message"]?.stringValue?.contains("temporary directory") == true, "\(missing.stdout)")
+                #expect(
+                    missing.json?["error"]?["message"]?.stringValue?.contains("temporary directory") == true,
+                    "\(missing.stdout)")
             }
-            let wildcard = try step("wildcard", "px-find", [peer, "--level", "patient", "--model", "patient", "-k", "PatientName=Doe*"])
+            let wildcard = try step(
+                "wildcard", "px-find", [peer, "--level", "patient", "--model", "patient", "-k", "PatientName=Doe*"])
             #expect(wildcard.json?["data"]?.arrayValue?.count == 1)
-            let series = try step("series", "px-find", [peer, "--level", "series", "--format", "dicom-json", "-k", "Modality=MR"])
+            let series = try step(
+                "series", "px-find", [peer, "--level", "series", "--format", "dicom-json", "-k", "Modality=MR"])
             #expect(series.json?["data"]?.arrayValue?.count == 2)
-            let limited = try step("limit", "px-find", [peer, "--level", "image", "--format", "ndjson", "--limit", "2"])
+            let limited = try step(
+                "limit", "px-find", [peer, "--level", "image", "--format", "ndjson", "--limit", "2"])
             #expect(limited.stdout.split(separator: "\n").count == 3, "\(limited.stdout)")
 
             // Move to an unknown destination.
             let uid = studies.first?["StudyInstanceUID"]?["value"]?.stringValue ?? ""
-            let unknown = try step("unknownDestination", "px-move", [peer, "--destination", "NOSUCHAE", "--StudyInstanceUID", uid])
+            let unknown = try step(
+                "unknownDestination", "px-move", [peer, "--destination", "NOSUCHAE", "--StudyInstanceUID", uid])
             #expect(unknown.exitCode == 1)
             #expect(unknown.json?["error"]?["details"]?["status"]?.stringValue == "0xa801")
 
@@ -176,7 +191,8 @@ import Testing
                 listener.waitUntilExit()
             }
             let ready = TestSupport.pollBlocking(seconds: 5) {
-                (try? PeerHarness.run("/usr/bin/echoscu", ["-aec", "PXLISTEN", "127.0.0.1", String(listenPort)]))?.exitCode == 0
+                (try? PeerHarness.run("/usr/bin/echoscu", ["-aec", "PXLISTEN", "127.0.0.1", String(listenPort)]))?
+                    .exitCode == 0
             }
             try #require(ready, "px-listen (\(backend)) did not answer C-ECHO")
             let move = try step("move", "px-move", [peer, "--destination", "PXLISTEN"], stdin: find.stdout)
@@ -190,7 +206,8 @@ import Testing
             #expect(reported, "px-listen (\(backend)) reported fewer than 6 instances")
             listener.interrupt()
             listener.waitUntilExit()
-            let lines = String(decoding: FileManager.default.contents(atPath: events) ?? Data(), as: UTF8.self).split(separator: "\n")
+            let lines = String(decoding: FileManager.default.contents(atPath: events) ?? Data(), as: UTF8.self).split(
+                separator: "\n")
             let parsed = lines.compactMap { try? JSONParser.parse(String($0)) }
             let instances = parsed.filter { $0["event"]?.stringValue == "instanceReceived" }
             #expect(instances.count == 6)

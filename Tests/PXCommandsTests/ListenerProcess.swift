@@ -27,10 +27,14 @@ final class ListenerProcess {
         let port = backend == "native" ? 0 : try TestSupport.freePort()
         let base = work + "/listen-\(UUID().uuidString.prefix(8))"
         let path = TestSupport.binDirectory + "/px-listen"
-        let arguments = ["--backend", backend, "--port", String(port), "--aet", "PXLISTEN", "-d", root, "--log-level", "debug"] + extra
+        let arguments =
+            ["--backend", backend, "--port", String(port), "--aet", "PXLISTEN", "-d", root, "--log-level", "debug"]
+            + extra
         let pid = try TestSupport.spawn(path, arguments, stdoutPath: base + ".ndjson", stderrPath: base + ".err")
         let listener = ListenerProcess(pid: pid, eventsPath: base + ".ndjson", stderrPath: base + ".err", port: port)
-        let listening = await listener.waitFor(seconds: 20) { events in events.contains { $0["event"]?.stringValue == "listening" } }
+        let listening = await listener.waitFor(seconds: 20) { events in
+            events.contains { $0["event"]?.stringValue == "listening" }
+        }
         guard listening, let event = listener.events().first(where: { $0["event"]?.stringValue == "listening" }),
             let reported = event["port"]?.intValue
         else {
@@ -40,7 +44,8 @@ final class ListenerProcess {
         listener.port = reported
         if backend == "dcmtk" {
             // storescp reports nothing when ready: wait until it answers.
-            let ready = try await TestSupport.waitForEcho(port: reported, aeTitle: "PXLISTEN", seconds: 5, extra: echoExtra)
+            let ready = try await TestSupport.waitForEcho(
+                port: reported, aeTitle: "PXLISTEN", seconds: 5, extra: echoExtra)
             guard ready else {
                 await listener.stop(signal: SIGKILL)
                 throw ListenerFailed(message: "px-listen (dcmtk) did not answer C-ECHO")
@@ -112,7 +117,9 @@ enum ListenerFiles {
         var out: [String] = []
         while let relative = enumerator.nextObject() as? String {
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isDirectory), !isDirectory.boolValue {
+            if FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isDirectory),
+                !isDirectory.boolValue
+            {
                 out.append(root + "/" + relative)
             }
         }
@@ -139,18 +146,21 @@ enum ListenerFiles {
         files(under: root).filter { $0.contains("/.px-incoming") || $0.hasSuffix(".part") || $0.hasSuffix(".px-tmp") }
     }
 
-    
-
     /// Runs scripts/make-listen-corpus.py.
     static func makeCorpus(_ arguments: [String]) async throws -> [String] {
         let out = arguments.last ?? ""
-        let run = try await PeerHarness.runAsync(TestSupport.python, [TestSupport.repositoryRoot + "/scripts/make-listen-corpus.py"] + arguments)
-        guard run.exitCode == 0 else { throw ListenerProcess.ListenerFailed(message: "make-listen-corpus.py: \(run.stderr)") }
-        return ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).filter { $0.hasSuffix(".dcm") }.sorted().map { out + "/" + $0 }
+        let run = try await PeerHarness.runAsync(
+            TestSupport.python, [TestSupport.repositoryRoot + "/scripts/make-listen-corpus.py"] + arguments)
+        guard run.exitCode == 0 else {
+            throw ListenerProcess.ListenerFailed(message: "make-listen-corpus.py: \(run.stderr)")
+        }
+        return ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).filter { $0.hasSuffix(".dcm") }
+            .sorted().map { out + "/" + $0 }
     }
 
     static func storescu(_ port: Int, _ files: [String], extra: [String] = []) async throws -> PeerHarness.Run {
-        try await PeerHarness.runAsync("/usr/bin/storescu", extra + ["-aec", "PXLISTEN", "127.0.0.1", String(port)] + files)
+        try await PeerHarness.runAsync(
+            "/usr/bin/storescu", extra + ["-aec", "PXLISTEN", "127.0.0.1", String(port)] + files)
     }
 }
 

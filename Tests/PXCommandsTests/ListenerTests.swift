@@ -23,14 +23,21 @@ import Testing
         let hookLog = work + "/hook.log"
         let listener = try await ListenerProcess.start(
             backend: backend, root: root, work: work,
-            extra: ["--on-series-complete", "/bin/sh", "-c", "echo \"$PX_SERIES_UID $PX_INSTANCES $1\" >> \(hookLog)", "hook", "arg1"])
+            extra: [
+                "--on-series-complete", "/bin/sh", "-c", "echo \"$PX_SERIES_UID $PX_INSTANCES $1\" >> \(hookLog)",
+                "hook", "arg1",
+            ])
 
         let store = try await ListenerFiles.storescu(listener.port, corpus)
         #expect(store.exitCode == 0, "\(store.stderr)")
-        #expect(await listener.waitFor(seconds: 20) { $0.filter { $0["event"]?.stringValue == "seriesComplete" }.count == 3 })
+        #expect(
+            await listener.waitFor(seconds: 20) {
+                $0.filter { $0["event"]?.stringValue == "seriesComplete" }.count == 3
+            })
         // The hooks run asynchronously: wait for their three lines (a fourth would fail below).
         func hookLinesNow() -> [Substring] {
-            String(decoding: FileManager.default.contents(atPath: hookLog) ?? Data(), as: UTF8.self).split(separator: "\n")
+            String(decoding: FileManager.default.contents(atPath: hookLog) ?? Data(), as: UTF8.self).split(
+                separator: "\n")
         }
         _ = await TestSupport.poll(seconds: 10) { hookLinesNow().count >= 3 }
         let hookLines = hookLinesNow()
@@ -40,16 +47,24 @@ import Testing
 
         let py = try await PeerHarness.runAsync(
             TestSupport.python,
-            [TestSupport.repositoryRoot + "/scripts/pynetdicom-scu.py", "store", "127.0.0.1", String(listener.port)] + corpus + ["--aec", "PXLISTEN"])
+            [TestSupport.repositoryRoot + "/scripts/pynetdicom-scu.py", "store", "127.0.0.1", String(listener.port)]
+                + corpus + ["--aec", "PXLISTEN"])
         #expect(py.exitCode == 0, "\(py.stdout) \(py.stderr)")
-        #expect(await listener.waitFor(seconds: 20) { $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == 24 })
+        #expect(
+            await listener.waitFor(seconds: 20) {
+                $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == 24
+            })
 
         // px-push, the third sender, on the other backend than the listener's.
         let push = try await PeerHarness.runAsync(
-            "px-push", ["PXLISTEN@127.0.0.1:\(listener.port)"] + corpus + ["--backend", backend == "native" ? "dcmtk" : "native"])
+            "px-push",
+            ["PXLISTEN@127.0.0.1:\(listener.port)"] + corpus + ["--backend", backend == "native" ? "dcmtk" : "native"])
         #expect(push.exitCode == 0, "\(push.stdout) \(push.stderr)")
         #expect(push.json?["data"]?["files"]?.arrayValue?.count == 12, "\(push.stdout)")
-        #expect(await listener.waitFor(seconds: 20) { $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == 36 })
+        #expect(
+            await listener.waitFor(seconds: 20) {
+                $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == 36
+            })
         #expect(await listener.stop() == 0)
 
         let received = listener.events("instanceReceived")
@@ -62,15 +77,20 @@ import Testing
         let series = Set(placed.map { ($0 as NSString).deletingLastPathComponent })
         #expect(series.count == 3)
         for directory in series {
-            let info = String(decoding: FileManager.default.contents(atPath: directory + "/series.info") ?? Data(), as: UTF8.self)
-            #expect(info.hasPrefix("[SERIES]\n") && info.contains("seriesinstanceuid = 2.25.") && info.contains("instances = 4"), "\(info)")
+            let info = String(
+                decoding: FileManager.default.contents(atPath: directory + "/series.info") ?? Data(), as: UTF8.self)
+            #expect(
+                info.hasPrefix("[SERIES]\n") && info.contains("seriesinstanceuid = 2.25.")
+                    && info.contains("instances = 4"), "\(info)")
             #expect(!FileManager.default.fileExists(atPath: directory + "/receiving.series"))
             let study = (directory as NSString).deletingLastPathComponent
             #expect(FileManager.default.fileExists(atPath: study + "/study.info"))
-            #expect(FileManager.default.fileExists(atPath: (study as NSString).deletingLastPathComponent + "/patient.info"))
+            #expect(
+                FileManager.default.fileExists(atPath: (study as NSString).deletingLastPathComponent + "/patient.info"))
         }
         // (dcmtk: the readiness C-ECHO is one more association)
-        #expect(listener.events("associationOpened").filter { $0["callingAETitle"]?.stringValue != "ECHOSCU" }.count == 3)
+        #expect(
+            listener.events("associationOpened").filter { $0["callingAETitle"]?.stringValue != "ECHOSCU" }.count == 3)
         #expect(listener.events("associationClosed").allSatisfy { $0["aborted"] == .bool(false) })
     }
 
@@ -85,7 +105,10 @@ import Testing
         let listener = try await ListenerProcess.start(backend: backend, root: root, work: work)
         let store = try await ListenerFiles.storescu(listener.port, corpus)
         #expect(store.exitCode == 0, "\(store.stderr)")
-        #expect(await listener.waitFor(seconds: 20) { $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == corpus.count })
+        #expect(
+            await listener.waitFor(seconds: 20) {
+                $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == corpus.count
+            })
         await listener.stop()
         let received = listener.events("instanceReceived")
         #expect(received.count == corpus.count)
@@ -113,9 +136,11 @@ import Testing
         try #require(mount.exitCode == 0, "cannot mount a tmpfs (the tests run as root): \(mount.stderr)")
         defer { _ = try? PeerHarness.run("/bin/umount", ["-l", root]) }
         let bench = work + "/ct"
-        let ct = try await PeerHarness.runAsync(TestSupport.python, [TestSupport.repositoryRoot + "/scripts/make-qr-corpus.py", "--ct-bench", "10", bench])
+        let ct = try await PeerHarness.runAsync(
+            TestSupport.python, [TestSupport.repositoryRoot + "/scripts/make-qr-corpus.py", "--ct-bench", "10", bench])
         try #require(ct.exitCode == 0, "\(ct.stderr)")
-        let corpus = try FileManager.default.contentsOfDirectory(atPath: bench).filter { $0.hasSuffix(".dcm") }.sorted().map { bench + "/" + $0 }
+        let corpus = try FileManager.default.contentsOfDirectory(atPath: bench).filter { $0.hasSuffix(".dcm") }.sorted()
+            .map { bench + "/" + $0 }
         let listener = try await ListenerProcess.start(backend: "native", root: root, work: work)
         let store = try await ListenerFiles.storescu(listener.port, corpus)
         // storescu halts at the first failure status (exit code 167 in DCMTK 3.6.7).
@@ -137,13 +162,19 @@ import Testing
         for path in placed { try FileManager.default.removeItem(atPath: path) }
         let again = try await ListenerFiles.storescu(listener.port, [corpus[0]])
         #expect(again.exitCode == 0, "\(again.stderr)")
-        #expect(await listener.waitFor(seconds: 20) { $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == stored.count + 1 })
+        #expect(
+            await listener.waitFor(seconds: 20) {
+                $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == stored.count + 1
+            })
 
         // A clean-up job removed the staging folder: it is made again, nothing is refused.
         try FileManager.default.removeItem(atPath: root + "/.px-incoming")
         let afterCleanUp = try await ListenerFiles.storescu(listener.port, [corpus[1]])
         #expect(afterCleanUp.exitCode == 0, "\(afterCleanUp.stderr)")
-        #expect(await listener.waitFor(seconds: 20) { $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == stored.count + 2 })
+        #expect(
+            await listener.waitFor(seconds: 20) {
+                $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == stored.count + 2
+            })
         await listener.stop()
     }
 
@@ -155,20 +186,29 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: work) }
         let corpus = try await ListenerFiles.makeCorpus(["large", "512", work + "/large"])
         let root = work + "/root"
-        let listener = try await ListenerProcess.start(backend: backend, root: root, work: work, extra: ["--dimse-timeout", "2"])
+        let listener = try await ListenerProcess.start(
+            backend: backend, root: root, work: work, extra: ["--dimse-timeout", "2"])
         for (name, signal) in [("silent", SIGSTOP), ("abort", SIGKILL)] {
             let openedBefore = listener.events("associationOpened").count
             let pid = try Self.spawnStorescu(listener.port, corpus, log: work + "/storescu-\(name).log")
             // Freeze or kill the sender 150 ms into the association, well inside the 512 MiB instance
             // (storescp keeps the data set in memory, so there is no file to watch).
-            #expect(await listener.waitFor(seconds: 10) { $0.filter { $0["event"]?.stringValue == "associationOpened" }.count > openedBefore })
+            #expect(
+                await listener.waitFor(seconds: 10) {
+                    $0.filter { $0["event"]?.stringValue == "associationOpened" }.count > openedBefore
+                })
             try await Task.sleep(for: .milliseconds(150))
             kill(pid, signal)
             let closedBefore = listener.events("associationClosed").count
             let started = ContinuousClock.now
-            #expect(await listener.waitFor(seconds: 15) { $0.filter { $0["event"]?.stringValue == "associationClosed" }.count > closedBefore })
+            #expect(
+                await listener.waitFor(seconds: 15) {
+                    $0.filter { $0["event"]?.stringValue == "associationClosed" }.count > closedBefore
+                })
             let elapsed = ContinuousClock.now - started
-            if signal == SIGSTOP { #expect(elapsed >= .milliseconds(1500), "closed before the DIMSE timeout: \(elapsed)") }
+            if signal == SIGSTOP {
+                #expect(elapsed >= .milliseconds(1500), "closed before the DIMSE timeout: \(elapsed)")
+            }
             #expect(listener.events("associationClosed").last?["aborted"] == .bool(true))
             kill(pid, SIGKILL)
             var status: Int32 = 0
@@ -202,7 +242,10 @@ import Testing
             return all
         }
         #expect(results.allSatisfy { $0.exitCode == 0 }, "\(results.map(\.stderr).filter { !$0.isEmpty }.prefix(2))")
-        #expect(await listener.waitFor(seconds: 30) { $0.filter { $0["event"]?.stringValue == "associationClosed" }.count == 16 })
+        #expect(
+            await listener.waitFor(seconds: 30) {
+                $0.filter { $0["event"]?.stringValue == "associationClosed" }.count == 16
+            })
         await listener.stop()
         #expect(listener.events("instanceReceived").count == 800)
         #expect(Set(listener.events("associationOpened").compactMap { $0["callingAETitle"]?.stringValue }).count == 16)
@@ -222,12 +265,18 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: work) }
         let corpus = try await ListenerFiles.makeCorpus(["many", "800", "8", work + "/corpus"])
         let root = work + "/root"
-        let listener = try await ListenerProcess.start(backend: backend, root: root, work: work, extra: ["--shutdown-grace", "1"])
+        let listener = try await ListenerProcess.start(
+            backend: backend, root: root, work: work, extra: ["--shutdown-grace", "1"])
         var senders: [pid_t] = []
         for k in 0..<4 {
-            senders.append(try Self.spawnStorescu(listener.port, Array(corpus[(k * 200)..<(k * 200 + 200)]), log: work + "/s\(k).log"))
+            senders.append(
+                try Self.spawnStorescu(
+                    listener.port, Array(corpus[(k * 200)..<(k * 200 + 200)]), log: work + "/s\(k).log"))
         }
-        #expect(await listener.waitFor(seconds: 30) { $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count >= 40 })
+        #expect(
+            await listener.waitFor(seconds: 30) {
+                $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count >= 40
+            })
         let started = ContinuousClock.now
         let code = await listener.stop(signal: SIGTERM)
         #expect(code == 0, "\(listener.stderr().suffix(2000))")
@@ -255,24 +304,34 @@ import Testing
         guard PeerHarness.requireTools(Self.tools) else { return }
         let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
         defer { try? FileManager.default.removeItem(atPath: work) }
-        let listener = try await ListenerProcess.start(backend: "native", root: work + "/root", work: work, extra: ["--allow-calling", "GOOD,ALSOGOOD"])
+        let listener = try await ListenerProcess.start(
+            backend: "native", root: work + "/root", work: work, extra: ["--allow-calling", "GOOD,ALSOGOOD"])
         let port = String(listener.port)
-        #expect(try await PeerHarness.runAsync("/usr/bin/echoscu", ["-aet", "GOOD", "-aec", "PXLISTEN", "127.0.0.1", port]).exitCode == 0)
-        let wrongCalled = try await PeerHarness.runAsync("/usr/bin/echoscu", ["-aet", "GOOD", "-aec", "OTHER", "127.0.0.1", port])
+        #expect(
+            try await PeerHarness.runAsync("/usr/bin/echoscu", ["-aet", "GOOD", "-aec", "PXLISTEN", "127.0.0.1", port])
+                .exitCode == 0)
+        let wrongCalled = try await PeerHarness.runAsync(
+            "/usr/bin/echoscu", ["-aet", "GOOD", "-aec", "OTHER", "127.0.0.1", port])
         #expect(wrongCalled.exitCode != 0)
         #expect(wrongCalled.stderr.contains("Called AE Title Not Recognized"), "\(wrongCalled.stderr)")
-        let wrongCalling = try await PeerHarness.runAsync("/usr/bin/echoscu", ["-aet", "BAD", "-aec", "PXLISTEN", "127.0.0.1", port])
+        let wrongCalling = try await PeerHarness.runAsync(
+            "/usr/bin/echoscu", ["-aet", "BAD", "-aec", "PXLISTEN", "127.0.0.1", port])
         #expect(wrongCalling.exitCode != 0)
         #expect(wrongCalling.stderr.contains("Calling AE Title Not Recognized"), "\(wrongCalling.stderr)")
         await listener.stop()
 
-        let any = try await ListenerProcess.start(backend: "native", root: work + "/root2", work: work, extra: ["--any-called-aet"])
-        #expect(try await PeerHarness.runAsync("/usr/bin/echoscu", ["-aec", "WHATEVER", "127.0.0.1", String(any.port)]).exitCode == 0)
+        let any = try await ListenerProcess.start(
+            backend: "native", root: work + "/root2", work: work, extra: ["--any-called-aet"])
+        #expect(
+            try await PeerHarness.runAsync("/usr/bin/echoscu", ["-aec", "WHATEVER", "127.0.0.1", String(any.port)])
+                .exitCode == 0)
         await any.stop()
     }
 
     /// Starts storescu in the background (output in `log`); the caller reaps it.
     static func spawnStorescu(_ port: Int, _ files: [String], log: String) throws -> pid_t {
-        try TestSupport.spawn("/usr/bin/storescu", ["-aec", "PXLISTEN", "127.0.0.1", String(port)] + files, stdoutPath: log, stderrPath: nil)
+        try TestSupport.spawn(
+            "/usr/bin/storescu", ["-aec", "PXLISTEN", "127.0.0.1", String(port)] + files, stdoutPath: log,
+            stderrPath: nil)
     }
 }

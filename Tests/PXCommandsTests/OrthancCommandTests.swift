@@ -55,7 +55,8 @@ struct OrthancCommandTests {
             #expect(Self.value(study, "NumberOfStudyRelatedInstances") == String(instances.count), "\(uid)")
             let series = study["series"]?.arrayValue ?? []
             let expectedSeries = Set(instances.compactMap { $0.string(.seriesInstanceUID) })
-            #expect(Set(series.compactMap { Self.value($0, "SeriesInstanceUID") }) == expectedSeries, "series of \(uid)")
+            #expect(
+                Set(series.compactMap { Self.value($0, "SeriesInstanceUID") }) == expectedSeries, "series of \(uid)")
             for entry in series {
                 let seriesUID = Self.value(entry, "SeriesInstanceUID") ?? "?"
                 guard let members = corpus.series[seriesUID], let member = members.first else {
@@ -71,7 +72,8 @@ struct OrthancCommandTests {
         let names = Set(studies.compactMap { Self.value($0, "PatientName") })
         #expect(names.contains("Müller^Jürgen"))
         #expect(names.contains("山田^太郎=やまだ^たろう"))
-        let descriptions = Set(studies.flatMap { $0["series"]?.arrayValue ?? [] }.compactMap { Self.value($0, "SeriesDescription") })
+        let descriptions = Set(
+            studies.flatMap { $0["series"]?.arrayValue ?? [] }.compactMap { Self.value($0, "SeriesDescription") })
         #expect(descriptions.contains("頭部 MR"))
         #expect(descriptions.contains("Thorax Übersicht"))
     }
@@ -104,7 +106,10 @@ struct OrthancCommandTests {
         let events = context.work + "/listen-events.ndjson"
         let listener = try PeerProcess(
             TestSupport.binDirectory + "/px-listen",
-            ["--backend", "dcmtk", "--port", String(context.listenPort), "--aet", OrthancCommandPeer.listenAETitle, "-d", received],
+            [
+                "--backend", "dcmtk", "--port", String(context.listenPort), "--aet", OrthancCommandPeer.listenAETitle,
+                "-d", received,
+            ],
             logFile: events, errorFile: "/dev/null")
         // The study moved first, then everything again: the first study's instances arrive twice.
         let expectedEvents = corpus.dataSets.count + (corpus.studies[context.largestStudy]?.count ?? 0)
@@ -118,7 +123,8 @@ struct OrthancCommandTests {
         }
         await listener.stop(signal: SIGINT)
 
-        let lines = String(decoding: FileManager.default.contents(atPath: events) ?? Data(), as: UTF8.self).split(separator: "\n")
+        let lines = String(decoding: FileManager.default.contents(atPath: events) ?? Data(), as: UTF8.self).split(
+            separator: "\n")
         let parsed = lines.compactMap { try? JSONParser.parse(String($0)) }
         let instances = parsed.filter { $0["event"]?.stringValue == "instanceReceived" }
         #expect(instances.count == expectedEvents)
@@ -138,12 +144,17 @@ struct OrthancCommandTests {
 
     /// Waits for px-listen to answer, then moves the largest study by UID and px-find's full answer through stdin.
     static func moves(context: OrthancCommandPeer.Context, corpus: OrthancCommandPeer.Corpus) async throws {
-        let ready = try await TestSupport.waitForEcho(port: context.listenPort, aeTitle: OrthancCommandPeer.listenAETitle)
+        let ready = try await TestSupport.waitForEcho(
+            port: context.listenPort, aeTitle: OrthancCommandPeer.listenAETitle)
         try #require(ready, "px-listen did not answer C-ECHO on port \(context.listenPort)")
 
         let study = context.largestStudy
         let one = try await PeerHarness.runAsync(
-            "px-move", ["--backend", "dcmtk", context.peer, "--destination", OrthancCommandPeer.listenAETitle, "--StudyInstanceUID", study])
+            "px-move",
+            [
+                "--backend", "dcmtk", context.peer, "--destination", OrthancCommandPeer.listenAETitle,
+                "--StudyInstanceUID", study,
+            ])
         #expect(one.exitCode == 0, "\(one.stdout) \(one.stderr)")
         #expect(one.json?["data"]?["completed"] == .number(String(corpus.studies[study]?.count ?? -1)), "\(one.stdout)")
         #expect(one.json?["data"]?["failed"] == .number("0"))
@@ -155,7 +166,8 @@ struct OrthancCommandTests {
         let find = try await PeerHarness.runAsync("px-find", ["--backend", "dcmtk", context.peer])
         try #require(find.exitCode == 0, "\(find.stderr)")
         let all = try await PeerHarness.runAsync(
-            "px-move", ["--backend", "dcmtk", context.peer, "--destination", OrthancCommandPeer.listenAETitle], stdin: find.stdout)
+            "px-move", ["--backend", "dcmtk", context.peer, "--destination", OrthancCommandPeer.listenAETitle],
+            stdin: find.stdout)
         #expect(all.exitCode == 0, "\(all.stdout) \(all.stderr)")
         #expect(all.json?["data"]?["completed"] == .number(String(corpus.dataSets.count)), "\(all.stdout)")
         #expect(all.json?["data"]?["failed"] == .number("0"))
@@ -230,8 +242,11 @@ struct OrthancCommandPeer: SuiteTrait, TestScoping {
 
     /// PATH with the sbin directories, where Debian puts Orthanc.
     static var path: String {
-        var directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init)
-        for extra in ["/usr/local/sbin", "/usr/sbin", "/sbin"] where !directories.contains(extra) { directories.append(extra) }
+        var directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(
+            String.init)
+        for extra in ["/usr/local/sbin", "/usr/sbin", "/sbin"] where !directories.contains(extra) {
+            directories.append(extra)
+        }
         return directories.joined(separator: ":")
     }
 
@@ -240,7 +255,9 @@ struct OrthancCommandPeer: SuiteTrait, TestScoping {
     ) async throws {
         let hint = "run scripts/setup-test-env.sh as root (installs DCMTK, Orthanc and the Python venv)"
         for tool in ["Orthanc", "storescu", "storescp", "echoscu", "findscu", "movescu", "python3"] {
-            let found = Self.path.split(separator: ":").contains { FileManager.default.isExecutableFile(atPath: "\($0)/\(tool)") }
+            let found = Self.path.split(separator: ":").contains {
+                FileManager.default.isExecutableFile(atPath: "\($0)/\(tool)")
+            }
             guard found else { throw SetupFailed(description: "\(tool) is not installed: \(hint)") }
         }
         let python = ProcessInfo.processInfo.environment["PX_VENV"].map { $0 + "/bin/python" } ?? TestSupport.python
@@ -254,7 +271,8 @@ struct OrthancCommandPeer: SuiteTrait, TestScoping {
         let made = try await PeerHarness.runAsync(python, [scripts + "make-qr-corpus.py", work + "/corpus"])
         guard made.exitCode == 0 else { throw SetupFailed(description: "make-qr-corpus.py failed: \(made.stderr)") }
         var corpus = Corpus()
-        for name in try FileManager.default.contentsOfDirectory(atPath: work + "/corpus").sorted() where name.hasSuffix(".dcm") {
+        for name in try FileManager.default.contentsOfDirectory(atPath: work + "/corpus").sorted()
+        where name.hasSuffix(".dcm") {
             let path = work + "/corpus/" + name
             let dataSet = try Part10File(contentsOf: path).dataSet
             corpus.files.append(path)
@@ -268,18 +286,29 @@ struct OrthancCommandPeer: SuiteTrait, TestScoping {
         let environment = [
             "PATH": Self.path,
             "PX_ORTHANC_AET": Self.orthancAETitle,
-            "PX_ORTHANC_MODALITIES": "pxlisten=\(Self.listenAETitle)@127.0.0.1:\(listenPort),pxscu=\(Self.callingAETitle)@127.0.0.1:104",
+            "PX_ORTHANC_MODALITIES":
+                "pxlisten=\(Self.listenAETitle)@127.0.0.1:\(listenPort),pxscu=\(Self.callingAETitle)@127.0.0.1:104",
             "PX_ORTHANC_DICOMWEB": dicomWeb ? "1" : "0",
         ]
         do {
-            let start = try await PeerHarness.runAsync(scripts + "orthanc-start.sh", [orthanc], environment: environment)
-            guard start.exitCode == 0 else { throw SetupFailed(description: "orthanc-start.sh failed: \(start.stderr)") }
+            let start = try await PeerHarness.runAsync(
+                scripts + "orthanc-start.sh", [orthanc], environment: environment)
+            guard start.exitCode == 0 else {
+                throw SetupFailed(description: "orthanc-start.sh failed: \(start.stderr)")
+            }
             let ports = (start.stdout.split(separator: "\n").last ?? "").split(separator: " ").compactMap { Int($0) }
-            guard ports.count == 2 else { throw SetupFailed(description: "orthanc-start.sh printed no ports: \(start.stdout)") }
+            guard ports.count == 2 else {
+                throw SetupFailed(description: "orthanc-start.sh printed no ports: \(start.stdout)")
+            }
             let load = try await PeerHarness.runAsync(
-                "/usr/bin/env", ["storescu", "-aet", Self.callingAETitle, "-aec", Self.orthancAETitle, "127.0.0.1", String(ports[0])] + corpus.files)
-            guard load.exitCode == 0 else { throw SetupFailed(description: "storescu could not load the corpus into Orthanc: \(load.stderr)") }
-            let context = Context(work: work, dicomPort: ports[0], httpPort: ports[1], listenPort: listenPort, corpus: corpus)
+                "/usr/bin/env",
+                ["storescu", "-aet", Self.callingAETitle, "-aec", Self.orthancAETitle, "127.0.0.1", String(ports[0])]
+                    + corpus.files)
+            guard load.exitCode == 0 else {
+                throw SetupFailed(description: "storescu could not load the corpus into Orthanc: \(load.stderr)")
+            }
+            let context = Context(
+                work: work, dicomPort: ports[0], httpPort: ports[1], listenPort: listenPort, corpus: corpus)
             try await Self.$current.withValue(context) { try await function() }
         } catch {
             await Self.stop(orthanc)
@@ -290,7 +319,8 @@ struct OrthancCommandPeer: SuiteTrait, TestScoping {
 
     static func stop(_ orthanc: String) async {
         do {
-            let stop = try await PeerHarness.runAsync(TestSupport.repositoryRoot + "/scripts/peer-stop.sh", [orthanc + "/orthanc.pid"])
+            let stop = try await PeerHarness.runAsync(
+                TestSupport.repositoryRoot + "/scripts/peer-stop.sh", [orthanc + "/orthanc.pid"])
             if stop.exitCode != 0 { Issue.record("peer-stop.sh could not stop Orthanc: \(stop.stderr)") }
         } catch {
             Issue.record("cannot run peer-stop.sh: \(error)")

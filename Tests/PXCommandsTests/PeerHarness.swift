@@ -29,8 +29,12 @@ enum PeerHarness {
     }
 
     /// Runs a command to completion, blocking in `waitpid`; stdout and stderr apart.
-    static func run(_ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Run {
-        Run(try TestSupport.runBlocking(path(executable), arguments, stdin: stdin, environment: environment, separateErrorOutput: true))
+    static func run(
+        _ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]
+    ) throws -> Run {
+        Run(
+            try TestSupport.runBlocking(
+                path(executable), arguments, stdin: stdin, environment: environment, separateErrorOutput: true))
     }
 
     /// ``run(_:_:stdin:environment:)`` for async tests: no thread of the cooperative pool (two on CI) is
@@ -38,7 +42,9 @@ enum PeerHarness {
     static func runAsync(
         _ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]
     ) async throws -> Run {
-        Run(try await TestSupport.run(path(executable), arguments, stdin: stdin, environment: environment, separateErrorOutput: true))
+        Run(
+            try await TestSupport.run(
+                path(executable), arguments, stdin: stdin, environment: environment, separateErrorOutput: true))
     }
 
     /// Fails the test (never skips) when a peer tool or the venv is missing.

@@ -35,7 +35,9 @@ import Testing
     static func send(_ port: Int, _ files: [String], extra: [String] = []) async throws -> [Int?] {
         let run = try await PeerHarness.runAsync(
             TestSupport.python,
-            [TestSupport.repositoryRoot + "/scripts/pynetdicom-scu.py", "store", "127.0.0.1", String(port)] + files + ["--aec", "PXLISTEN"] + extra)
+            [TestSupport.repositoryRoot + "/scripts/pynetdicom-scu.py", "store", "127.0.0.1", String(port)] + files + [
+                "--aec", "PXLISTEN",
+            ] + extra)
         let results = try #require(run.json?["results"]?.arrayValue, "\(run.stdout) \(run.stderr)")
         return results.map { $0["status"]?.intValue }
     }
@@ -56,20 +58,25 @@ import Testing
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: root + "/EVIL-Evil", withDestinationPath: outside)
-        let evil = try Self.instance(work + "/corpus", sop: "1.2.826.0.1.3680043.8.498.1.1.1", patientID: "EVIL", patientName: "Evil")
+        let evil = try Self.instance(
+            work + "/corpus", sop: "1.2.826.0.1.3680043.8.498.1.1.1", patientID: "EVIL", patientName: "Evil")
         let good = try Self.instance(work + "/corpus", sop: "1.2.826.0.1.3680043.8.498.1.1.2")
         let listener = try await ListenerProcess.start(backend: backend, root: root, work: work)
         let statuses = try await Self.send(listener.port, [evil, good])
         #expect(statuses == [backend == "native" ? Self.outOfResources : 0, 0])
-        #expect(await listener.waitFor(seconds: 20) { events in
-            events.contains { $0["event"]?.stringValue == "storeFailed" } && events.contains { $0["event"]?.stringValue == "instanceReceived" }
-        })
+        #expect(
+            await listener.waitFor(seconds: 20) { events in
+                events.contains { $0["event"]?.stringValue == "storeFailed" }
+                    && events.contains { $0["event"]?.stringValue == "instanceReceived" }
+            })
         await listener.stop()
         let failed = listener.events("storeFailed")
         #expect(failed.count == 1)
         #expect(failed.first?["error"]?["message"]?.stringValue?.contains("symbolic link") == true, "\(failed)")
         let received = listener.events("instanceReceived")
-        #expect(received.count == 1 && received.first?["SOPInstanceUID"]?.stringValue == "1.2.826.0.1.3680043.8.498.1.1.2", "\(received)")
+        #expect(
+            received.count == 1 && received.first?["SOPInstanceUID"]?.stringValue == "1.2.826.0.1.3680043.8.498.1.1.2",
+            "\(received)")
         #expect(Self.entries(outside).isEmpty, "written outside the root: \(Self.entries(outside))")
         #expect(ListenerFiles.placed(under: root).count == 1)
     }
@@ -83,9 +90,12 @@ import Testing
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
         let sop = "1.2.826.0.1.3680043.8.498.1.1.3"
         let file = try Self.instance(work + "/corpus", sop: sop)
-        let series = root + "/P1-Doe_Jane/unknown-unknown-1.2.826.0.1.3680043.8.498.1/unknown-unknown-1.2.826.0.1.3680043.8.498.1.1"
+        let series =
+            root
+            + "/P1-Doe_Jane/unknown-unknown-1.2.826.0.1.3680043.8.498.1/unknown-unknown-1.2.826.0.1.3680043.8.498.1.1"
         try FileManager.default.createDirectory(atPath: series, withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: series + "/00001-\(sop).dcm", withDestinationPath: outside + "/gone.dcm")
+        try FileManager.default.createSymbolicLink(
+            atPath: series + "/00001-\(sop).dcm", withDestinationPath: outside + "/gone.dcm")
         let listener = try await ListenerProcess.start(backend: backend, root: root, work: work)
         let statuses = try await Self.send(listener.port, [file])
         #expect(statuses == [backend == "native" ? Self.outOfResources : 0])
@@ -110,7 +120,9 @@ import Testing
         let files = try uids.map { try Self.instance(work + "/corpus", sop: $0) }
         let listener = try await ListenerProcess.start(backend: backend, root: root, work: work)
         #expect(try await Self.send(listener.port, files) == [0, 0, 0, 0])
-        let allFour = await listener.waitFor(seconds: 20) { $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == 4 }
+        let allFour = await listener.waitFor(seconds: 20) {
+            $0.filter { $0["event"]?.stringValue == "instanceReceived" }.count == 4
+        }
         #expect(allFour, "\(listener.events()) \(listener.stderr().suffix(4000))")
         await listener.stop()
         let received = listener.events("instanceReceived")
@@ -120,7 +132,9 @@ import Testing
         #expect(paths.filter { $0.contains("~") }.count == 2, "\(paths)")
         let placed = ListenerFiles.placed(under: root)
         #expect(placed.count == 4, "\(placed)")
-        #expect(Set(try placed.map { try Part10File.readHeader(contentsOf: $0).dataSet.string(.sopInstanceUID) ?? "" }) == Set(uids))
+        #expect(
+            Set(try placed.map { try Part10File.readHeader(contentsOf: $0).dataSet.string(.sopInstanceUID) ?? "" })
+                == Set(uids))
     }
 
     /// Issue 14 item 9: the C-STORE-RQ's Affected SOP Instance UID and the data set's differ. The native
@@ -145,7 +159,8 @@ import Testing
         #expect(failed.first?["SOPInstanceUID"]?.stringValue == claimed, "\(failed)")
         #expect(failed.first?["error"]?["message"]?.stringValue?.contains("0xA900") == true, "\(failed)")
         let received = listener.events("instanceReceived")
-        #expect(received.count == 1 && received.first?["SOPInstanceUID"]?.stringValue == "1.2.826.0.1.3680043.8.498.1.1.6")
+        #expect(
+            received.count == 1 && received.first?["SOPInstanceUID"]?.stringValue == "1.2.826.0.1.3680043.8.498.1.1.6")
         #expect(ListenerFiles.placed(under: root).count == 1)
         #expect(ListenerFiles.temporaries(under: root).filter { !$0.hasSuffix("/.px-incoming") }.isEmpty)
     }
@@ -162,7 +177,10 @@ import Testing
         // Under timeout(1): a px-listen that accepts the layout listens until it is stopped (exit 124).
         let run = try await PeerHarness.runAsync(
             "/usr/bin/timeout",
-            ["20", TestSupport.binDirectory + "/px-listen", "--port", "0", "-d", work + "/root", "--layout", layout, "--backend", "native"])
+            [
+                "20", TestSupport.binDirectory + "/px-listen", "--port", "0", "-d", work + "/root", "--layout", layout,
+                "--backend", "native",
+            ])
         #expect(run.exitCode == 64, "\(run.stdout) \(run.stderr)")
         #expect((run.stdout + run.stderr).contains(message), "\(run.stdout) \(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: work + "/root"))

@@ -39,7 +39,8 @@ import Testing
         (FileManager.default.enumerator(atPath: directory)?.allObjects as? [String] ?? [])
             .filter { path in
                 var isDirectory: ObjCBool = false
-                return FileManager.default.fileExists(atPath: directory + "/" + path, isDirectory: &isDirectory) && !isDirectory.boolValue
+                return FileManager.default.fileExists(atPath: directory + "/" + path, isDirectory: &isDirectory)
+                    && !isDirectory.boolValue
             }
             .map { directory + "/" + $0 }
     }
@@ -54,7 +55,10 @@ import Testing
         // A copy of one CT with a SOP class the peer does not know, and a text file.
         let extra = work + "/extra"
         try FileManager.default.createDirectory(atPath: extra, withIntermediateDirectories: true)
-        let source = try #require(try FileManager.default.contentsOfDirectory(atPath: work + "/corpus").sorted().first { $0.hasSuffix(".dcm") })
+        let source = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: work + "/corpus").sorted().first {
+                $0.hasSuffix(".dcm")
+            })
         try FileManager.default.copyItem(atPath: work + "/corpus/" + source, toPath: extra + "/unknown-class.dcm")
         let modify = try await PeerHarness.runAsync(
             "/usr/bin/dcmodify", ["-nb", "-m", "(0008,0016)=\(Self.unknownSOPClass)", extra + "/unknown-class.dcm"])
@@ -66,11 +70,15 @@ import Testing
             let port = try TestSupport.freePort()
             let received = work + "/received-" + backend
             try FileManager.default.createDirectory(atPath: received, withIntermediateDirectories: true)
-            let storescp = try PeerProcess("storescp", ["-od", received, String(port)], logFile: work + "/storescp-\(backend).log")
+            let storescp = try PeerProcess(
+                "storescp", ["-od", received, String(port)], logFile: work + "/storescp-\(backend).log")
             try await Self.waitForEcho(port: port, aeTitle: "STORESCP")
             let push = try await PeerHarness.runAsync(
                 "px-push",
-                ["STORESCP@127.0.0.1:\(port)", work + "/corpus", extra + "/unknown-class.dcm", extra + "/notes.txt", "--backend", backend])
+                [
+                    "STORESCP@127.0.0.1:\(port)", work + "/corpus", extra + "/unknown-class.dcm", extra + "/notes.txt",
+                    "--backend", backend,
+                ])
             await storescp.stop()
 
             #expect(push.exitCode == 1, "\(backend): \(push.stdout) \(push.stderr)")
@@ -104,7 +112,9 @@ import Testing
             #expect(arrived.count == 6, "\(backend): \(arrived)")
             for path in arrived {
                 let ds = try Part10File(contentsOf: path).dataSet
-                #expect(loaded[ds.string(.sopInstanceUID) ?? "?"] == ds.dicomJSON(), "\(backend): data set differs: \(path)")
+                #expect(
+                    loaded[ds.string(.sopInstanceUID) ?? "?"] == ds.dicomJSON(), "\(backend): data set differs: \(path)"
+                )
             }
             outputs[backend] = IntegrationTests.comparable(push)
         }
@@ -135,17 +145,21 @@ import Testing
 
             """
         FileManager.default.createFile(atPath: work + "/ct-only.cfg", contents: Data(profile.utf8))
-        let names = try FileManager.default.contentsOfDirectory(atPath: work + "/corpus").filter { $0.hasSuffix(".dcm") }.sorted()
+        let names = try FileManager.default.contentsOfDirectory(atPath: work + "/corpus").filter {
+            $0.hasSuffix(".dcm")
+        }.sorted()
         var outputs: [String: [JSONValue]] = [:]
         for backend in Self.backends {
             let port = try TestSupport.freePort()
             let received = work + "/received-" + backend
             try FileManager.default.createDirectory(atPath: received, withIntermediateDirectories: true)
             let storescp = try PeerProcess(
-                "storescp", ["-xf", work + "/ct-only.cfg", "CT", "-od", received, String(port)], logFile: work + "/storescp-\(backend).log")
+                "storescp", ["-xf", work + "/ct-only.cfg", "CT", "-od", received, String(port)],
+                logFile: work + "/storescp-\(backend).log")
             try await Self.waitForEcho(port: port, aeTitle: "STORESCP")
             let push = try await PeerHarness.runAsync(
-                "px-push", ["STORESCP@127.0.0.1:\(port)"] + names.map { work + "/corpus/" + $0 } + ["--backend", backend])
+                "px-push",
+                ["STORESCP@127.0.0.1:\(port)"] + names.map { work + "/corpus/" + $0 } + ["--backend", backend])
             await storescp.stop()
             #expect(push.exitCode == 1, "\(backend): \(push.stdout) \(push.stderr)")
             let files = push.json?["data"]?["files"]?.arrayValue ?? []
@@ -180,12 +194,14 @@ import Testing
             #expect(refused.json?["error"]?["code"]?.stringValue == "connectionRefused", "\(refused.stdout)")
             // Only non-DICOM input: nothing to send, each file reported, exit 1.
             let none = try await PeerHarness.runAsync(
-                "px-push", ["127.0.0.1:\(try TestSupport.freePort())", work + "/corpus/index.json", "--backend", backend])
+                "px-push",
+                ["127.0.0.1:\(try TestSupport.freePort())", work + "/corpus/index.json", "--backend", backend])
             #expect(none.exitCode == 1)
             #expect(none.json?["data"]?["files"]?.arrayValue?.first?["error"]?["code"]?.stringValue == "notDICOM")
             // A peer that aborts the association on the first C-STORE: nothing stored, the abort is the error.
             let port = try TestSupport.freePort()
-            let aborting = try PeerProcess("storescp", ["--abort-after", "--ignore", String(port)], logFile: work + "/abort-\(backend).log")
+            let aborting = try PeerProcess(
+                "storescp", ["--abort-after", "--ignore", String(port)], logFile: work + "/abort-\(backend).log")
             try await Self.waitForEcho(port: port, aeTitle: "STORESCP")
             let aborted = try await PeerHarness.runAsync(
                 "px-push", ["STORESCP@127.0.0.1:\(port)", work + "/corpus", "--backend", backend])
@@ -209,9 +225,15 @@ import Testing
         var outputs: [String: [JSONValue]] = [:]
         for backend in Self.backends {
             let get = try await PeerHarness.runAsync(
-                "px-get", ["STORESCP@127.0.0.1:\(port)", "-d", work + "/got", "--StudyInstanceUID", "1.2.3", "--backend", backend])
+                "px-get",
+                [
+                    "STORESCP@127.0.0.1:\(port)", "-d", work + "/got", "--StudyInstanceUID", "1.2.3", "--backend",
+                    backend,
+                ])
             #expect(get.exitCode == 1)
-            #expect(get.json?["error"]?["code"]?.stringValue == "noAcceptablePresentationContext", "\(backend): \(get.stdout)")
+            #expect(
+                get.json?["error"]?["code"]?.stringValue == "noAcceptablePresentationContext",
+                "\(backend): \(get.stdout)")
             outputs[backend] = IntegrationTests.comparable(get)
         }
         await storescp.stop()
@@ -234,8 +256,10 @@ import Testing
         let peer = "QRSCP@127.0.0.1:\(port)"
 
         // The study with two CT instances in one series, and the MR series of the same patient.
-        let corpusSets = try FileManager.default.contentsOfDirectory(atPath: work + "/corpus").filter { $0.hasSuffix(".dcm") }
-            .map { try Part10File(contentsOf: work + "/corpus/" + $0).dataSet }
+        let corpusSets = try FileManager.default.contentsOfDirectory(atPath: work + "/corpus").filter {
+            $0.hasSuffix(".dcm")
+        }
+        .map { try Part10File(contentsOf: work + "/corpus/" + $0).dataSet }
         let byStudy = Dictionary(grouping: corpusSets) { $0.string(.studyInstanceUID) ?? "" }
         let study = try #require(byStudy.first { $0.value.count == 2 }?.key)
         let mr = try #require(corpusSets.first { $0.string(.modality) == "MR" })
@@ -243,7 +267,10 @@ import Testing
             ("study", ["--StudyInstanceUID", study], 2),
             (
                 "series",
-                ["--StudyInstanceUID", mr.string(.studyInstanceUID) ?? "", "--SeriesInstanceUID", mr.string(.seriesInstanceUID) ?? ""], 1
+                [
+                    "--StudyInstanceUID", mr.string(.studyInstanceUID) ?? "", "--SeriesInstanceUID",
+                    mr.string(.seriesInstanceUID) ?? "",
+                ], 1
             ),
             ("noMatch", ["--StudyInstanceUID", "1.2.3.4.5.6.7"], 0),
         ]
@@ -254,7 +281,8 @@ import Testing
             var mine: [String: [JSONValue]] = [:]
             for step in steps {
                 try? FileManager.default.removeItem(atPath: root)
-                let get = try await PeerHarness.runAsync("px-get", [peer, "-d", root] + step.arguments + ["--backend", backend])
+                let get = try await PeerHarness.runAsync(
+                    "px-get", [peer, "-d", root] + step.arguments + ["--backend", backend])
                 #expect(get.exitCode == 0, "\(backend) \(step.name): \(get.stdout) \(get.stderr)")
                 let data = get.json?["data"]
                 #expect(get.json?["backend"]?.stringValue == backend)
@@ -273,7 +301,9 @@ import Testing
                     #expect(path.hasPrefix(root + "/"))
                     let ds = try Part10File(contentsOf: path).dataSet
                     #expect(ds.string(.sopInstanceUID) == instance["SOPInstanceUID"]?.stringValue)
-                    #expect(loaded[ds.string(.sopInstanceUID) ?? "?"] == ds.dicomJSON(), "\(backend): data set differs: \(path)")
+                    #expect(
+                        loaded[ds.string(.sopInstanceUID) ?? "?"] == ds.dicomJSON(),
+                        "\(backend): data set differs: \(path)")
                 }
                 mine[step.name] = IntegrationTests.comparable(get)
             }
@@ -281,7 +311,8 @@ import Testing
             try? FileManager.default.removeItem(atPath: root)
             let find = try await PeerHarness.runAsync("px-find", [peer, "--PatientID", "PAT001", "--backend", backend])
             #expect(find.exitCode == 0)
-            let piped = try await PeerHarness.runAsync("px-get", [peer, "-d", root, "--backend", backend], stdin: find.stdout)
+            let piped = try await PeerHarness.runAsync(
+                "px-get", [peer, "-d", root, "--backend", backend], stdin: find.stdout)
             #expect(piped.exitCode == 0, "\(backend) piped: \(piped.stdout) \(piped.stderr)")
             #expect(piped.json?["data"]?["instances"] == .number("3"), "\(piped.stdout)")
             #expect(piped.json?["data"]?["gets"]?.arrayValue?.count == 2)

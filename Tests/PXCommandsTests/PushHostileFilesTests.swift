@@ -11,7 +11,9 @@ import Testing
     /// pydicom's test data in the venv (.venv/lib/python3.X/site-packages/pydicom/data/test_files).
     static let pydicomFiles: String = {
         let lib = TestSupport.venv + "/lib"
-        let python = (try? FileManager.default.contentsOfDirectory(atPath: lib))?.sorted().last { $0.hasPrefix("python3") } ?? "python3"
+        let python =
+            (try? FileManager.default.contentsOfDirectory(atPath: lib))?.sorted().last { $0.hasPrefix("python3") }
+            ?? "python3"
         return lib + "/" + python + "/site-packages/pydicom/data/test_files"
     }()
     static let python = TestSupport.python
@@ -40,15 +42,20 @@ import Testing
         let structure = try Part10File.checkStructure(contentsOf: path, maximumInflatedSize: 1 << 28)
         var bytes: [UInt8]
         if structure.transferSyntax.isDeflated {
-            bytes = try Part10File.inflatedDataSet(contentsOf: path, dataSetOffset: structure.dataSetOffset, maximumInflatedSize: 1 << 28)
+            bytes = try Part10File.inflatedDataSet(
+                contentsOf: path, dataSetOffset: structure.dataSetOffset, maximumInflatedSize: 1 << 28)
         } else {
             bytes = Array([UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))[structure.dataSetOffset...])
         }
         // The last element, when it is (FFFC,FFFC): explicit (OB, 12-byte header) or implicit (8-byte header).
-        func little32(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24 }
+        func little32(_ at: Int) -> Int {
+            Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24
+        }
         for start in stride(from: max(0, bytes.count - (1 << 16)), to: bytes.count - 7, by: 1)
         where bytes[start] == 0xFC && bytes[start + 1] == 0xFF && bytes[start + 2] == 0xFC && bytes[start + 3] == 0xFF {
-            if bytes[start + 4] == 0x4F, bytes[start + 5] == 0x42, start + 12 <= bytes.count, start + 12 + little32(start + 8) == bytes.count {
+            if bytes[start + 4] == 0x4F, bytes[start + 5] == 0x42, start + 12 <= bytes.count,
+                start + 12 + little32(start + 8) == bytes.count
+            {
                 return Array(bytes[..<start])
             }
             if start + 8 + little32(start + 4) == bytes.count { return Array(bytes[..<start]) }
@@ -81,7 +88,9 @@ import Testing
     /// on the native backend, which sends the file's own bytes; equal as DICOM JSON on DCMTK's, where storescu
     /// re-encodes), the broken ones failed with their reason and were never sent, the meta disagreement is a
     /// warning, and every success is on the peer.
-    static func expectPushed(_ run: PeerHarness.Run, backend: String, peer: String, received: String, associations: Int = 1) throws {
+    static func expectPushed(
+        _ run: PeerHarness.Run, backend: String, peer: String, received: String, associations: Int = 1
+    ) throws {
         let json = try #require(run.json, "\(peer) \(backend): \(run.stdout) \(run.stderr)")
         #expect(run.exitCode == 1, "\(peer) \(backend): \(run.stdout)")
         #expect(json["error"]?["code"]?.stringValue == "partialFailure", "\(peer) \(backend): \(run.stdout)")
@@ -95,7 +104,9 @@ import Testing
             if let reason = Self.broken[name] {
                 #expect(file["status"]?.stringValue == "failed", "\(peer) \(backend) \(name)")
                 #expect(file["error"]?["code"]?.stringValue == "malformedFile", "\(peer) \(backend) \(name): \(file)")
-                #expect(file["error"]?["message"]?.stringValue?.contains(reason) == true, "\(peer) \(backend) \(name): \(file)")
+                #expect(
+                    file["error"]?["message"]?.stringValue?.contains(reason) == true,
+                    "\(peer) \(backend) \(name): \(file)")
                 #expect(file["attempts"] == .number("0"))
             } else {
                 #expect(file["status"]?.stringValue == "success", "\(peer) \(backend) \(name): \(file)")
@@ -104,7 +115,9 @@ import Testing
             if name == "rtplan.dcm" {
                 // The data set's own UID is the one announced; the meta's is in the warning.
                 #expect(file["SOPInstanceUID"]?.stringValue == "1.2.777.777.77.7.7777.7777.20030903150023")
-                #expect(file["warning"]?.stringValue?.contains("1.2.999.999.99.9.9999.9999.20030903150023") == true, "\(file)")
+                #expect(
+                    file["warning"]?.stringValue?.contains("1.2.999.999.99.9.9999.9999.20030903150023") == true,
+                    "\(file)")
             } else {
                 #expect(file["warning"] == .null, "\(peer) \(backend) \(name)")
             }
@@ -115,10 +128,14 @@ import Testing
             let held = try Part10File.checkStructure(contentsOf: copy, maximumInflatedSize: 1 << 28).transferSyntax
             if backend == "native" && (held == sent || (sent.isDeflated && held == .explicitVRLittleEndian)) {
                 // The file's own bytes (a deflated one inflated): the same bytes on the peer.
-                #expect(try Self.dataSetBytes(copy) == Self.dataSetBytes(path), "\(peer) \(backend) \(name): data set differs on the peer")
+                #expect(
+                    try Self.dataSetBytes(copy) == Self.dataSetBytes(path),
+                    "\(peer) \(backend) \(name): data set differs on the peer")
             } else {
                 // Re-encoded for the context the peer chose (pynetdicom takes Implicit VR for the deflated file).
-                #expect(try Self.dataSetJSON(copy) == Self.dataSetJSON(path), "\(peer) \(backend) \(name): data set differs on the peer")
+                #expect(
+                    try Self.dataSetJSON(copy) == Self.dataSetJSON(path),
+                    "\(peer) \(backend) \(name): data set differs on the peer")
             }
         }
         // Nothing of the broken files reached the peer.
@@ -126,9 +143,11 @@ import Testing
     }
 
     /// Starts scripts/pynetdicom-scp.py; returns it and its port once it listens.
-    static func startPynetdicom(_ output: String, log: String, extra: [String] = []) async throws -> (PeerProcess, Int) {
+    static func startPynetdicom(_ output: String, log: String, extra: [String] = []) async throws -> (PeerProcess, Int)
+    {
         let scp = try PeerProcess(
-            TestSupport.python, [TestSupport.repositoryRoot + "/scripts/pynetdicom-scp.py", output, "--aet", "PYSCP"] + extra, logFile: log)
+            TestSupport.python,
+            [TestSupport.repositoryRoot + "/scripts/pynetdicom-scp.py", output, "--aet", "PYSCP"] + extra, logFile: log)
         do {
             let listening = try await scp.waitForEvent { $0["event"]?.stringValue == "listening" }
             guard case .number(let n)? = listening["port"], let port = Int(n) else {
@@ -142,12 +161,15 @@ import Testing
     }
 
     /// px-push of `paths` to a storescp started with `options` (on a free port), stopped afterwards.
-    static func pushToStorescp(_ options: [String], _ paths: [String], backend: String, log: String) async throws -> PeerHarness.Run {
+    static func pushToStorescp(_ options: [String], _ paths: [String], backend: String, log: String) async throws
+        -> PeerHarness.Run
+    {
         let port = try TestSupport.freePort()
         let storescp = try PeerProcess("storescp", options + [String(port)], logFile: log)
         defer { storescp.kill() }
         try await PushGetCommandTests.waitForEcho(port: port, aeTitle: "STORESCP")
-        let push = try await PeerHarness.runAsync("px-push", ["STORESCP@127.0.0.1:\(port)"] + paths + ["--backend", backend])
+        let push = try await PeerHarness.runAsync(
+            "px-push", ["STORESCP@127.0.0.1:\(port)"] + paths + ["--backend", backend])
         await storescp.stop()
         return push
     }
@@ -160,7 +182,8 @@ import Testing
         for backend in PushGetCommandTests.backends {
             let received = work + "/storescp-" + backend
             try FileManager.default.createDirectory(atPath: received, withIntermediateDirectories: true)
-            let push = try await Self.pushToStorescp(["-od", received], [files], backend: backend, log: work + "/storescp-\(backend).log")
+            let push = try await Self.pushToStorescp(
+                ["-od", received], [files], backend: backend, log: work + "/storescp-\(backend).log")
             try Self.expectPushed(push, backend: backend, peer: "storescp", received: received)
         }
     }
@@ -172,14 +195,18 @@ import Testing
         for backend in PushGetCommandTests.backends {
             let received = work + "/pynetdicom-" + backend
             let (scp, port) = try await Self.startPynetdicom(received, log: work + "/pynetdicom-\(backend).log")
-            let push = try await PeerHarness.runAsync("px-push", ["PYSCP@127.0.0.1:\(port)", files, "--backend", backend])
+            let push = try await PeerHarness.runAsync(
+                "px-push", ["PYSCP@127.0.0.1:\(port)", files, "--backend", backend])
             await scp.stop()
             try Self.expectPushed(push, backend: backend, peer: "pynetdicom", received: received)
         }
     }
 
     @Test func brokenFilesAmongGoodOnesToOrthanc() async throws {
-        guard PeerHarness.requireTools(["Orthanc", "storescu"]) || FileManager.default.isExecutableFile(atPath: "/usr/sbin/Orthanc") else {
+        guard
+            PeerHarness.requireTools(["Orthanc", "storescu"])
+                || FileManager.default.isExecutableFile(atPath: "/usr/sbin/Orthanc")
+        else {
             return
         }
         let work = try TestSupport.makeTemporaryDirectory()
@@ -188,11 +215,13 @@ import Testing
         for backend in PushGetCommandTests.backends {
             let orthanc = work + "/orthanc-" + backend
             let start = try await PeerHarness.runAsync(
-                TestSupport.repositoryRoot + "/scripts/orthanc-start.sh", [orthanc], environment: ["PATH": OrthancCommandPeer.path])
+                TestSupport.repositoryRoot + "/scripts/orthanc-start.sh", [orthanc],
+                environment: ["PATH": OrthancCommandPeer.path])
             try #require(start.exitCode == 0, "orthanc-start.sh: \(start.stderr)")
             let ports = (start.stdout.split(separator: "\n").last ?? "").split(separator: " ").compactMap { Int($0) }
             try #require(ports.count == 2, "orthanc-start.sh printed no ports: \(start.stdout)")
-            let push = try await PeerHarness.runAsync("px-push", ["ORTHANC@127.0.0.1:\(ports[0])", files, "--backend", backend])
+            let push = try await PeerHarness.runAsync(
+                "px-push", ["ORTHANC@127.0.0.1:\(ports[0])", files, "--backend", backend])
             await OrthancCommandPeer.stop(orthanc)
             try Self.expectPushed(push, backend: backend, peer: "Orthanc", received: orthanc + "/db")
         }
@@ -209,11 +238,15 @@ import Testing
             try FileManager.default.copyItem(atPath: Self.pydicomFiles + "/" + name, toPath: directory + "/" + name)
         }
         // MR_small.dcm, second in byte order of names: the peer aborts when it arrives.
-        let victim = try #require(try Part10File.checkStructure(contentsOf: directory + "/MR_small.dcm", maximumInflatedSize: 1 << 20).sopInstanceUID)
+        let victim = try #require(
+            try Part10File.checkStructure(contentsOf: directory + "/MR_small.dcm", maximumInflatedSize: 1 << 20)
+                .sopInstanceUID)
         for backend in PushGetCommandTests.backends {
             let received = work + "/pynetdicom-" + backend
-            let (scp, port) = try await Self.startPynetdicom(received, log: work + "/abort-\(backend).log", extra: ["--abort-on", victim])
-            let push = try await PeerHarness.runAsync("px-push", ["PYSCP@127.0.0.1:\(port)", directory, "--backend", backend])
+            let (scp, port) = try await Self.startPynetdicom(
+                received, log: work + "/abort-\(backend).log", extra: ["--abort-on", victim])
+            let push = try await PeerHarness.runAsync(
+                "px-push", ["PYSCP@127.0.0.1:\(port)", directory, "--backend", backend])
             await scp.stop()
             let json = try #require(push.json, "\(backend): \(push.stdout) \(push.stderr)")
             #expect(push.exitCode == 1)
@@ -231,7 +264,8 @@ import Testing
                 } else {
                     #expect(file["status"]?.stringValue == "success", "\(backend): \(file)")
                     #expect(file["attempts"] == .number("1"), "\(backend): \(file)")
-                    let copy = try #require(onPeer[file["SOPInstanceUID"]?.stringValue ?? ""], "\(backend): \(path) not on the peer")
+                    let copy = try #require(
+                        onPeer[file["SOPInstanceUID"]?.stringValue ?? ""], "\(backend): \(path) not on the peer")
                     if backend == "native" { #expect(try Self.dataSetBytes(copy) == Self.dataSetBytes(path)) }
                 }
             }
@@ -245,7 +279,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: work) }
         let files = try Self.folder(work)
         for backend in PushGetCommandTests.backends {
-            let push = try await Self.pushToStorescp(["--abort-after", "--ignore"], [files], backend: backend, log: work + "/abort-\(backend).log")
+            let push = try await Self.pushToStorescp(
+                ["--abort-after", "--ignore"], [files], backend: backend, log: work + "/abort-\(backend).log")
             let json = try #require(push.json, "\(backend): \(push.stdout)")
             #expect(push.exitCode == 1)
             #expect(json["error"]?["code"]?.stringValue == "aborted", "\(backend): \(push.stdout)")
@@ -267,7 +302,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: work) }
         for backend in PushGetCommandTests.backends {
             let push = try await Self.pushToStorescp(
-                ["--abort-after", "--ignore"], [Self.pydicomFiles + "/CT_small.dcm"], backend: backend, log: work + "/one-\(backend).log")
+                ["--abort-after", "--ignore"], [Self.pydicomFiles + "/CT_small.dcm"], backend: backend,
+                log: work + "/one-\(backend).log")
             let json = try #require(push.json, "\(backend): \(push.stdout)")
             #expect(json["error"]?["code"]?.stringValue == "aborted", "\(backend): \(push.stdout)")
             let files = json["data"]?["files"]?.arrayValue ?? []

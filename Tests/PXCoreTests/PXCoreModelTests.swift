@@ -19,8 +19,12 @@ import Testing
     }
 
     @Test func instancesNeedTheirSeries() {
-        #expect(throws: PXError.self) { try MoveRequest(destination: "DEST", studyInstanceUID: "1", sopInstanceUIDs: ["1.1"]) }
-        #expect(throws: PXError.self) { try MoveRequest(model: .patientRoot, destination: "DEST", studyInstanceUID: "1") }
+        #expect(throws: PXError.self) {
+            try MoveRequest(destination: "DEST", studyInstanceUID: "1", sopInstanceUIDs: ["1.1"])
+        }
+        #expect(throws: PXError.self) {
+            try MoveRequest(model: .patientRoot, destination: "DEST", studyInstanceUID: "1")
+        }
     }
 }
 
@@ -39,7 +43,8 @@ import Testing
         study.set(.studyInstanceUID, vr: .UI, string: "1.2")
         var series = DataSet()
         series.set(.seriesInstanceUID, vr: .UI, string: "1.2.3")
-        let data = PXOutput.findData([StudyWithSeries(study: study, series: [series], seriesStatus: .success)], format: .pypx)
+        let data = PXOutput.findData(
+            [StudyWithSeries(study: study, series: [series], seriesStatus: .success)], format: .pypx)
         let entry = data.arrayValue?.first
         #expect(entry?["uid"]?["label"]?.stringValue == "uid")
         #expect(entry?["StudyInstanceUID"]?["tag"]?.stringValue == "0020,000d")

@@ -3,7 +3,7 @@ import PXCore
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// px-push's planning: directory walking and header-only reading, before any association.
@@ -39,10 +39,12 @@ import Glibc
         Self.write([], to: root + "/a/empty")
 
         let request = try PushRequest(paths: [root, root + "/missing.dcm"])
-        #expect(request.files.map(\.path) == [
-            root + "/a/empty", root + "/a/notes.txt", root + "/a/y.dcm", root + "/b/x.dcm", root + "/missing.dcm",
-        ])
-        let byName = Dictionary(uniqueKeysWithValues: request.files.map { ($0.path.split(separator: "/").last.map(String.init) ?? "", $0) })
+        #expect(
+            request.files.map(\.path) == [
+                root + "/a/empty", root + "/a/notes.txt", root + "/a/y.dcm", root + "/b/x.dcm", root + "/missing.dcm",
+            ])
+        let byName = Dictionary(
+            uniqueKeysWithValues: request.files.map { ($0.path.split(separator: "/").last.map(String.init) ?? "", $0) })
         #expect(byName["y.dcm"]?.error == nil)
         #expect(byName["y.dcm"]?.sopInstanceUID == "1.2.3.1")
         #expect(byName["y.dcm"]?.transferSyntaxUID == "1.2.840.10008.1.2")
@@ -59,7 +61,8 @@ import Glibc
     }
 
     @Test func resultsAndJSON() throws {
-        let ok = PushFile(path: "a.dcm", sopClassUID: "1.2", sopInstanceUID: "1.2.3", transferSyntaxUID: "1.2.840.10008.1.2.1")
+        let ok = PushFile(
+            path: "a.dcm", sopClassUID: "1.2", sopInstanceUID: "1.2.3", transferSyntaxUID: "1.2.840.10008.1.2.1")
         let warned = PushFileResult(file: ok, status: DIMSEStatus(code: 0xB000, service: .store))
         let refused = PushFileResult(file: ok, status: DIMSEStatus(code: 0xA700, service: .store))
         let result = PushResult(files: [PushFileResult(file: ok, status: .success), warned, refused, .noContext(ok)])

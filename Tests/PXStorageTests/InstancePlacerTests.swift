@@ -48,12 +48,15 @@ import Testing
         (FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? []).sorted()
     }
 
-    func placer(_ root: String, _ policy: DuplicatePolicy = .keep, layout: StorageLayout = StorageLayout()) throws(StorageError) -> InstancePlacer {
+    func placer(_ root: String, _ policy: DuplicatePolicy = .keep, layout: StorageLayout = StorageLayout())
+        throws(StorageError) -> InstancePlacer
+    {
         try InstancePlacer(root: root, layout: layout, duplicates: policy, fsync: false)
     }
 
     @Test func templatesUseKeywordsAndPadInstanceNumber() throws {
-        let layout = try StorageLayout(template: "{PatientID}/{StudyInstanceUID}/img-{InstanceNumber}-{SOPInstanceUID}.dcm")
+        let layout = try StorageLayout(
+            template: "{PatientID}/{StudyInstanceUID}/img-{InstanceNumber}-{SOPInstanceUID}.dcm")
         #expect(layout.components(for: dataSet(patient: "../x")) == ["_._x", "1.2.3", "img-00012-1.2.3.4.dcm"])
     }
 
@@ -69,7 +72,8 @@ import Testing
         for policy in DuplicatePolicy.allCases {
             let root = temporaryDirectory()
             defer { try? FileManager.default.removeItem(atPath: root) }
-            let placer = try InstancePlacer(root: root, layout: StorageLayout(), duplicates: policy, fsync: policy == .rename)
+            let placer = try InstancePlacer(
+                root: root, layout: StorageLayout(), duplicates: policy, fsync: policy == .rename)
             let first = try placer.place(temporaryFile: temporaryFile(in: root, "first"), dataSet: dataSet())
             #expect(first.duplicate == nil)
             #expect(first.directories.count == 3)
@@ -114,7 +118,8 @@ import Testing
         let folders = StorageLayout().components(for: ds).dropLast()
         let parent = ([root] + folders.prefix(level - 1)).joined(separator: "/")
         try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: parent + "/" + folders[level - 1], withDestinationPath: outside)
+        try FileManager.default.createSymbolicLink(
+            atPath: parent + "/" + folders[level - 1], withDestinationPath: outside)
         for policy in DuplicatePolicy.allCases {
             let placer = try placer(root, policy)
             let temporary = try temporaryFile(in: work, "x", ds)
@@ -132,7 +137,9 @@ import Testing
 
     /// Issue 14 item 6a: a dangling link at the final name is not a kept duplicate, and a link to a file
     /// outside is neither read as one nor replaced through.
-    @Test(arguments: ["dangling", "outside file", "fifo", "folder"]) func aLinkOrSpecialFileAtTheFinalNameIsRefused(kind: String) throws {
+    @Test(arguments: ["dangling", "outside file", "fifo", "folder"]) func aLinkOrSpecialFileAtTheFinalNameIsRefused(
+        kind: String
+    ) throws {
         let work = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: work) }
         let (root, outside) = (work + "/root", work + "/outside")
@@ -143,8 +150,11 @@ import Testing
         let placed = try placer(root).place(temporaryFile: temporaryFile(in: work, "first"), dataSet: ds)
         try FileManager.default.removeItem(atPath: placed.path)
         switch kind {
-        case "dangling": try FileManager.default.createSymbolicLink(atPath: placed.path, withDestinationPath: outside + "/missing.dcm")
-        case "outside file": try FileManager.default.createSymbolicLink(atPath: placed.path, withDestinationPath: outsideFile)
+        case "dangling":
+            try FileManager.default.createSymbolicLink(
+                atPath: placed.path, withDestinationPath: outside + "/missing.dcm")
+        case "outside file":
+            try FileManager.default.createSymbolicLink(atPath: placed.path, withDestinationPath: outsideFile)
         case "fifo": #expect(mkfifo(placed.path, 0o644) == 0)
         default: try FileManager.default.createDirectory(atPath: placed.path, withIntermediateDirectories: false)
         }
@@ -168,7 +178,9 @@ import Testing
 
     /// Issue 14 item 6b: a different instance under the same name (a template without the SOP Instance
     /// UID) is stored under the next name, not dropped; the same instance again is the duplicate.
-    @Test(arguments: [DuplicatePolicy.keep, .overwrite]) func aDifferentInstanceUnderTheSameNameIsNotDropped(policy: DuplicatePolicy) throws {
+    @Test(arguments: [DuplicatePolicy.keep, .overwrite]) func aDifferentInstanceUnderTheSameNameIsNotDropped(
+        policy: DuplicatePolicy
+    ) throws {
         let root = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let placer = try placer(root, policy, layout: try StorageLayout(template: "{PatientID}/{StudyInstanceUID}.dcm"))
@@ -205,8 +217,10 @@ import Testing
         let long = "1.2.826.0.1.3680043.8.498.1234567890123456789012345678901234567890."
         for (x, y) in [("1.2.3.4+5", "1.2.3.4/5"), (long + "122789", long + "339192")] {
             let placer = try placer(root)
-            let first = try placer.place(temporaryFile: temporaryFile(in: root, x, dataSet(sop: x)), dataSet: dataSet(sop: x))
-            let second = try placer.place(temporaryFile: temporaryFile(in: root, y, dataSet(sop: y)), dataSet: dataSet(sop: y))
+            let first = try placer.place(
+                temporaryFile: temporaryFile(in: root, x, dataSet(sop: x)), dataSet: dataSet(sop: x))
+            let second = try placer.place(
+                temporaryFile: temporaryFile(in: root, y, dataSet(sop: y)), dataSet: dataSet(sop: y))
             #expect(first.duplicate == nil && second.duplicate == nil)
             #expect(first.path != second.path)
             #expect(contents(first.path) == x && contents(second.path) == y)
@@ -219,9 +233,11 @@ import Testing
         let root = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let placer = try placer(root)
-        let first = try placer.place(temporaryFile: temporaryFile(in: root, "a", dataSet(sop: "1.2.3.4.1")), dataSet: dataSet(sop: "1.2.3.4.1"))
+        let first = try placer.place(
+            temporaryFile: temporaryFile(in: root, "a", dataSet(sop: "1.2.3.4.1")), dataSet: dataSet(sop: "1.2.3.4.1"))
         try FileManager.default.removeItem(atPath: first.directories[0])
-        let second = try placer.place(temporaryFile: temporaryFile(in: root, "b", dataSet(sop: "1.2.3.4.2")), dataSet: dataSet(sop: "1.2.3.4.2"))
+        let second = try placer.place(
+            temporaryFile: temporaryFile(in: root, "b", dataSet(sop: "1.2.3.4.2")), dataSet: dataSet(sop: "1.2.3.4.2"))
         #expect(contents(second.path) == "b")
         #expect(second.directories == first.directories)
     }
@@ -234,13 +250,17 @@ import Testing
         let (root, outside) = (work + "/root", work + "/outside")
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
         let placer = try placer(root)
-        let first = try placer.place(temporaryFile: temporaryFile(in: work, "a", dataSet(sop: "1.2.3.4.1")), dataSet: dataSet(sop: "1.2.3.4.1"))
+        let first = try placer.place(
+            temporaryFile: temporaryFile(in: work, "a", dataSet(sop: "1.2.3.4.1")), dataSet: dataSet(sop: "1.2.3.4.1"))
         try FileManager.default.moveItem(atPath: first.directories[0], toPath: first.directories[0] + ".old")
         try FileManager.default.createSymbolicLink(atPath: first.directories[0], withDestinationPath: outside)
-        _ = try? placer.place(temporaryFile: temporaryFile(in: work, "b", dataSet(sop: "1.2.3.4.2")), dataSet: dataSet(sop: "1.2.3.4.2"))
+        _ = try? placer.place(
+            temporaryFile: temporaryFile(in: work, "b", dataSet(sop: "1.2.3.4.2")), dataSet: dataSet(sop: "1.2.3.4.2"))
         // A fresh placer (no cache) refuses the link.
         #expect(throws: StorageError.self) {
-            try self.placer(root).place(temporaryFile: self.temporaryFile(in: work, "c", self.dataSet(sop: "1.2.3.4.3")), dataSet: self.dataSet(sop: "1.2.3.4.3"))
+            try self.placer(root).place(
+                temporaryFile: self.temporaryFile(in: work, "c", self.dataSet(sop: "1.2.3.4.3")),
+                dataSet: self.dataSet(sop: "1.2.3.4.3"))
         }
         #expect(entries(outside).isEmpty)
     }
@@ -250,7 +270,9 @@ import Testing
     @Test func openFolderDescriptorsAreBounded() throws {
         let root = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        func openDescriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0 }
+        func openDescriptors() -> Int {
+            (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
+        }
         let placer = try placer(root)
         let before = openDescriptors()
         for series in 0..<200 {
@@ -259,7 +281,8 @@ import Testing
             _ = try placer.place(temporaryFile: temporaryFile(in: root, "\(series)", ds), dataSet: ds)
         }
         // Other suites run in parallel in this process: allow for their descriptors.
-        #expect(openDescriptors() - before <= StorageRoot.cacheCapacity + 32, "\(openDescriptors()) open, \(before) before")
+        #expect(
+            openDescriptors() - before <= StorageRoot.cacheCapacity + 32, "\(openDescriptors()) open, \(before) before")
         #expect(entries(root).filter { $0.hasSuffix(".dcm") }.count == 200)
     }
 
@@ -269,7 +292,8 @@ import Testing
         let storage = try StorageRoot(path: work + "/root")
         #expect(try storage.stagingFolder() == work + "/root/.px-incoming")
         try FileManager.default.createDirectory(atPath: work + "/outside", withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: work + "/root/.px-other", withDestinationPath: work + "/outside")
+        try FileManager.default.createSymbolicLink(
+            atPath: work + "/root/.px-other", withDestinationPath: work + "/outside")
         #expect(throws: StorageError.self) { try storage.stagingFolder(".px-other") }
     }
 
@@ -292,8 +316,12 @@ import Testing
             await book.added(placement, facts: SeriesFacts(ds), association: association)
         }
         let series = root + "/P1-Doe_Jane/unknown-unknown-1.2.3/unknown-unknown-1.2.3.1"
-        #expect(text(series + "/receiving.series").hasPrefix("[SERIES]\nseriesdescription = \nseriesdate = \nseriesinstanceuid = 1.2.3.1\nlocation = \(series)\n"))
-        #expect(text(root + "/P1-Doe_Jane/patient.info") == "[PATIENT]\npatientid = P1\npatientname = Doe^Jane\nlocation = \(root)/P1-Doe_Jane\n")
+        #expect(
+            text(series + "/receiving.series").hasPrefix(
+                "[SERIES]\nseriesdescription = \nseriesdate = \nseriesinstanceuid = 1.2.3.1\nlocation = \(series)\n"))
+        #expect(
+            text(root + "/P1-Doe_Jane/patient.info")
+                == "[PATIENT]\npatientid = P1\npatientname = Doe^Jane\nlocation = \(root)/P1-Doe_Jane\n")
         #expect(text(root + "/P1-Doe_Jane/unknown-unknown-1.2.3/study.info").contains("studyinstanceuid = 1.2.3\n"))
         await book.associationEnded(1)
         #expect(FileManager.default.fileExists(atPath: series + "/receiving.series"))  // association 2 still open
@@ -322,7 +350,10 @@ import Testing
         try FileManager.default.createDirectory(atPath: series, withIntermediateDirectories: true)
         let patient = root + "/P1-Doe_Jane"
         let study = (series as NSString).deletingLastPathComponent
-        for link in [patient + "/patient.info.px-tmp", study + "/study.info.px-tmp", series + "/receiving.series", series + "/series.info.px-tmp"] {
+        for link in [
+            patient + "/patient.info.px-tmp", study + "/study.info.px-tmp", series + "/receiving.series",
+            series + "/series.info.px-tmp",
+        ] {
             try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
         }
         let placer = try placer(root)
@@ -339,9 +370,13 @@ import Testing
         let placer = try placer(root)
         let clock = ManualClock()
         let completions = Completions()
-        let book = SeriesBook(storage: placer.storage, seriesTimeout: .seconds(10), clock: clock) { completions.append($0) }
+        let book = SeriesBook(storage: placer.storage, seriesTimeout: .seconds(10), clock: clock) {
+            completions.append($0)
+        }
         let ds = dataSet()
-        await book.added(try placer.place(temporaryFile: temporaryFile(in: root, "x"), dataSet: ds), facts: SeriesFacts(ds), association: 7)
+        await book.added(
+            try placer.place(temporaryFile: temporaryFile(in: root, "x"), dataSet: ds), facts: SeriesFacts(ds),
+            association: 7)
         return (book, clock, completions)
     }
 

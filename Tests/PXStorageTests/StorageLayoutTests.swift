@@ -1,13 +1,15 @@
 import DICOMData
-@testable import PXStorage
 import Testing
+
+@testable import PXStorage
 
 @Suite struct StorageLayoutTests {
     func header(_ values: [DICOMData.Tag: String]) -> DataSet {
         var ds = DataSet()
         let vrs: [DICOMData.Tag: VR] = [
             .patientID: .LO, .patientName: .PN, .studyDescription: .LO, .studyDate: .DA, .studyInstanceUID: .UI,
-            .seriesDescription: .LO, .seriesDate: .DA, .seriesInstanceUID: .UI, .instanceNumber: .IS, .sopInstanceUID: .UI,
+            .seriesDescription: .LO, .seriesDate: .DA, .seriesInstanceUID: .UI, .instanceNumber: .IS,
+            .sopInstanceUID: .UI,
         ]
         for (tag, value) in values { ds.set(tag, vr: vrs[tag] ?? .LO, string: value) }
         return ds
@@ -24,14 +26,16 @@ import Testing
             .studyInstanceUID: "1.2.3.100", .seriesDescription: "T1 AX", .seriesDate: "20120414",
             .seriesInstanceUID: "1.2.3.100.1", .instanceNumber: "7", .sopInstanceUID: "1.2.3.4.1",
         ])
-        #expect(path(ds) == "/r/32124-Doe_John/MRI_BRAIN-20120414-1.2.3.100/T1_AX-20120414-1.2.3.100.1/00007-1.2.3.4.1.dcm")
+        #expect(
+            path(ds) == "/r/32124-Doe_John/MRI_BRAIN-20120414-1.2.3.100/T1_AX-20120414-1.2.3.100.1/00007-1.2.3.4.1.dcm")
     }
 
     @Test(arguments: ["../../etc", "/", "..", ".", "a/../../b", "\\..\\..", "x\0y", "\u{1}\u{7f}", "./.hidden"])
     func hostileValuesStayInsideRoot(_ hostile: String) throws {
         let ds = header([
             .patientID: hostile, .patientName: hostile, .studyDescription: hostile, .studyInstanceUID: hostile,
-            .seriesDescription: hostile, .seriesInstanceUID: hostile, .sopInstanceUID: hostile, .instanceNumber: hostile,
+            .seriesDescription: hostile, .seriesInstanceUID: hostile, .sopInstanceUID: hostile,
+            .instanceNumber: hostile,
         ])
         let parts = StorageLayout().components(for: ds)
         #expect(parts.count == 4)
@@ -44,7 +48,8 @@ import Testing
     }
 
     @Test func emptyValuesGetThePlaceholder() throws {
-        #expect(path(DataSet()) == "/r/unknown-unknown/unknown-unknown-unknown/unknown-unknown-unknown/00000-unknown.dcm")
+        #expect(
+            path(DataSet()) == "/r/unknown-unknown/unknown-unknown-unknown/unknown-unknown-unknown/00000-unknown.dcm")
     }
 
     @Test func longValuesAreShortenedWithAHash() throws {
@@ -56,7 +61,8 @@ import Testing
         #expect(a.utf8.count <= layout.maximumFieldLength)
         #expect(a != b)
         #expect(a.hasSuffix("~" + SHA256.hex(Array(long.utf8), bytes: 16)))
-        #expect(path(header([.studyDescription: long]), layout).split(separator: "/").allSatisfy { $0.utf8.count < 255 })
+        #expect(
+            path(header([.studyDescription: long]), layout).split(separator: "/").allSatisfy { $0.utf8.count < 255 })
     }
 
     @Test func keepsLettersOfOtherScripts() {
@@ -67,7 +73,10 @@ import Testing
     /// Issue 14 item 6b: `1.2.3.4+5` and `1.2.3.4/5` were both `1.2.3.4_5`.
     @Test func unsafeUIDsAreEncodedInjectively() {
         let layout = StorageLayout()
-        let pairs = [("1.2.3.4+5", "1.2.3.4/5"), ("1.2.3.4_5", "1.2.3.4/5"), ("1.2.3.4_2B5", "1.2.3.4+5"), ("unknown", ""), ("a\\b", "a_b")]
+        let pairs = [
+            ("1.2.3.4+5", "1.2.3.4/5"), ("1.2.3.4_5", "1.2.3.4/5"), ("1.2.3.4_2B5", "1.2.3.4+5"), ("unknown", ""),
+            ("a\\b", "a_b"),
+        ]
         for (a, b) in pairs {
             #expect(layout.encodeUID(a) != layout.encodeUID(b), "\(a) \(b)")
         }
@@ -96,7 +105,8 @@ import Testing
                 let name = layout.encodeUID(value)
                 let trimmed = String(value.reversed().drop { $0 == " " || $0 == "\0" }.reversed())
                 if let earlier = seen[name] {
-                    #expect(earlier == trimmed, "\(earlier.debugDescription) and \(value.debugDescription) share \(name)")
+                    #expect(
+                        earlier == trimmed, "\(earlier.debugDescription) and \(value.debugDescription) share \(name)")
                 }
                 seen[name] = trimmed
                 #expect(!name.contains("/") && !name.hasPrefix("."))
@@ -130,7 +140,10 @@ import Testing
         let vectors: [(String, String)] = [
             ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
             ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
-            ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
+            (
+                "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+                "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+            ),
             (String(repeating: "a", count: 55), "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318"),
             (String(repeating: "a", count: 56), "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a"),
             (String(repeating: "a", count: 64), "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb"),
@@ -163,13 +176,16 @@ import Testing
         }
         // The file name: 3 x 64 + 2 + ".dcm" + "-100000" for a duplicate = 205 fits; 4 fields, 267, do not.
         #expect(throws: StorageError.self) {
-            try StorageLayout(template: "{PatientID}/{StudyInstanceUID}{SeriesInstanceUID}{SOPInstanceUID}{PatientName}.dcm")
+            try StorageLayout(
+                template: "{PatientID}/{StudyInstanceUID}{SeriesInstanceUID}{SOPInstanceUID}{PatientName}.dcm")
         }
         _ = try StorageLayout(template: "{PatientID}/{StudyInstanceUID}-{SeriesInstanceUID}-{SOPInstanceUID}.dcm")
         // The pypx tree fits, and so does a 170-byte literal (170 + 1 + 64 + 4 + 7 = 246).
         _ = try StorageLayout(template: StorageLayout.pypxTemplate)
         _ = try StorageLayout(template: String(repeating: "x", count: 170) + "-{SOPInstanceUID}.dcm")
-        #expect(throws: StorageError.self) { try StorageLayout(template: String(repeating: "x", count: 170) + "-{SOPInstanceUID}-{PatientID}.dcm") }
+        #expect(throws: StorageError.self) {
+            try StorageLayout(template: String(repeating: "x", count: 170) + "-{SOPInstanceUID}-{PatientID}.dcm")
+        }
         #expect(StorageLayout().components(for: DataSet()).count == 4)
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension TestSupport {
@@ -92,14 +92,16 @@ extension TestSupport {
         for (key, value) in environment { env[key] = value }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
+        defer { for pointer in argv + envp { free(pointer) } }
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, path, &actions, nil, argv, envp)
         guard rc == 0 else { throw SpawnFailed(path: path, code: rc) }
         return pid
     }
 
-    static func spawn(_ tool: String, _ arguments: [String], environment: [String: String], files: ProcessFiles) throws -> pid_t {
+    static func spawn(_ tool: String, _ arguments: [String], environment: [String: String], files: ProcessFiles) throws
+        -> pid_t
+    {
         try spawn(
             tool, arguments, stdinPath: files.input, stdoutPath: files.output, stderrPath: files.errorOutput,
             environment: environment)
@@ -125,12 +127,16 @@ extension TestSupport {
             func text(_ path: String?) -> String {
                 path.map { String(decoding: FileManager.default.contents(atPath: $0) ?? Data(), as: UTF8.self) } ?? ""
             }
-            return ProcessResult(status: exitCode(fromWaitStatus: status), output: text(output), errorOutput: text(errorOutput))
+            return ProcessResult(
+                status: exitCode(fromWaitStatus: status), output: text(output), errorOutput: text(errorOutput))
         }
 
         func remove() {
-            for path in [input, output, errorOutput].compactMap({ $0 }) where FileManager.default.fileExists(atPath: path) {
-                do { try FileManager.default.removeItem(atPath: path) } catch { Issue.record("cannot remove \(path): \(error)") }
+            for path in [input, output, errorOutput].compactMap({ $0 })
+            where FileManager.default.fileExists(atPath: path) {
+                do { try FileManager.default.removeItem(atPath: path) } catch {
+                    Issue.record("cannot remove \(path): \(error)")
+                }
             }
         }
     }
@@ -147,7 +153,8 @@ public final class PeerProcess: Sendable {
     /// unbuffered Python output.
     /// `errorFile` keeps stderr apart from the log (for a px command whose stdout is NDJSON).
     public init(
-        _ tool: String, _ arguments: [String], logFile: String, errorFile: String? = nil, environment: [String: String] = [:]
+        _ tool: String, _ arguments: [String], logFile: String, errorFile: String? = nil,
+        environment: [String: String] = [:]
     ) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestSupport.locate(tool) ?? tool)
@@ -192,7 +199,8 @@ public final class PeerProcess: Sendable {
     public func waitForEvent(timeout seconds: Double = 20, _ predicate: (JSONValue) -> Bool) async throws -> JSONValue {
         _ = await self.waitFor(seconds: seconds) { self.events.contains(where: predicate) }
         if let event = self.events.first(where: predicate) { return event }
-        throw PeerFailed(description: "\(self.process.executableURL?.lastPathComponent ?? "peer") did not report ready: \(self.log)")
+        throw PeerFailed(
+            description: "\(self.process.executableURL?.lastPathComponent ?? "peer") did not report ready: \(self.log)")
     }
 
     public struct PeerFailed: Error, CustomStringConvertible {
@@ -260,7 +268,9 @@ extension TestSupport {
     /// Waits until a DICOM peer on 127.0.0.1:`port` answers DCMTK's echoscu with `aeTitle` called; false
     /// when it did not within `seconds`.
     /// `extra`: more echoscu options (`+tls ...` for a TLS peer).
-    public static func waitForEcho(port: Int, aeTitle: String, seconds: Double = 10, extra: [String] = []) async throws -> Bool {
+    public static func waitForEcho(port: Int, aeTitle: String, seconds: Double = 10, extra: [String] = []) async throws
+        -> Bool
+    {
         try await poll(seconds: seconds) {
             try await run("echoscu", ["-aec", aeTitle] + extra + ["127.0.0.1", String(port)]).status == 0
         }

@@ -49,7 +49,8 @@ public enum TestSupport {
     /// PATH plus the sbin directories (Debian installs Orthanc as /usr/sbin/Orthanc, and a non-root PATH
     /// often lacks them); the peer scripts run with it.
     public static var peerPath: String {
-        var directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init)
+        var directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(
+            String.init)
         for extra in ["/usr/local/sbin", "/usr/sbin", "/sbin"] where !directories.contains(extra) {
             directories.append(extra)
         }
@@ -75,10 +76,14 @@ public enum TestSupport {
 
     /// A new empty directory, removed when `body` ends.
     @discardableResult
-    public static func withTemporaryDirectory<R>(prefix: String = "px-test-", _ body: (String) async throws -> R) async throws -> R {
+    public static func withTemporaryDirectory<R>(prefix: String = "px-test-", _ body: (String) async throws -> R)
+        async throws -> R
+    {
         let path = try makeTemporaryDirectory(prefix: prefix)
         defer {
-            do { try FileManager.default.removeItem(atPath: path) } catch { Issue.record("cannot remove \(path): \(error)") }
+            do { try FileManager.default.removeItem(atPath: path) } catch {
+                Issue.record("cannot remove \(path): \(error)")
+            }
         }
         return try await body(path)
     }
@@ -107,7 +112,8 @@ extension TestSupport {
         }
         let probe = try await run(python, ["-c", "import " + pythonModules.joined(separator: ", ")])
         guard probe.status == 0 else {
-            throw MissingPeer(what: "Python modules \(pythonModules.joined(separator: ", ")) in \(python) (\(probe.output))")
+            throw MissingPeer(
+                what: "Python modules \(pythonModules.joined(separator: ", ")) in \(python) (\(probe.output))")
         }
     }
 }

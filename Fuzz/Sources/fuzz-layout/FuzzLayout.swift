@@ -46,7 +46,9 @@ public func fuzzLayout(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         layout = parsed
     } else {
         // A cap that could make a name longer than a file system allows is refused up front.
-        guard let builtIn = try? StorageLayout(template: templates[Int(options & 0x07) % templates.count], maximumFieldLength: cap)
+        guard
+            let builtIn = try? StorageLayout(
+                template: templates[Int(options & 0x07) % templates.count], maximumFieldLength: cap)
         else { return 0 }
         layout = builtIn
     }
@@ -68,7 +70,9 @@ public func fuzzLayout(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         checkComponent(component)
         fuzzCheck(component.utf8.count <= bound, "component of \(component.utf8.count) bytes (bound \(bound))")
     }
-    fuzzCheck(components.count == layout.template.unicodeScalars.split(separator: "/").count, "components \(components) for \(layout.template)")
+    fuzzCheck(
+        components.count == layout.template.unicodeScalars.split(separator: "/").count,
+        "components \(components) for \(layout.template)")
     return 0
 }
 
@@ -86,5 +90,6 @@ private func checkComponent(_ text: String) {
 }
 
 private func debug(_ text: String) -> String {
-    text.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 ? String($0) : "\\u{\(String($0.value, radix: 16))}" }.joined()
+    text.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 ? String($0) : "\\u{\(String($0.value, radix: 16))}" }
+        .joined()
 }

@@ -39,11 +39,14 @@ public func fuzzPDU(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             framed.frames.count == reference.frames.count,
             "frame decoder gave \(framed.frames.count) frames, reference \(reference.frames.count)")
         for (got, want) in zip(framed.frames, reference.frames) {
-            fuzzCheck(got.type == want.type && got.body == want.body && got.streamedPDV == nil, "frame differs from reference")
+            fuzzCheck(
+                got.type == want.type && got.body == want.body && got.streamedPDV == nil, "frame differs from reference"
+            )
         }
         // A stream that ends inside a PDU is an error at end of stream (decodeLast).
         let referenceFails = reference.failed || reference.incomplete
-        fuzzCheck(framed.failed == referenceFails, "frame decoder failed: \(framed.failed), reference: \(referenceFails)")
+        fuzzCheck(
+            framed.failed == referenceFails, "frame decoder failed: \(framed.failed), reference: \(referenceFails)")
     } else if !reference.failed, !reference.incomplete, let expected = pdvStream(ofFrames: reference.frames) {
         // Streamed: the same PDV contents as the complete PDUs give.
         fuzzCheck(!framed.failed, "streaming decoder failed on a stream of well-formed PDUs")
@@ -221,7 +224,10 @@ private func pdvStream(ofFrames frames: [PDUFrame]) -> [PDVRun]? {
             run.lastFlags += last
             runs[runs.count - 1] = run
         } else {
-            runs.append(PDVRun(contextID: contextID, isCommand: header.isCommand, bytes: Array(data.readableBytesView), lastFlags: last))
+            runs.append(
+                PDVRun(
+                    contextID: contextID, isCommand: header.isCommand, bytes: Array(data.readableBytesView),
+                    lastFlags: last))
         }
     }
     for frame in frames {

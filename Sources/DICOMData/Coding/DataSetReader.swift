@@ -188,7 +188,8 @@ struct DataSetParser {
             elements.append(element)
         }
         if untilItemDelimiter, !topLevel {
-            throw .truncated(at: offset, needed: 8, context: "an item with undefined length (no Item Delimitation Item)")
+            throw .truncated(
+                at: offset, needed: 8, context: "an item with undefined length (no Item Delimitation Item)")
         }
         return (makeDataSet(elements, sorted: sorted, inherited: inherited), offset, false)
     }

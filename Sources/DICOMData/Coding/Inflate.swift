@@ -71,7 +71,8 @@ final class Inflater {
     ///   past the limits, ``DICOMDataError/inflateFailed(_:at:)`` for corrupt data.
     @discardableResult
     func inflate(
-        _ input: UnsafeRawBufferPointer, isLastInput: Bool, maximumOutput: Int = .max, sink: (UnsafeRawBufferPointer) throws(DICOMDataError) -> Void
+        _ input: UnsafeRawBufferPointer, isLastInput: Bool, maximumOutput: Int = .max,
+        sink: (UnsafeRawBufferPointer) throws(DICOMDataError) -> Void
     ) throws(DICOMDataError) -> Int {
         guard !self.finished else { return 0 }
         // Empty input still drains output zlib holds back from an earlier call that hit `maximumOutput`.
@@ -107,7 +108,8 @@ final class Inflater {
             if self.totalOut > self.limits.maximumSize {
                 throw .tooLarge("inflated data set", limit: self.limits.maximumSize)
             }
-            if self.totalOut > self.limits.ratioFloor && self.totalOut / max(self.totalIn, 1) > self.limits.maximumRatio {
+            if self.totalOut > self.limits.ratioFloor && self.totalOut / max(self.totalIn, 1) > self.limits.maximumRatio
+            {
                 throw .inflateRatioExceeded(ratio: self.limits.maximumRatio)
             }
             if produced > 0 {
@@ -115,7 +117,8 @@ final class Inflater {
                     try sink(UnsafeRawBufferPointer(rebasing: buffer[..<produced]))
                 }
             }
-        } while status == Z_OK && (self.stream.avail_in > 0 || self.stream.avail_out == 0) && producedInCall < maximumOutput
+        } while status == Z_OK && (self.stream.avail_in > 0 || self.stream.avail_out == 0)
+            && producedInCall < maximumOutput
         let consumed = count - Int(self.stream.avail_in)
         self.stream.next_in = nil
         self.stream.avail_in = 0

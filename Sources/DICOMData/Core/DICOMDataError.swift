@@ -80,7 +80,8 @@ public struct DICOMDataError: Error, Hashable, Sendable, CustomStringConvertible
 
     /// An odd value length: PS3.5 §7.1.1 requires every value (and every Pixel Data fragment) to have an even length.
     public static func oddLength(tag: Tag, length: UInt32, at offset: Int) -> Self {
-        .init(code: .invalidLength, offset: offset, message: "element \(tag) has an odd length \(length) (PS3.5 §7.1.1)")
+        .init(
+            code: .invalidLength, offset: offset, message: "element \(tag) has an odd length \(length) (PS3.5 §7.1.1)")
     }
 
     public static func nestingTooDeep(limit: Int, at offset: Int) -> Self {

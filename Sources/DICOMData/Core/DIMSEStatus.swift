@@ -68,7 +68,8 @@ public struct DIMSEStatus: Sendable, Hashable, CustomStringConvertible {
     /// or `nil` when the text is not in the table of `service`.
     public init?(dcmtkName text: String, service: Service) {
         // As DCMTK's tools print them: a storage table for C-STORE, the Query/Retrieve one otherwise.
-        let tables = service == .store ? [Self.storageTable, Self.generalTable] : [Self.queryRetrieveTable, Self.generalTable]
+        let tables =
+            service == .store ? [Self.storageTable, Self.generalTable] : [Self.queryRetrieveTable, Self.generalTable]
         guard let entry = tables.lazy.compactMap({ $0.first { $0.name == text } }).first else { return nil }
         self.init(code: entry.code, service: service)
     }
@@ -176,9 +177,12 @@ extension DIMSEStatus {
         Entry(0x0000, "Success", "Success"),
         Entry(0xFE00, "Cancel", "Operation terminated due to a cancel indication"),
         Entry(0xFF00, "Pending", "Matches are continuing"),
-        Entry(0xFF01, "Pending: WarningUnsupportedOptionalKeys",
-              "Matches are continuing; one or more optional keys were not supported"),
-        Entry(0x0001, "Warning: RequestedOptionalAttributesNotSupported", "Requested optional attributes are not supported"),
+        Entry(
+            0xFF01, "Pending: WarningUnsupportedOptionalKeys",
+            "Matches are continuing; one or more optional keys were not supported"),
+        Entry(
+            0x0001, "Warning: RequestedOptionalAttributesNotSupported",
+            "Requested optional attributes are not supported"),
         Entry(0x0107, "Warning: AttributeListError", "Attribute list error"),
         Entry(0x0116, "Warning: AttributeValueOutOfRange", "Attribute value out of range"),
         Entry(0x0105, "Failed: NoSuchAttribute", "No such attribute"),
@@ -202,15 +206,18 @@ extension DIMSEStatus {
     /// Query/Retrieve statuses (PS3.4 C.4.1.1.4, C.4.2.1.5, C.4.3.1.4).
     static let queryRetrieveTable: [Entry] = [
         Entry(0xA700, "Refused: OutOfResources", "Refused: out of resources"),
-        Entry(0xA701, "Refused: OutOfResourcesNumberOfMatches",
-              "Refused: out of resources, unable to calculate number of matches"),
-        Entry(0xA702, "Refused: OutOfResourcesSubOperations",
-              "Refused: out of resources, unable to perform sub-operations"),
+        Entry(
+            0xA701, "Refused: OutOfResourcesNumberOfMatches",
+            "Refused: out of resources, unable to calculate number of matches"),
+        Entry(
+            0xA702, "Refused: OutOfResourcesSubOperations",
+            "Refused: out of resources, unable to perform sub-operations"),
         Entry(0xA801, "Refused: MoveDestinationUnknown", "Refused: move destination unknown"),
         Entry(0xA900, "Error: DataSetDoesNotMatchSOPClass", "Identifier does not match SOP class"),
         Entry(0xC000, "Failed: UnableToProcess", "Unable to process"),
-        Entry(0xB000, "Warning: SubOperationsCompleteOneOrMoreFailures",
-              "Sub-operations complete, one or more failures or warnings"),
+        Entry(
+            0xB000, "Warning: SubOperationsCompleteOneOrMoreFailures",
+            "Sub-operations complete, one or more failures or warnings"),
     ]
 
     /// Storage statuses (PS3.4 B.2.3).

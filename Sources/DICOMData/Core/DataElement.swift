@@ -92,7 +92,9 @@ public struct EncapsulatedPixelData: Sendable {
         for fragment in [basicOffsetTable] + fragments {
             let length = UInt32(fragment.count + (fragment.count & 1))
             out.append(contentsOf: [0xFE, 0xFF, 0x00, 0xE0])
-            out.append(contentsOf: [UInt8(length & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 24)])
+            out.append(contentsOf: [
+                UInt8(length & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 24),
+            ])
             out.append(contentsOf: fragment)
             if fragment.count & 1 == 1 { out.append(0) }
         }

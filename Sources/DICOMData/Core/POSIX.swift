@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The POSIX helpers every px target shares: errno texts, a whole-range `pread(2)`, the working directory.
@@ -27,7 +27,8 @@ public enum POSIX {
     /// `pread(2)` until `count` bytes from `offset` are in `base` or the file ends, retrying on EINTR.
     ///
     /// - Returns: The bytes read: `count`, or fewer when the file ends first.
-    public static func readFully(_ descriptor: Int32, into base: UnsafeMutableRawPointer, count: Int, at offset: Int) throws(Failure)
+    public static func readFully(_ descriptor: Int32, into base: UnsafeMutableRawPointer, count: Int, at offset: Int)
+        throws(Failure)
         -> Int
     {
         var done = 0

@@ -1,5 +1,7 @@
 /// A value representation (PS3.5 §6.2, Table 6.2-1).
 public enum VR: String, Sendable, Hashable, CaseIterable {
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    // DICOM spells VRs in capitals (PS3.5 Table 6.2-1); the cases are those spellings.
     case AE, AS, AT, CS, DA, DS, DT, FD, FL, IS, LO, LT, OB, OD, OF, OL, OV, OW, PN, SH, SL, SQ, SS, ST, SV, TM,
         UC, UI, UL, UN, UR, US, UT, UV
 

@@ -212,7 +212,9 @@ struct DataDictionaryStorage: Sendable {
                 i += 1
             }
             var end = i
-            while end < buffer.count && buffer[end] != UInt8(ascii: "\t") && buffer[end] != UInt8(ascii: "\n") { end += 1 }
+            while end < buffer.count && buffer[end] != UInt8(ascii: "\t") && buffer[end] != UInt8(ascii: "\n") {
+                end += 1
+            }
             return String(decoding: UnsafeBufferPointer(rebasing: buffer[i..<end]), as: UTF8.self)
         }
     }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Small POSIX file helpers for the data layer: whole-file and prefix reads, and writes.
@@ -18,10 +18,15 @@ public enum FileIO {
     }
 
     /// Reads up to `count` bytes from the start of an open file.
-    static func readPrefix(_ fd: Int32, path: String, count: Int, from offset: Int = 0) throws(DICOMDataError) -> [UInt8] {
+    static func readPrefix(_ fd: Int32, path: String, count: Int, from offset: Int = 0) throws(DICOMDataError)
+        -> [UInt8]
+    {
         var failure: POSIX.Failure?
         let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            guard let base = buffer.baseAddress else { return initialized = 0 }
+            guard let base = buffer.baseAddress else {
+                initialized = 0
+                return
+            }
             do throws(POSIX.Failure) {
                 initialized = try POSIX.readFully(fd, into: base, count: count, at: offset)
             } catch {

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// What a header read (``Part10File/readHeader(contentsOf:stopBefore:knownPrefix:fileLength:limits:reserve:)``)
@@ -53,7 +53,8 @@ extension Part10File {
             do {
                 located = try Self.locateDataSet(head)
                 break
-            } catch where (error.code == .truncated || error.code == .lengthPastEnd) && head.count < limits.maximumSize {
+            } catch  where (error.code == .truncated || error.code == .lengthPastEnd) && head.count < limits.maximumSize
+            {
                 let more = try file.read(at: head.count, count: head.count)
                 if more.isEmpty { throw error }
                 head += more
@@ -67,13 +68,14 @@ extension Part10File {
             do {
                 let file = try Part10File(bytes: head, options: ReadOptions(dataSet: .init(stopBefore: stopBefore)))
                 if file.stoppedEarly || headIsWholeFile { return file }
-            } catch where !headIsWholeFile && (error.code == .truncated || error.code == .lengthPastEnd) {
+            } catch  where !headIsWholeFile && (error.code == .truncated || error.code == .lengthPastEnd) {
                 // The header goes on past the first read: walk it.
             }
         }
         let source: HeaderByteSource
         if located.transferSyntax.isDeflated {
-            source = try HeaderByteSource(deflated: file, at: located.dataSetOffset, cached: head, limits: limits.inflate)
+            source = try HeaderByteSource(
+                deflated: file, at: located.dataSetOffset, cached: head, limits: limits.inflate)
         } else {
             source = HeaderByteSource(plain: file, at: located.dataSetOffset, cached: head)
         }
@@ -83,7 +85,8 @@ extension Part10File {
             source: source, explicitVR: syntax.isExplicitVR, bigEndian: syntax.isBigEndian, stopBefore: stopBefore,
             limits: limits, reserve: reserve)
         let stopped = try walker.walk()
-        let read = try DataSetReader.read(walker.kept, transferSyntax: walker.explicitVR ? syntax : .implicitVRLittleEndian)
+        let read = try DataSetReader.read(
+            walker.kept, transferSyntax: walker.explicitVR ? syntax : .implicitVRLittleEndian)
         var file10 = Part10File(meta: located.meta, dataSet: read.dataSet, transferSyntax: located.transferSyntax)
         file10.hadNoPreamble = located.hadNoPreamble
         file10.stoppedEarly = stopped
@@ -111,7 +114,9 @@ final class HeaderFile {
             bytes = Array(self.knownPrefix[offset..<min(self.knownPrefix.count, offset + count)])
         }
         if bytes.count == count { return bytes }
-        if let knownLength = self.knownLength, offset + bytes.count >= knownLength, knownLength <= self.knownPrefix.count {
+        if let knownLength = self.knownLength, offset + bytes.count >= knownLength,
+            knownLength <= self.knownPrefix.count
+        {
             return bytes
         }
         if self.descriptor < 0 {
@@ -122,7 +127,8 @@ final class HeaderFile {
                 throw .io("cannot read", path: self.path, errno: EISDIR)
             }
         }
-        bytes += try FileIO.readPrefix(self.descriptor, path: self.path, count: count - bytes.count, from: offset + bytes.count)
+        bytes += try FileIO.readPrefix(
+            self.descriptor, path: self.path, count: count - bytes.count, from: offset + bytes.count)
         return bytes
     }
 
@@ -246,7 +252,8 @@ final class HeaderByteSource {
             let start = self.compressedIndex
             let consumed = try self.compressed.withBytes { raw throws(DICOMDataError) in
                 try inflater.inflate(
-                    UnsafeRawBufferPointer(rebasing: raw[start...]), isLastInput: self.fileEnded, maximumOutput: Self.chunk
+                    UnsafeRawBufferPointer(rebasing: raw[start...]), isLastInput: self.fileEnded,
+                    maximumOutput: Self.chunk
                 ) { self.pending.append(contentsOf: $0) }
             }
             self.compressedIndex += consumed
@@ -368,7 +375,8 @@ struct HeaderWalker {
         let next = Tag(rawValue: tag.rawValue &+ 1)
         var chunk = 16 * 1024
         let syntax: TransferSyntax =
-            self.explicitVR ? (self.bigEndian ? .explicitVRBigEndian : .explicitVRLittleEndian) : .implicitVRLittleEndian
+            self.explicitVR
+            ? (self.bigEndian ? .explicitVRBigEndian : .explicitVRLittleEndian) : .implicitVRLittleEndian
         while true {
             let got = try source.read(chunk, into: &self.kept)
             try self.account()
@@ -379,7 +387,7 @@ struct HeaderWalker {
                 source.unread(self.kept[read.endOffset...])
                 self.kept.removeSubrange(read.endOffset...)
                 return
-            } catch where (error.code == .truncated || error.code == .lengthPastEnd) && got > 0 {
+            } catch  where (error.code == .truncated || error.code == .lengthPastEnd) && got > 0 {
                 chunk = min(chunk * 2, 4 << 20)
             }
         }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// What a walk over a Part 10 file's element structure found: where the data set starts and the data
@@ -57,7 +57,8 @@ extension Part10File {
         let syntax = TransferSyntax(uid: uid)
         var found = FoundUIDs()
         if syntax.isDeflated {
-            let inflated = try Self.inflatedDataSet(contentsOf: path, dataSetOffset: metaEnd, maximumInflatedSize: maximumInflatedSize)
+            let inflated = try Self.inflatedDataSet(
+                contentsOf: path, dataSetOffset: metaEnd, maximumInflatedSize: maximumInflatedSize)
             var source = StructureSource(bytes: inflated)
             try Self.walkDataSet(&source, end: inflated.count, syntax: .explicitVRLittleEndian, found: &found)
         } else {
@@ -76,13 +77,15 @@ extension Part10File {
     /// `dataSetOffset` is where the deflated stream starts (``Part10Structure/dataSetOffset``).
     ///
     /// - Throws: ``DICOMDataError`` (``DICOMDataError/Code/tooLarge`` above `maximumInflatedSize` bytes).
-    public static func inflatedDataSet(contentsOf path: String, dataSetOffset: Int, maximumInflatedSize: Int) throws(DICOMDataError)
+    public static func inflatedDataSet(contentsOf path: String, dataSetOffset: Int, maximumInflatedSize: Int)
+        throws(DICOMDataError)
         -> [UInt8]
     {
         let (fd, size) = try Self.openForStructure(path)
         defer { close(fd) }
         let compressed = try FileIO.readPrefix(fd, path: path, count: max(0, size - dataSetOffset), from: dataSetOffset)
-        return try Inflate.inflate(compressed, range: 0..<compressed.count, limits: InflateLimits(maximumSize: maximumInflatedSize))
+        return try Inflate.inflate(
+            compressed, range: 0..<compressed.count, limits: InflateLimits(maximumSize: maximumInflatedSize))
     }
 
     /// The file open for reading, and its size.
@@ -117,9 +120,12 @@ extension Part10File {
     /// One element header at `offset` (and, for a sequence or encapsulated Pixel Data, what it holds);
     /// returns the offset after it. `end` is the end of the container.
     private static func walkElement(
-        _ source: inout StructureSource, at offset: Int, end: Int, syntax: TransferSyntax, depth: Int, found: inout FoundUIDs
+        _ source: inout StructureSource, at offset: Int, end: Int, syntax: TransferSyntax, depth: Int,
+        found: inout FoundUIDs
     ) throws(DICOMDataError) -> Int {
-        guard end - offset >= 8 else { throw .truncated(at: offset, needed: 8 - (end - offset), context: "an element header") }
+        guard end - offset >= 8 else {
+            throw .truncated(at: offset, needed: 8 - (end - offset), context: "an element header")
+        }
         let head = try source.bytes(at: offset, count: min(12, end - offset))
         let tag = Self.tag(head, bigEndian: syntax.isBigEndian)
         if tag.group == 0xFFFE {
@@ -134,7 +140,9 @@ extension Part10File {
             }
             vr = explicit
             if explicit.hasLongExplicitLength {
-                guard head.count >= 12 else { throw .truncated(at: offset, needed: 12 - head.count, context: "an element header") }
+                guard head.count >= 12 else {
+                    throw .truncated(at: offset, needed: 12 - head.count, context: "an element header")
+                }
                 length = Self.uint32(head, 8, bigEndian: syntax.isBigEndian)
                 headerLength = 12
             } else {
@@ -155,7 +163,8 @@ extension Part10File {
                 // A sequence of undefined length; UN of undefined length holds Implicit VR Little
                 // Endian items (PS3.5 §6.2.2).
                 let inner = vr == .UN && syntax.isExplicitVR ? TransferSyntax.implicitVRLittleEndian : syntax
-                return try Self.walkItems(&source, at: valueStart, end: end, defined: nil, syntax: inner, depth: depth + 1)
+                return try Self.walkItems(
+                    &source, at: valueStart, end: end, defined: nil, syntax: inner, depth: depth + 1)
             }
             throw .undefinedLength(tag: tag, vr: vr ?? .UN, at: offset)
         }
@@ -167,13 +176,16 @@ extension Part10File {
         }
         let valueEnd = valueStart + Int(length)
         if vr == .SQ {
-            return try Self.walkItems(&source, at: valueStart, end: end, defined: valueEnd, syntax: syntax, depth: depth + 1)
+            return try Self.walkItems(
+                &source, at: valueStart, end: end, defined: valueEnd, syntax: syntax, depth: depth + 1)
         }
         if depth == 0, tag == .sopClassUID || tag == .sopInstanceUID, length <= 64 {
             let value = try source.bytes(at: valueStart, count: Int(length))
             // A UI value is padded with a NUL, some writers pad with spaces (PS3.5 §6.2).
             let padding: Set<UInt8> = [0x00, 0x20]
-            let text = String(decoding: value.drop { padding.contains($0) }.reversed().drop { padding.contains($0) }.reversed(), as: UTF8.self)
+            let text = String(
+                decoding: value.drop { padding.contains($0) }.reversed().drop { padding.contains($0) }.reversed(),
+                as: UTF8.self)
             if tag == .sopClassUID { found.sopClass = text } else { found.sopInstance = text }
         }
         return valueEnd
@@ -184,33 +196,41 @@ extension Part10File {
     private static func walkItems(
         _ source: inout StructureSource, at offset: Int, end: Int, defined: Int?, syntax: TransferSyntax, depth: Int
     ) throws(DICOMDataError) -> Int {
-        guard depth <= Self.maximumStructureDepth else { throw .nestingTooDeep(limit: Self.maximumStructureDepth, at: offset) }
+        guard depth <= Self.maximumStructureDepth else {
+            throw .nestingTooDeep(limit: Self.maximumStructureDepth, at: offset)
+        }
         let limit = defined ?? end
         var position = offset
         var none = FoundUIDs()  // only the top level's UIDs are kept
         while true {
             if let defined, position == defined { return defined }
             guard limit - position >= 8 else {
-                throw .truncated(at: position, needed: 8 - (limit - position), context: "a sequence (no Sequence Delimitation Item)")
+                throw .truncated(
+                    at: position, needed: 8 - (limit - position), context: "a sequence (no Sequence Delimitation Item)")
             }
             let head = try source.bytes(at: position, count: 8)
             let tag = Self.tag(head, bigEndian: syntax.isBigEndian)
             let length = Self.uint32(head, 4, bigEndian: syntax.isBigEndian)
             if tag == .sequenceDelimitationItem && defined == nil { return position + 8 }
-            guard tag == .item else { throw .unexpectedTag(tag, at: position, context: "where a sequence item should be") }
+            guard tag == .item else {
+                throw .unexpectedTag(tag, at: position, context: "where a sequence item should be")
+            }
             position += 8
             if length == 0xFFFF_FFFF {
                 // Elements up to the Item Delimitation Item.
                 while true {
                     guard limit - position >= 8 else {
-                        throw .truncated(at: position, needed: 8 - (limit - position), context: "an item (no Item Delimitation Item)")
+                        throw .truncated(
+                            at: position, needed: 8 - (limit - position), context: "an item (no Item Delimitation Item)"
+                        )
                     }
                     let next = try source.bytes(at: position, count: 8)
                     if Self.tag(next, bigEndian: syntax.isBigEndian) == .itemDelimitationItem {
                         position += 8
                         break
                     }
-                    position = try Self.walkElement(&source, at: position, end: limit, syntax: syntax, depth: depth, found: &none)
+                    position = try Self.walkElement(
+                        &source, at: position, end: limit, syntax: syntax, depth: depth, found: &none)
                 }
             } else {
                 guard Int(length) <= limit - position else {
@@ -218,7 +238,8 @@ extension Part10File {
                 }
                 let itemEnd = position + Int(length)
                 while position < itemEnd {
-                    position = try Self.walkElement(&source, at: position, end: itemEnd, syntax: syntax, depth: depth, found: &none)
+                    position = try Self.walkElement(
+                        &source, at: position, end: itemEnd, syntax: syntax, depth: depth, found: &none)
                 }
             }
         }
@@ -232,13 +253,17 @@ extension Part10File {
         var position = offset
         while true {
             guard end - position >= 8 else {
-                throw .truncated(at: position, needed: 8 - (end - position), context: "encapsulated Pixel Data (no Sequence Delimitation Item)")
+                throw .truncated(
+                    at: position, needed: 8 - (end - position),
+                    context: "encapsulated Pixel Data (no Sequence Delimitation Item)")
             }
             let head = try source.bytes(at: position, count: 8)
             let tag = Self.tag(head, bigEndian: syntax.isBigEndian)
             let length = Self.uint32(head, 4, bigEndian: syntax.isBigEndian)
             if tag == .sequenceDelimitationItem { return position + 8 }
-            guard tag == .item else { throw .unexpectedTag(tag, at: position, context: "where a Pixel Data fragment should be") }
+            guard tag == .item else {
+                throw .unexpectedTag(tag, at: position, context: "where a Pixel Data fragment should be")
+            }
             guard length != 0xFFFF_FFFF, Int(length) <= end - position - 8 else {
                 throw .lengthPastEnd(tag: tag, length: length, at: position, available: end - position - 8)
             }

@@ -17,7 +17,8 @@ extension Part10File {
         }
         meta.set(DataElement(tag: .transferSyntaxUID, vr: .UI, bytes: Self.paddedUID(transferSyntax.uid)))
         meta.set(DataElement(tag: .implementationClassUID, vr: .UI, bytes: Self.paddedUID(Self.implementationClassUID)))
-        meta.set(DataElement(tag: .implementationVersionName, vr: .SH, bytes: Array(Self.implementationVersionName.utf8)))
+        meta.set(
+            DataElement(tag: .implementationVersionName, vr: .SH, bytes: Array(Self.implementationVersionName.utf8)))
 
         var encodedMeta: [UInt8] = []
         try DataSetWriter.write(meta, transferSyntax: .explicitVRLittleEndian, into: &encodedMeta)

@@ -61,7 +61,8 @@ public struct Part10File: Sendable {
 
         if transferSyntax.isDeflated {
             let inflated = try Inflate.inflate(bytes, range: metaEnd..<bytes.count, limits: options.inflate)
-            let read = try DataSetReader.read(inflated, transferSyntax: .explicitVRLittleEndian, options: options.dataSet)
+            let read = try DataSetReader.read(
+                inflated, transferSyntax: .explicitVRLittleEndian, options: options.dataSet)
             self.dataSet = read.dataSet
             self.stoppedEarly = read.stoppedEarly
         } else {
@@ -70,7 +71,8 @@ public struct Part10File: Sendable {
                     bytes, range: metaEnd..<bytes.count, transferSyntax: transferSyntax, options: options.dataSet)
                 self.dataSet = read.dataSet
                 self.stoppedEarly = read.stoppedEarly
-            } catch where error.code == .invalidVR && error.offset == metaEnd + 4 && transferSyntax.isExplicitVR
+            } catch
+                where error.code == .invalidVR && error.offset == metaEnd + 4 && transferSyntax.isExplicitVR
                 && !transferSyntax.isBigEndian
             {
                 // The meta information says explicit VR but the very first element is implicit: a known
@@ -139,7 +141,8 @@ public struct Part10File: Sendable {
             }
             hadNoPreamble = true
         }
-        return LocatedDataSet(meta: foundMeta, dataSetOffset: metaEnd, transferSyntax: transferSyntax, hadNoPreamble: hadNoPreamble)
+        return LocatedDataSet(
+            meta: foundMeta, dataSetOffset: metaEnd, transferSyntax: transferSyntax, hadNoPreamble: hadNoPreamble)
     }
 
     /// The offset of `DICM` (128 in a conforming file), or nil.
@@ -176,13 +179,19 @@ public struct Part10File: Sendable {
         var end = start
         while bytes.count - end >= 8, bytes[end] == 0x02, bytes[end + 1] == 0x00 {
             guard let vr = VR(byte0: bytes[end + 4], byte1: bytes[end + 5]) else {
-                throw .invalidVR(bytes[end + 4], bytes[end + 5], tag: Tag(2, UInt16(bytes[end + 2]) | UInt16(bytes[end + 3]) << 8), at: end + 4)
+                throw .invalidVR(
+                    bytes[end + 4], bytes[end + 5], tag: Tag(2, UInt16(bytes[end + 2]) | UInt16(bytes[end + 3]) << 8),
+                    at: end + 4)
             }
             var length: Int
             var header: Int
             if vr.hasLongExplicitLength {
-                guard bytes.count - end >= 12 else { throw .truncated(at: end, needed: 12, context: "a meta element header") }
-                length = Int(bytes[end + 8]) | Int(bytes[end + 9]) << 8 | Int(bytes[end + 10]) << 16 | Int(bytes[end + 11]) << 24
+                guard bytes.count - end >= 12 else {
+                    throw .truncated(at: end, needed: 12, context: "a meta element header")
+                }
+                length =
+                    Int(bytes[end + 8]) | Int(bytes[end + 9]) << 8 | Int(bytes[end + 10]) << 16 | Int(bytes[end + 11])
+                    << 24
                 header = 12
             } else {
                 length = Int(bytes[end + 6]) | Int(bytes[end + 7]) << 8

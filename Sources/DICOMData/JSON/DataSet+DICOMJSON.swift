@@ -65,9 +65,13 @@ extension DataElement {
         case .UV:
             return unsignedValues.map { $0 > UInt64(Self.largestExactInteger) ? .string(String($0)) : .integer($0) }
         case .FL:
-            return floats(Float.self).map { $0.isFinite ? .number(Self.jsonNumber($0.description)) : .string($0.description) }
+            return floats(Float.self).map {
+                $0.isFinite ? .number(Self.jsonNumber($0.description)) : .string($0.description)
+            }
         case .FD:
-            return floats(Double.self).map { $0.isFinite ? .number(Self.jsonNumber($0.description)) : .string($0.description) }
+            return floats(Double.self).map {
+                $0.isFinite ? .number(Self.jsonNumber($0.description)) : .string($0.description)
+            }
         case .AT:
             return tagValues.map { .string($0.hexString) }
         case .PN:
@@ -110,7 +114,12 @@ extension DataElement {
     static func decimalJSON(_ text: String) -> String? {
         var s = Substring(text)
         var sign = ""
-        if s.first == "+" { s = s.dropFirst() } else if s.first == "-" { sign = "-"; s = s.dropFirst() }
+        if s.first == "+" {
+            s = s.dropFirst()
+        } else if s.first == "-" {
+            sign = "-"
+            s = s.dropFirst()
+        }
         var mantissa = s
         var exponent: Substring? = nil
         if let e = s.firstIndex(where: { $0 == "e" || $0 == "E" }) {
@@ -132,7 +141,10 @@ extension DataElement {
         if let f = fracPart, !f.isEmpty { out += "." + f }
         if var e = exponent {
             var eSign = ""
-            if e.first == "+" || e.first == "-" { eSign = e.first == "-" ? "-" : ""; e = e.dropFirst() }
+            if e.first == "+" || e.first == "-" {
+                eSign = e.first == "-" ? "-" : ""
+                e = e.dropFirst()
+            }
             guard !e.isEmpty, e.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
             out += "e" + eSign + e
         }

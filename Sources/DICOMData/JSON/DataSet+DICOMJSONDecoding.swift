@@ -55,7 +55,9 @@ extension DataSet {
         return set
     }
 
-    private static func encodeValues(_ values: [JSONValue], vr: VR, key: String) throws(DICOMDataError) -> ([UInt8], Bool) {
+    private static func encodeValues(_ values: [JSONValue], vr: VR, key: String) throws(DICOMDataError) -> (
+        [UInt8], Bool
+    ) {
         var out: [UInt8] = []
         func number(_ v: JSONValue) throws(DICOMDataError) -> Double {
             switch v {
@@ -103,8 +105,10 @@ extension DataSet {
                 case .string(let s): texts.append(s)
                 case .number(let n): texts.append(n)
                 case .object where vr == .PN:
-                    var groups = [v["Alphabetic"]?.stringValue ?? "", v["Ideographic"]?.stringValue ?? "",
-                                  v["Phonetic"]?.stringValue ?? ""]
+                    var groups = [
+                        v["Alphabetic"]?.stringValue ?? "", v["Ideographic"]?.stringValue ?? "",
+                        v["Phonetic"]?.stringValue ?? "",
+                    ]
                     while let last = groups.last, last.isEmpty, groups.count > 1 { groups.removeLast() }
                     texts.append(groups.joined(separator: "="))
                 default:
@@ -115,7 +119,8 @@ extension DataSet {
             // Values of VRs outside Specific Character Set are default repertoire only (PS3.5 §6.1.2.3): read
             // back, other bytes would not decode to the text given.
             guard vr.usesSpecificCharacterSet || text.utf8.allSatisfy({ $0 < 0x80 }) else {
-                throw .invalidJSON("attribute \(key) (\(vr.rawValue)) has a value outside the default character repertoire")
+                throw .invalidJSON(
+                    "attribute \(key) (\(vr.rawValue)) has a value outside the default character repertoire")
             }
             out = Array(text.utf8)
             if out.count & 1 == 1 { out.append(vr.paddingByte) }

@@ -22,14 +22,19 @@ extension DataSet {
             out += " "
             switch element.value {
             case .sequence(let items):
-                out += element.hasUndefinedLength ? "(Sequence with undefined length #=" : "(Sequence with explicit length #="
+                out +=
+                    element.hasUndefinedLength
+                    ? "(Sequence with undefined length #=" : "(Sequence with explicit length #="
                 out += String(items.count)
                 out += ")  # "
                 out += element.keyword
                 out += "\n"
                 for item in items {
                     out += pad
-                    out += item.hasUndefinedLength ? "  (fffe,e000) na (Item with undefined length #=" : "  (fffe,e000) na (Item with explicit length #="
+                    out +=
+                        item.hasUndefinedLength
+                        ? "  (fffe,e000) na (Item with undefined length #="
+                        : "  (fffe,e000) na (Item with explicit length #="
                     out += String(item.dataSet.count)
                     out += ")\n"
                     item.dataSet.appendDump(to: &out, indent: indent + 2, maximumValueLength: maximumValueLength)

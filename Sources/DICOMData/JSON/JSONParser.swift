@@ -62,8 +62,14 @@ public struct JSONParser {
                 members.append(JSONMember(key, try value(depth: depth + 1)))
                 skipSpace()
                 guard i < bytes.count else { throw failure("unexpected end") }
-                if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-                if bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+                if bytes[i] == UInt8(ascii: ",") {
+                    i += 1
+                    continue
+                }
+                if bytes[i] == UInt8(ascii: "}") {
+                    i += 1
+                    return .object(members)
+                }
                 throw failure("expected ',' or '}'")
             }
         case UInt8(ascii: "["):
@@ -79,8 +85,14 @@ public struct JSONParser {
                 values.append(try value(depth: depth + 1))
                 skipSpace()
                 guard i < bytes.count else { throw failure("unexpected end") }
-                if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-                if bytes[i] == UInt8(ascii: "]") { i += 1; return .array(values) }
+                if bytes[i] == UInt8(ascii: ",") {
+                    i += 1
+                    continue
+                }
+                if bytes[i] == UInt8(ascii: "]") {
+                    i += 1
+                    return .array(values)
+                }
                 throw failure("expected ',' or ']'")
             }
         case UInt8(ascii: "\""): return .string(try string())
@@ -104,7 +116,8 @@ public struct JSONParser {
     }
 
     private mutating func hex4() throws(DICOMDataError) -> UInt32 {
-        guard bytes.count - i >= 4, let v = UInt32(String(decoding: bytes[i..<(i + 4)], as: UTF8.self), radix: 16) else {
+        guard bytes.count - i >= 4, let v = UInt32(String(decoding: bytes[i..<(i + 4)], as: UTF8.self), radix: 16)
+        else {
             throw failure("invalid \\u escape")
         }
         i += 4

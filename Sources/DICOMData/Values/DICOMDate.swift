@@ -15,7 +15,9 @@ public struct DICOMDate: Hashable, Sendable, CustomStringConvertible {
 
     /// ISO 8601, `YYYY-MM-DD`.
     public var description: String {
-        func pad(_ v: Int, _ n: Int) -> String { String(repeating: "0", count: max(0, n - String(v).count)) + String(v) }
+        func pad(_ v: Int, _ n: Int) -> String {
+            String(repeating: "0", count: max(0, n - String(v).count)) + String(v)
+        }
         return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
     }
 }
@@ -54,7 +56,9 @@ public struct DICOMDateTime: Hashable, Sendable {
     public init?(_ text: String) {
         var body = Substring(text)
         utcOffsetMinutes = nil
-        if let sign = body.lastIndex(where: { $0 == "+" || $0 == "-" }), body.distance(from: sign, to: body.endIndex) == 5 {
+        if let sign = body.lastIndex(where: { $0 == "+" || $0 == "-" }),
+            body.distance(from: sign, to: body.endIndex) == 5
+        {
             let digits = body[body.index(after: sign)...]
             guard let v = Int(digits), digits.allSatisfy(\.isNumber) else { return nil }
             utcOffsetMinutes = (body[sign] == "-" ? -1 : 1) * (v / 100 * 60 + v % 100)

@@ -21,7 +21,8 @@ extension DataElement {
                     var upper = i
                     while upper > lower && (buffer[upper - 1] == 0x20 || buffer[upper - 1] == 0x00) { upper -= 1 }
                     while lower < upper && buffer[lower] == 0x20 { lower += 1 }
-                    values.append(characterSet.decode(buffer: UnsafeBufferPointer(rebasing: buffer[lower..<upper]), vr: vr))
+                    values.append(
+                        characterSet.decode(buffer: UnsafeBufferPointer(rebasing: buffer[lower..<upper]), vr: vr))
                     start = i + 1
                 }
                 return values
@@ -66,7 +67,9 @@ extension DataElement {
         case .SV: return integers(Int64.self).map(Int.init)
         case .UV, .OV: return integers(UInt64.self).map { Int(truncatingIfNeeded: $0) }
         case .IS:
-            return stringValues(characterSet: .defaultRepertoire).compactMap { Int($0.hasPrefix("+") ? String($0.dropFirst()) : $0) }
+            return stringValues(characterSet: .defaultRepertoire).compactMap {
+                Int($0.hasPrefix("+") ? String($0.dropFirst()) : $0)
+            }
         default: return []
         }
     }
@@ -98,9 +101,14 @@ extension DataElement {
         return raw.withUnsafeBytes { buffer in
             (0..<count).map { i in
                 if size == 4 {
-                    return T(Float(bitPattern: UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self))))
+                    return T(
+                        Float(
+                            bitPattern: UInt32(
+                                littleEndian: buffer.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self))))
                 }
-                return T(Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self))))
+                return T(
+                    Double(
+                        bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self))))
             }
         }
     }

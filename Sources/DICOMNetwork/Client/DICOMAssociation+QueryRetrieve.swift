@@ -25,7 +25,8 @@ extension DICOMAssociation {
         }
         let messageID = self.nextMessageID()
         let request = CFindRQ(messageID: messageID, affectedSOPClassUID: model.findSOPClass)
-        try await self.connection.send(.cFindRQ(request), presentationContextID: context.id, dataSet: try self.encode(keys, in: context))
+        try await self.connection.send(
+            .cFindRQ(request), presentationContextID: context.id, dataSet: try self.encode(keys, in: context))
         return FindResponses(association: self, messageID: messageID, context: context, limit: limit)
     }
 
@@ -40,9 +41,11 @@ extension DICOMAssociation {
     ) async throws -> RetrieveResult {
         let context = try self.context(for: model.moveSOPClass, "C-MOVE")
         let messageID = self.nextMessageID()
-        let request = CMoveRQ(messageID: messageID, affectedSOPClassUID: model.moveSOPClass, moveDestination: destination)
+        let request = CMoveRQ(
+            messageID: messageID, affectedSOPClassUID: model.moveSOPClass, moveDestination: destination)
         try await self.connection.send(
-            .cMoveRQ(request), presentationContextID: context.id, dataSet: try self.encode(Self.keys(identifier, level), in: context))
+            .cMoveRQ(request), presentationContextID: context.id,
+            dataSet: try self.encode(Self.keys(identifier, level), in: context))
         while true {
             let (message, dataSet) = try await self.response(to: messageID, waitingFor: "a C-MOVE-RSP")
             guard case .cMoveRSP(let response) = message else {
@@ -71,10 +74,12 @@ extension DICOMAssociation {
         let messageID = self.nextMessageID()
         let request = CGetRQ(messageID: messageID, affectedSOPClassUID: model.getSOPClass)
         try await self.connection.send(
-            .cGetRQ(request), presentationContextID: context.id, dataSet: try self.encode(Self.keys(identifier, level), in: context))
+            .cGetRQ(request), presentationContextID: context.id,
+            dataSet: try self.encode(Self.keys(identifier, level), in: context))
         let incoming = IncomingStorage(directory: directory, storage: storage)
         while true {
-            let (message, dataSet) = try await self.response(to: messageID, waitingFor: "a C-GET-RSP", storage: incoming)
+            let (message, dataSet) = try await self.response(
+                to: messageID, waitingFor: "a C-GET-RSP", storage: incoming)
             guard case .cGetRSP(let response) = message else {
                 throw DICOMNetworkError.protocolError("expected a C-GET-RSP, got \(message.commandField)")
             }
@@ -105,13 +110,15 @@ extension DICOMAssociation {
         if let dataSet {
             failed = try self.decode(dataSet, in: context).strings(Tag(0x0008, 0x0058)) ?? []
         }
-        return RetrieveResult(status: status, subOperations: counts, errorComment: comment, failedSOPInstanceUIDs: failed)
+        return RetrieveResult(
+            status: status, subOperations: counts, errorComment: comment, failedSOPInstanceUIDs: failed)
     }
 
     /// Sends one C-CANCEL-RQ (PS3.7 §9.3.2.3).
     func cancel(_ messageID: UInt16, on context: NegotiatedAssociation.Context) async throws {
         try await self.connection.send(
-            .cCancelRQ(CCancelRQ(messageIDBeingRespondedTo: messageID)), presentationContextID: context.id, dataSet: nil)
+            .cCancelRQ(CCancelRQ(messageIDBeingRespondedTo: messageID)), presentationContextID: context.id, dataSet: nil
+        )
     }
 }
 
@@ -143,7 +150,8 @@ public struct FindResponses: AsyncSequence {
             guard !self.finished else { return nil }
             let association = self.sequence.association
             while true {
-                let (message, dataSet) = try await association.response(to: self.sequence.messageID, waitingFor: "a C-FIND-RSP")
+                let (message, dataSet) = try await association.response(
+                    to: self.sequence.messageID, waitingFor: "a C-FIND-RSP")
                 guard case .cFindRSP(let response) = message else {
                     throw DICOMNetworkError.protocolError("expected a C-FIND-RSP, got \(message.commandField)")
                 }
@@ -160,7 +168,8 @@ public struct FindResponses: AsyncSequence {
                     self.cancelled = true
                     try await association.cancel(self.sequence.messageID, on: self.sequence.context)
                 }
-                return FindResponse(status: response.status, identifier: identifier, errorComment: response.errorComment)
+                return FindResponse(
+                    status: response.status, identifier: identifier, errorComment: response.errorComment)
             }
         }
     }

@@ -4,9 +4,9 @@ import Logging
 import NIOCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension DICOMAssociation {
@@ -22,7 +22,8 @@ extension DICOMAssociation {
 
     /// One C-STORE sub-operation of a C-MOVE (PS3.4 §C.4.2.2): like ``store(_:)-(StorableFile)``, with Move
     /// Originator Application Entity Title (0000,1030) and Move Originator Message ID (0000,1031).
-    func storeSubOperation(_ file: StorableFile, moveOriginatorAETitle: String, moveOriginatorMessageID: UInt16) async throws
+    func storeSubOperation(_ file: StorableFile, moveOriginatorAETitle: String, moveOriginatorMessageID: UInt16)
+        async throws
         -> StoreResult
     {
         try await self.storeOne(file, moveOriginator: (moveOriginatorAETitle, moveOriginatorMessageID))
@@ -32,7 +33,9 @@ extension DICOMAssociation {
     typealias MoveOriginator = (aeTitle: String, messageID: UInt16)
 
     private func storeOne(_ file: StorableFile, moveOriginator: MoveOriginator?) async throws -> StoreResult {
-        var stored = StoreResult(path: file.path, sopClassUID: file.sopClassUID, sopInstanceUID: file.sopInstanceUID, status: nil, error: nil)
+        var stored = StoreResult(
+            path: file.path, sopClassUID: file.sopClassUID, sopInstanceUID: file.sopInstanceUID, status: nil, error: nil
+        )
         try await self.store([file], moveOriginator: moveOriginator) { _, result in stored = result }
         return stored
     }
@@ -45,7 +48,8 @@ extension DICOMAssociation {
     /// at once). Every wait for a response is bounded by the DIMSE timeout. `onSent` gets each file's index
     /// as its first byte goes out (a caller that outlives an abort knows which files were on the wire).
     public func store(
-        _ files: [StorableFile], onSent: (Int) async -> Void = { _ in }, onResult: (Int, StoreResult) async throws -> Void
+        _ files: [StorableFile], onSent: (Int) async -> Void = { _ in },
+        onResult: (Int, StoreResult) async throws -> Void
     ) async throws {
         try await self.store(files, moveOriginator: nil, onSent: onSent, onResult: onResult)
     }
@@ -62,7 +66,9 @@ extension DICOMAssociation {
             while outstanding.count >= window {
                 try await self.completeStore(&outstanding, onResult: onResult)
             }
-            let (messageID, result) = try await self.sendStore(file, moveOriginator: moveOriginator) { await onSent(index) }
+            let (messageID, result) = try await self.sendStore(file, moveOriginator: moveOriginator) {
+                await onSent(index)
+            }
             if let messageID {
                 outstanding[messageID] = (index, result)
             } else {
@@ -80,7 +86,8 @@ extension DICOMAssociation {
         _ file: StorableFile, moveOriginator: MoveOriginator?, goingOut: () async -> Void = {}
     ) async throws -> (UInt16?, StoreResult) {
         var result = StoreResult(
-            path: file.path, sopClassUID: file.sopClassUID, sopInstanceUID: file.sopInstanceUID, status: nil, error: nil)
+            path: file.path, sopClassUID: file.sopClassUID, sopInstanceUID: file.sopInstanceUID, status: nil, error: nil
+        )
         guard let negotiated = self.negotiated else {
             throw DICOMNetworkError.protocolError("no association established")
         }
@@ -104,7 +111,8 @@ extension DICOMAssociation {
             defer { source.close() }
             await goingOut()
             try await self.connection.send(
-                .cStoreRQ(request), presentationContextID: context.id, dataSetOf: source.descriptor, offset: source.dataSetOffset,
+                .cStoreRQ(request), presentationContextID: context.id, dataSetOf: source.descriptor,
+                offset: source.dataSetOffset,
                 length: source.size - source.dataSetOffset, path: file.path, timeout: self.configuration.dimseTimeout)
         } else {
             let dataSet: ByteBuffer
@@ -122,7 +130,8 @@ extension DICOMAssociation {
 
     /// Waits for the C-STORE-RSP to one of the `outstanding` requests and reports it.
     private func completeStore(
-        _ outstanding: inout [UInt16: (index: Int, result: StoreResult)], onResult: (Int, StoreResult) async throws -> Void
+        _ outstanding: inout [UInt16: (index: Int, result: StoreResult)],
+        onResult: (Int, StoreResult) async throws -> Void
     ) async throws {
         let (message, _) = try await self.response(waitingFor: "a C-STORE-RSP") { outstanding[$0] != nil }
         guard case .cStoreRSP(let response) = message,
@@ -152,7 +161,8 @@ extension DICOMAssociation {
                 contentsOf: file.path, dataSetOffset: offset, maximumInflatedSize: file.maximumInflatedSize)
             if transferSyntaxUID == TransferSyntax.explicitVRLittleEndian.uid { return ByteBuffer(bytes: inflated) }
             let dataSet = try DataSetReader.read(inflated, transferSyntax: .explicitVRLittleEndian).dataSet
-            return ByteBuffer(bytes: try DataSetWriter.encode(dataSet, transferSyntax: TransferSyntax(uid: transferSyntaxUID)))
+            return ByteBuffer(
+                bytes: try DataSetWriter.encode(dataSet, transferSyntax: TransferSyntax(uid: transferSyntaxUID)))
         }
         let bytes: [UInt8]
         do {
@@ -165,7 +175,8 @@ extension DICOMAssociation {
             return ByteBuffer(bytes: bytes[offset...])
         }
         let parsed = try Part10File(bytes: bytes)
-        return ByteBuffer(bytes: try DataSetWriter.encode(parsed.dataSet, transferSyntax: TransferSyntax(uid: transferSyntaxUID)))
+        return ByteBuffer(
+            bytes: try DataSetWriter.encode(parsed.dataSet, transferSyntax: TransferSyntax(uid: transferSyntaxUID)))
     }
 
     /// An open Part 10 file and where its data set starts.
@@ -177,9 +188,9 @@ extension DICOMAssociation {
         /// Opens the file and finds the end of its meta information from its first bytes (at most 64 KiB).
         init(_ path: String) throws {
             #if canImport(Glibc)
-            let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+                let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
             #else
-            let fd = Darwin.open(path, O_RDONLY | O_CLOEXEC)
+                let fd = Darwin.open(path, O_RDONLY | O_CLOEXEC)
             #endif
             guard fd >= 0 else { throw DICOMNetworkError.fileError("cannot open \(path): errno \(errno)") }
             var info = stat()

@@ -52,7 +52,8 @@ public final class DICOMAssociation {
                     throw DICOMNetworkError.protocolError("invalid A-ASSOCIATE-AC: \(error)")
                 }
                 connection.negotiated = negotiated
-                self.logger.debug("association accepted", metadata: ["dul.contexts": "\(negotiated.acceptedContexts.count)"])
+                self.logger.debug(
+                    "association accepted", metadata: ["dul.contexts": "\(negotiated.acceptedContexts.count)"])
                 return
             case .associateRejected(let rejection)?:
                 throw DICOMNetworkError.associationRejected(rejection)
@@ -142,14 +143,17 @@ public final class DICOMAssociation {
                 }
             case .dimse(.message(let message, _, let dataSet)):
                 guard let responded = message.messageIDBeingRespondedTo, expected(responded) else {
-                    self.logger.debug("dropping a message for another request", metadata: ["dimse.command": "\(message.commandField)"])
+                    self.logger.debug(
+                        "dropping a message for another request", metadata: ["dimse.command": "\(message.commandField)"]
+                    )
                     continue
                 }
                 return (message, dataSet)
             case .dimse(.streamStarted(.cStoreRQ(let request), let context)):
                 guard let storage, connection.negotiated?.context(id: context)?.requestorIsSCP == true else {
                     await connection.abort(.provider(.unexpectedPDU))
-                    throw DICOMNetworkError.protocolError("C-STORE-RQ on context \(context), where this side is not an SCP")
+                    throw DICOMNetworkError.protocolError(
+                        "C-STORE-RQ on context \(context), where this side is not an SCP")
                 }
                 _ = try await connection.receiveInstance(
                     request,
@@ -189,7 +193,8 @@ public final class DICOMAssociation {
     public func echo() async throws -> DIMSEStatus {
         let context = try self.context(for: WellKnownUID.verificationSOPClass, "C-ECHO")
         let messageID = self.nextMessageID()
-        try await self.connection.send(.cEchoRQ(CEchoRQ(messageID: messageID)), presentationContextID: context.id, dataSet: nil)
+        try await self.connection.send(
+            .cEchoRQ(CEchoRQ(messageID: messageID)), presentationContextID: context.id, dataSet: nil)
         let (message, _) = try await self.response(to: messageID, waitingFor: "a C-ECHO-RSP")
         guard case .cEchoRSP(let response) = message else {
             throw DICOMNetworkError.protocolError("expected a C-ECHO-RSP, got \(message.commandField)")

@@ -5,9 +5,9 @@ import NIOCore
 import NIOPosix
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A DICOM SCU: opens associations to a peer and runs DIMSE operations on them (PS3.7, PS3.8).
@@ -66,7 +66,10 @@ public struct DICOMClient: Sendable {
     private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
 
-    public init(configuration: Configuration, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, logger: Logger) {
+    public init(
+        configuration: Configuration, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger
+    ) {
         self.configuration = configuration
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
@@ -93,7 +96,8 @@ public struct DICOMClient: Sendable {
             implementationVersionName: self.configuration.implementationVersionName,
             asynchronousOperationsWindow: self.configuration.maximumOutstandingRequests > 1
                 ? AsynchronousOperationsWindow(
-                    maximumOperationsInvoked: self.configuration.maximumOutstandingRequests, maximumOperationsPerformed: 1)
+                    maximumOperationsInvoked: self.configuration.maximumOutstandingRequests,
+                    maximumOperationsPerformed: 1)
                 : nil
         )
         let request = try parameters.makeAssociateRQ()
@@ -129,7 +133,9 @@ public struct DICOMClient: Sendable {
     /// Opens the TCP connection with TCP_NODELAY and the PDU framing handlers.
     private func connect(to peer: DICOMPeer) async throws -> (NIOAsyncChannel<PDUFrame, PDU>, TLSConnectionState?) {
         let maximumPDULength = self.configuration.maximumPDULength
-        let tls = try self.configuration.tls.map { configuration throws(DICOMNetworkError) in try DICOMTLSContext(configuration, server: false) }
+        let tls = try self.configuration.tls.map { configuration throws(DICOMNetworkError) in
+            try DICOMTLSContext(configuration, server: false)
+        }
         let handshakeTimeout = self.configuration.connectTimeout
         do {
             let (connection, tlsState) = try await ClientBootstrap(group: self.eventLoopGroup)
@@ -139,13 +145,17 @@ public struct DICOMClient: Sendable {
                     channel.eventLoop.makeCompletedFuture {
                         // TLS below the PDU framing (PS3.15 Annex B.9).
                         let tlsState = try tls.map {
-                            try channel.pipeline.syncOperations.addTLSHandlers($0, serverHostname: peer.host, handshakeTimeout: handshakeTimeout)
+                            try channel.pipeline.syncOperations.addTLSHandlers(
+                                $0, serverHostname: peer.host, handshakeTimeout: handshakeTimeout)
                         }
-                        try channel.pipeline.syncOperations.addPDUHandlers(maximumDataPDULength: maximumPDULength, idleTimeout: nil)
-                        return (try NIOAsyncChannel<PDUFrame, PDU>(
-                            wrappingChannelSynchronously: channel,
-                            configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 8))
-                        ), tlsState)
+                        try channel.pipeline.syncOperations.addPDUHandlers(
+                            maximumDataPDULength: maximumPDULength, idleTimeout: nil)
+                        return (
+                            try NIOAsyncChannel<PDUFrame, PDU>(
+                                wrappingChannelSynchronously: channel,
+                                configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 8))
+                            ), tlsState
+                        )
                     }
                 }
             try await Self.awaitHandshake(tlsState?.handshake, of: connection)
@@ -160,7 +170,9 @@ public struct DICOMClient: Sendable {
             if error.connectionErrors.isEmpty && (error.dnsAError != nil || error.dnsAAAAError != nil) {
                 throw DICOMNetworkError.unknownHost(peer.host)
             }
-            if error.connectionErrors.contains(where: { ($0.error as? ChannelError).map { "\($0)".hasPrefix("connectTimeout") } ?? false }) {
+            if error.connectionErrors.contains(where: {
+                ($0.error as? ChannelError).map { "\($0)".hasPrefix("connectTimeout") } ?? false
+            }) {
                 throw DICOMNetworkError.connectTimeout(host: peer.host, port: peer.port)
             }
             throw DICOMNetworkError.connectionFailed(host: peer.host, port: peer.port, error)
@@ -177,7 +189,9 @@ public struct DICOMClient: Sendable {
     }
 
     /// Waits for the TLS handshake, if any; closes the connection when it fails.
-    private static func awaitHandshake(_ handshake: EventLoopFuture<Void>?, of connection: NIOAsyncChannel<PDUFrame, PDU>) async throws {
+    private static func awaitHandshake(
+        _ handshake: EventLoopFuture<Void>?, of connection: NIOAsyncChannel<PDUFrame, PDU>
+    ) async throws {
         guard let handshake else { return }
         do {
             try await handshake.get()
@@ -221,6 +235,11 @@ public struct DICOMClient: Sendable {
                 try await association.store(headers) { index, result in results[headers[index].path] = result }
             }
         }
-        return files.map { results[$0] ?? StoreResult(path: $0, sopClassUID: nil, sopInstanceUID: nil, status: nil, error: "not stored: the association ended before the peer answered") }
+        return files.map {
+            results[$0]
+                ?? StoreResult(
+                    path: $0, sopClassUID: nil, sopInstanceUID: nil, status: nil,
+                    error: "not stored: the association ended before the peer answered")
+        }
     }
 }

@@ -84,7 +84,8 @@ public struct StorableFile: Sendable, Hashable {
         for file in files {
             for syntaxes in file.proposals {
                 guard seen.insert([file.sopClassUID] + syntaxes).inserted else { continue }
-                contexts.append(ProposedPresentationContext(abstractSyntax: file.sopClassUID, transferSyntaxes: syntaxes))
+                contexts.append(
+                    ProposedPresentationContext(abstractSyntax: file.sopClassUID, transferSyntaxes: syntaxes))
             }
         }
         return Array(contexts.prefix(AssociationRequestParameters.maximumPresentationContexts))
@@ -124,7 +125,9 @@ public struct RetrieveResult: Sendable, Hashable {
     /// Failed SOP Instance UID List (0008,0058) of the final response, when the peer sent one.
     public var failedSOPInstanceUIDs: [String]
 
-    public init(status: DIMSEStatus, subOperations: SubOperationCounts, errorComment: String?, failedSOPInstanceUIDs: [String]) {
+    public init(
+        status: DIMSEStatus, subOperations: SubOperationCounts, errorComment: String?, failedSOPInstanceUIDs: [String]
+    ) {
         self.status = status
         self.subOperations = subOperations
         self.errorComment = errorComment

@@ -57,7 +57,8 @@ public enum AttributeMatching {
             // Numbers as text: "5" matches "5.0" and "+5".
             let wanted = keyValues.compactMap { Double($0.hasPrefix("+") ? String($0.dropFirst()) : $0) }
             return recordValues.contains { value in
-                Double(value.hasPrefix("+") ? String(value.dropFirst()) : value).map(wanted.contains) ?? keyValues.contains(value)
+                Double(value.hasPrefix("+") ? String(value.dropFirst()) : value).map(wanted.contains)
+                    ?? keyValues.contains(value)
             }
         case .DA, .TM, .DT:
             return keyValues.contains { pattern in

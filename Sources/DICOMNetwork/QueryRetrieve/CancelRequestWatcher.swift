@@ -41,7 +41,9 @@ final class CancelRequestWatcher: ChannelInboundHandler, RemovableChannelHandler
             if let streamed = frame.streamedPDV {
                 // One PDV from a streaming decoder: command PDVs come whole, data set bytes are skipped.
                 let header = streamed.messageControlHeader
-                messageID = header.isCommand && header.isLastFragment && frame.body.readableBytes <= 64 ? Self.cancelCommand(frame.body) : nil
+                messageID =
+                    header.isCommand && header.isLastFragment && frame.body.readableBytes <= 64
+                    ? Self.cancelCommand(frame.body) : nil
             } else {
                 messageID = Self.cancelledMessageID(in: frame.body)
             }
@@ -53,7 +55,9 @@ final class CancelRequestWatcher: ChannelInboundHandler, RemovableChannelHandler
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read, self.busy.load(ordering: .sequentiallyConsistent) {
+        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read,
+            self.busy.load(ordering: .sequentiallyConsistent)
+        {
             return
         }
         context.fireUserInboundEventTriggered(event)

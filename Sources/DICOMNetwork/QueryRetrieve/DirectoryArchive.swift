@@ -3,9 +3,9 @@ import DICOMProtocol
 import Logging
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A ``QueryRetrieveProvider`` over a folder of Part 10 files, indexed once from their headers (everything
@@ -50,7 +50,8 @@ public struct DirectoryArchive: QueryRetrieveProvider {
                 let header = try Part10File.readHeader(contentsOf: path)
                 guard
                     let sopClass = header.meta.string(.mediaStorageSOPClassUID) ?? header.dataSet.string(.sopClassUID),
-                    let sopInstance = header.meta.string(.mediaStorageSOPInstanceUID) ?? header.dataSet.string(.sopInstanceUID),
+                    let sopInstance = header.meta.string(.mediaStorageSOPInstanceUID)
+                        ?? header.dataSet.string(.sopInstanceUID),
                     !sopClass.isEmpty, !sopInstance.isEmpty
                 else {
                     logger.debug("not indexed: no SOP Class/Instance UID", metadata: ["file": "\(path)"])
@@ -59,7 +60,9 @@ public struct DirectoryArchive: QueryRetrieveProvider {
                 var record = header.dataSet
                 record.remove(.pixelData)
                 record = try Self.compacted(record)
-                let file = StorableFile(path: path, sopClassUID: sopClass, sopInstanceUID: sopInstance, transferSyntaxUID: header.transferSyntax.uid)
+                let file = StorableFile(
+                    path: path, sopClassUID: sopClass, sopInstanceUID: sopInstance,
+                    transferSyntaxUID: header.transferSyntax.uid)
                 instances.append(Instance(file: file, record: record))
             } catch {
                 logger.debug("not indexed", metadata: ["file": "\(path)", "error": "\(error)"])
@@ -87,9 +90,12 @@ public struct DirectoryArchive: QueryRetrieveProvider {
         let key = request.level.uniqueKey
         guard let values = request.identifier.strings(key), !values.allSatisfy(\.isEmpty) else {
             throw QueryRetrieveFailure(
-                status: .dataSetDoesNotMatchSOPClass, comment: "no unique key \(key) for level \(request.level.rawValue)", offendingElement: key)
+                status: .dataSetDoesNotMatchSOPClass,
+                comment: "no unique key \(key) for level \(request.level.rawValue)", offendingElement: key)
         }
-        return try self.validated(request).compactMap { AttributeMatching.matches(request.identifier, $0.record) ? $0.file : nil }
+        return try self.validated(request).compactMap {
+            AttributeMatching.matches(request.identifier, $0.record) ? $0.file : nil
+        }
     }
 
     public func moveDestination(_ aeTitle: String) async -> DICOMPeer? {
@@ -103,7 +109,8 @@ public struct DirectoryArchive: QueryRetrieveProvider {
         let key = request.level.uniqueKey
         var seen = Set<String>()
         var result: [Instance] = []
-        for instance in try self.validated(request) where AttributeMatching.matches(request.identifier, instance.record) {
+        for instance in try self.validated(request) where AttributeMatching.matches(request.identifier, instance.record)
+        {
             let entity = instance.record.string(key) ?? ""
             if seen.insert(entity).inserted { result.append(instance) }
         }
@@ -114,7 +121,8 @@ public struct DirectoryArchive: QueryRetrieveProvider {
     private func validated(_ request: QueryRetrieveRequest) throws -> [Instance] {
         for element in request.identifier where element.tag.group == 0x0000 || element.tag.group == 0x0002 {
             throw QueryRetrieveFailure(
-                status: .dataSetDoesNotMatchSOPClass, comment: "\(element.tag) does not belong in an identifier", offendingElement: element.tag)
+                status: .dataSetDoesNotMatchSOPClass, comment: "\(element.tag) does not belong in an identifier",
+                offendingElement: element.tag)
         }
         return self.instances
     }
@@ -126,14 +134,16 @@ public struct DirectoryArchive: QueryRetrieveProvider {
         if let charset = record[.specificCharacterSet] {
             elements.append(charset)
         }
-        elements.append(DataElement(tag: .queryRetrieveLevel, vr: .CS, bytes: Self.padded(request.level.rawValue, 0x20)))
+        elements.append(
+            DataElement(tag: .queryRetrieveLevel, vr: .CS, bytes: Self.padded(request.level.rawValue, 0x20)))
         for key in request.identifier where AttributeMatching.isMatchingKey(key.tag) || key.tag == Tag(0x0008, 0x0054) {
             if key.tag == Tag(0x0008, 0x0054) {
                 elements.append(DataElement(tag: key.tag, vr: .AE, bytes: Self.padded(request.calledAETitle, 0x20)))
             } else if let value = record[key.tag] {
                 elements.append(value)
             } else {
-                elements.append(DataElement(tag: key.tag, vr: key.vr, value: key.vr == .SQ ? .sequence([]) : .bytes([])))
+                elements.append(
+                    DataElement(tag: key.tag, vr: key.vr, value: key.vr == .SQ ? .sequence([]) : .bytes([])))
             }
         }
         let unique = request.level.uniqueKey
@@ -171,7 +181,9 @@ public struct DirectoryArchive: QueryRetrieveProvider {
             patientInstances[patient, default: 0] += 1
             studySeries[study, default: []].insert(series)
             studyInstances[study, default: 0] += 1
-            if let modality = record.string(.modality), !modality.isEmpty, !(studyModalities[study] ?? []).contains(modality) {
+            if let modality = record.string(.modality), !modality.isEmpty,
+                !(studyModalities[study] ?? []).contains(modality)
+            {
                 studyModalities[study, default: []].append(modality)
             }
             seriesInstances[series, default: 0] += 1

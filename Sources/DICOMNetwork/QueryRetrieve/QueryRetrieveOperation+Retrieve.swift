@@ -11,9 +11,12 @@ extension QueryRetrieveOperation {
         guard let qr = self.configuration.queryRetrieve else { return nil }
         let provider = qr.provider
         do {
-            return try await ProviderDeadline.run("retrieve", timeout: qr.providerTimeout) { try await provider.retrieve(request) }
+            return try await ProviderDeadline.run("retrieve", timeout: qr.providerTimeout) {
+                try await provider.retrieve(request)
+            }
         } catch let failure as QueryRetrieveFailure {
-            try await self.sendFinal(failure.status, comment: failure.comment, offendingElement: failure.offendingElement)
+            try await self.sendFinal(
+                failure.status, comment: failure.comment, offendingElement: failure.offendingElement)
         } catch let expired as ProviderDeadline.Expired {
             self.logger.info("retrieve: provider timed out", metadata: ["error": "\(expired)"])
             try await self.sendFinal(.outOfResourcesNumberOfMatches, comment: "\(expired)")
@@ -65,17 +68,20 @@ extension QueryRetrieveOperation {
         var cancelled = false
         var this = self
         do {
-            try await client.withAssociation(to: peer, proposing: StorableFile.presentationContexts(for: files)) { association in
+            try await client.withAssociation(to: peer, proposing: StorableFile.presentationContexts(for: files)) {
+                association in
                 for file in files {
                     if this.isCancelled {
                         cancelled = true
                         return
                     }
                     let result = try await association.storeSubOperation(
-                        file, moveOriginatorAETitle: this.served.callingAETitle, moveOriginatorMessageID: this.messageID)
+                        file, moveOriginatorAETitle: this.served.callingAETitle, moveOriginatorMessageID: this.messageID
+                    )
                     if let error = result.error, result.status == nil {
                         this.logger.info(
-                            "C-STORE sub-operation not sent", metadata: ["sop.instance": "\(file.sopInstanceUID)", "error": "\(error)"])
+                            "C-STORE sub-operation not sent",
+                            metadata: ["sop.instance": "\(file.sopInstanceUID)", "error": "\(error)"])
                     }
                     this.count(result.status, file.sopInstanceUID)
                     done += 1
@@ -89,7 +95,8 @@ extension QueryRetrieveOperation {
         } catch let lost as RequestorLost {
             throw lost.error
         } catch {
-            this.logger.info("C-MOVE sub-association failed", metadata: ["qr.destination": "\(destination)", "error": "\(error)"])
+            this.logger.info(
+                "C-MOVE sub-association failed", metadata: ["qr.destination": "\(destination)", "error": "\(error)"])
             this.failRemaining(files[done...])
             self = this
             try await self.sendFinal(self.retrieveStatus, comment: "sub-association to \(destination): \(error)")
@@ -118,7 +125,9 @@ extension QueryRetrieveOperation {
                 cancelled = true
                 break
             }
-            guard let negotiated = self.connection.negotiated, let context = file.context(in: negotiated, requestorSends: false) else {
+            guard let negotiated = self.connection.negotiated,
+                let context = file.context(in: negotiated, requestorSends: false)
+            else {
                 self.logger.info(
                     "C-GET sub-operation: no context with the SCP role for the instance",
                     metadata: ["sop.class": "\(file.sopClassUID)", "transfer.syntax": "\(file.transferSyntaxUID)"])
@@ -130,14 +139,17 @@ extension QueryRetrieveOperation {
             do {
                 bytes = try DICOMAssociation.dataSetBytes(of: file, in: context.transferSyntax)
             } catch {
-                self.logger.info("C-GET sub-operation: cannot read the instance", metadata: ["file": "\(file.path)", "error": "\(error)"])
+                self.logger.info(
+                    "C-GET sub-operation: cannot read the instance",
+                    metadata: ["file": "\(file.path)", "error": "\(error)"])
                 self.count(nil, file.sopInstanceUID)
                 try await self.sendPending()
                 continue
             }
             storeMessageID = storeMessageID == UInt16.max ? 1 : storeMessageID + 1
             let store = CStoreRQ(
-                messageID: storeMessageID, affectedSOPClassUID: file.sopClassUID, affectedSOPInstanceUID: file.sopInstanceUID)
+                messageID: storeMessageID, affectedSOPClassUID: file.sopClassUID,
+                affectedSOPInstanceUID: file.sopInstanceUID)
             try await self.connection.send(.cStoreRQ(store), presentationContextID: context.id, dataSet: bytes)
             let (status, cancelSeen) = try await self.waitForStoreResponse(storeMessageID, timeout: qr.dimseTimeout)
             cancelled = cancelled || cancelSeen
@@ -155,7 +167,8 @@ extension QueryRetrieveOperation {
     func waitForStoreResponse(_ messageID: UInt16, timeout: TimeAmount) async throws -> (DIMSEStatus, Bool) {
         var cancelSeen = false
         while true {
-            let incoming = try await self.connection.nextIncoming(timeout: timeout, kind: .dimse, waitingFor: "a C-STORE-RSP")
+            let incoming = try await self.connection.nextIncoming(
+                timeout: timeout, kind: .dimse, waitingFor: "a C-STORE-RSP")
             switch incoming {
             case .dimse(.message(.cStoreRSP(let response), _, _)) where response.messageIDBeingRespondedTo == messageID:
                 return (response.status, cancelSeen)

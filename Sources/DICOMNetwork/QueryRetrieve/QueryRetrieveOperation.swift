@@ -52,7 +52,8 @@ struct QueryRetrieveOperation {
             let model = QueryRetrieveModel(sopClassUID: self.affectedSOPClassUID), qr.models.contains(model),
             let context = self.context, context.abstractSyntax == self.affectedSOPClassUID
         else {
-            return .failure(QueryRetrieveFailure(status: .sopClassNotSupported, comment: "SOP class not supported on this context"))
+            return .failure(
+                QueryRetrieveFailure(status: .sopClassNotSupported, comment: "SOP class not supported on this context"))
         }
         guard let dataSet, dataSet.readableBytes > 0 else {
             return .failure(QueryRetrieveFailure(status: .dataSetDoesNotMatchSOPClass, comment: "no identifier"))
@@ -64,17 +65,21 @@ struct QueryRetrieveOperation {
             ).dataSet
         } catch {
             return .failure(
-                QueryRetrieveFailure(status: .dataSetDoesNotMatchSOPClass, comment: Self.comment("identifier does not decode: \(error)")))
+                QueryRetrieveFailure(
+                    status: .dataSetDoesNotMatchSOPClass, comment: Self.comment("identifier does not decode: \(error)"))
+            )
         }
         guard let levelText = identifier.string(.queryRetrieveLevel) else {
             return .failure(
                 QueryRetrieveFailure(
-                    status: .dataSetDoesNotMatchSOPClass, comment: "no Query/Retrieve Level", offendingElement: .queryRetrieveLevel))
+                    status: .dataSetDoesNotMatchSOPClass, comment: "no Query/Retrieve Level",
+                    offendingElement: .queryRetrieveLevel))
         }
         guard let level = QueryRetrieveLevel(rawValue: levelText), model.levels.contains(level) else {
             return .failure(
                 QueryRetrieveFailure(
-                    status: .dataSetDoesNotMatchSOPClass, comment: Self.comment("invalid Query/Retrieve Level \(levelText)"),
+                    status: .dataSetDoesNotMatchSOPClass,
+                    comment: Self.comment("invalid Query/Retrieve Level \(levelText)"),
                     offendingElement: .queryRetrieveLevel))
         }
         return .success(
@@ -105,30 +110,38 @@ struct QueryRetrieveOperation {
             }
             let counts = SubOperationCounts(
                 remaining: status == .cancel ? UInt16(clamping: self.remaining) : nil,
-                completed: UInt16(clamping: self.completed), failed: UInt16(clamping: self.failed), warning: UInt16(clamping: self.warning))
+                completed: UInt16(clamping: self.completed), failed: UInt16(clamping: self.failed),
+                warning: UInt16(clamping: self.warning))
             let message: DIMSEMessage
             if case .cMoveRQ = self.message {
                 message = .cMoveRSP(
                     CMoveRSP(
-                        messageIDBeingRespondedTo: messageID, affectedSOPClassUID: sopClass, status: status, subOperations: counts,
-                        hasDataSet: failedList != nil, offendingElement: offendingElement?.rawValue, errorComment: comment))
+                        messageIDBeingRespondedTo: messageID, affectedSOPClassUID: sopClass, status: status,
+                        subOperations: counts,
+                        hasDataSet: failedList != nil, offendingElement: offendingElement?.rawValue,
+                        errorComment: comment))
             } else {
                 message = .cGetRSP(
                     CGetRSP(
-                        messageIDBeingRespondedTo: messageID, affectedSOPClassUID: sopClass, status: status, subOperations: counts,
-                        hasDataSet: failedList != nil, offendingElement: offendingElement?.rawValue, errorComment: comment))
+                        messageIDBeingRespondedTo: messageID, affectedSOPClassUID: sopClass, status: status,
+                        subOperations: counts,
+                        hasDataSet: failedList != nil, offendingElement: offendingElement?.rawValue,
+                        errorComment: comment))
             }
-            try await self.connection.send(message, presentationContextID: self.presentationContextID, dataSet: failedList)
+            try await self.connection.send(
+                message, presentationContextID: self.presentationContextID, dataSet: failedList)
         default:
             let response = CFindRSP(
                 messageIDBeingRespondedTo: messageID, affectedSOPClassUID: sopClass, status: status, hasDataSet: false,
                 offendingElement: offendingElement?.rawValue, errorComment: comment)
-            try await self.connection.send(.cFindRSP(response), presentationContextID: self.presentationContextID, dataSet: nil)
+            try await self.connection.send(
+                .cFindRSP(response), presentationContextID: self.presentationContextID, dataSet: nil)
         }
         self.logger.debug(
             "query/retrieve final response",
             metadata: [
-                "dimse.status": "\(status)", "completed": "\(self.completed)", "failed": "\(self.failed)", "warning": "\(self.warning)",
+                "dimse.status": "\(status)", "completed": "\(self.completed)", "failed": "\(self.failed)",
+                "warning": "\(self.warning)",
             ])
     }
 
@@ -141,12 +154,14 @@ struct QueryRetrieveOperation {
         if case .cMoveRQ = self.message {
             message = .cMoveRSP(
                 CMoveRSP(
-                    messageIDBeingRespondedTo: self.messageID, affectedSOPClassUID: self.affectedSOPClassUID, status: .pending,
+                    messageIDBeingRespondedTo: self.messageID, affectedSOPClassUID: self.affectedSOPClassUID,
+                    status: .pending,
                     subOperations: counts))
         } else {
             message = .cGetRSP(
                 CGetRSP(
-                    messageIDBeingRespondedTo: self.messageID, affectedSOPClassUID: self.affectedSOPClassUID, status: .pending,
+                    messageIDBeingRespondedTo: self.messageID, affectedSOPClassUID: self.affectedSOPClassUID,
+                    status: .pending,
                     subOperations: counts))
         }
         try await self.connection.send(message, presentationContextID: self.presentationContextID, dataSet: nil)
@@ -196,10 +211,13 @@ struct QueryRetrieveOperation {
         let provider = qr.provider
         var matches = 0
         do {
-            for try await match in ProviderDeadline.relay("C-FIND", timeout: qr.providerTimeout, { try await provider.find(request) }) {
+            for try await match in ProviderDeadline.relay(
+                "C-FIND", timeout: qr.providerTimeout, { try await provider.find(request) })
+            {
                 if self.isCancelled { break }
                 let response = CFindRSP(
-                    messageIDBeingRespondedTo: self.messageID, affectedSOPClassUID: self.affectedSOPClassUID, status: .pending,
+                    messageIDBeingRespondedTo: self.messageID, affectedSOPClassUID: self.affectedSOPClassUID,
+                    status: .pending,
                     hasDataSet: true)
                 let identifier: ByteBuffer
                 do {
@@ -216,7 +234,8 @@ struct QueryRetrieveOperation {
                 matches += 1
             }
         } catch let failure as QueryRetrieveFailure {
-            try await self.sendFinal(failure.status, comment: failure.comment, offendingElement: failure.offendingElement)
+            try await self.sendFinal(
+                failure.status, comment: failure.comment, offendingElement: failure.offendingElement)
             return
         } catch let lost as RequestorLost {
             throw lost.error

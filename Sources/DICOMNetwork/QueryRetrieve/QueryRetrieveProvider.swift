@@ -37,7 +37,10 @@ public struct QueryRetrieveRequest: Sendable {
     /// The AE title the requestor called (this SCP), e.g. for Retrieve AE Title (0008,0054).
     public var calledAETitle: String
 
-    public init(model: QueryRetrieveModel, level: QueryRetrieveLevel, identifier: DataSet, callingAETitle: String, calledAETitle: String) {
+    public init(
+        model: QueryRetrieveModel, level: QueryRetrieveLevel, identifier: DataSet, callingAETitle: String,
+        calledAETitle: String
+    ) {
         self.model = model
         self.level = level
         self.identifier = identifier

@@ -56,7 +56,8 @@ public struct QueryRetrieveSCPConfiguration: Sendable {
     func extend(_ supported: inout [String: AssociationAcceptorPolicy.SupportedAbstractSyntax]) {
         for model in self.models {
             for uid in [model.findSOPClass, model.moveSOPClass, model.getSOPClass] {
-                supported[uid] = AssociationAcceptorPolicy.SupportedAbstractSyntax(transferSyntaxes: TransferSyntaxLists.uncompressed)
+                supported[uid] = AssociationAcceptorPolicy.SupportedAbstractSyntax(
+                    transferSyntaxes: TransferSyntaxLists.uncompressed)
             }
         }
         guard self.models.contains(where: { supported[$0.getSOPClass] != nil }) else { return }

@@ -40,13 +40,18 @@ extension ServerAssociationHandler {
             request = decoded
         case .failure(let failure):
             connection.logger.info(
-                "query/retrieve request refused", metadata: ["dimse.status": "\(failure.status)", "reason": "\(failure.comment)"])
-            try await operation.sendFinal(failure.status, comment: failure.comment, offendingElement: failure.offendingElement)
+                "query/retrieve request refused",
+                metadata: ["dimse.status": "\(failure.status)", "reason": "\(failure.comment)"])
+            try await operation.sendFinal(
+                failure.status, comment: failure.comment, offendingElement: failure.offendingElement)
             return
         }
         connection.logger.debug(
             "query/retrieve request",
-            metadata: ["dimse.command": "\(message.commandField)", "qr.level": "\(request.level.rawValue)", "qr.model": "\(request.model)"]
+            metadata: [
+                "dimse.command": "\(message.commandField)", "qr.level": "\(request.level.rawValue)",
+                "qr.model": "\(request.model)",
+            ]
         )
         switch message {
         case .cFindRQ:

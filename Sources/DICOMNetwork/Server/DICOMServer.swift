@@ -162,8 +162,16 @@ public struct DICOMServer: Sendable {
                     try channel.pipeline.syncOperations.addConnectionGuard(
                         connectionLimits, pending: pendingConnections, on: channel, logger: logger)
                     if let tls {  // TLS below the PDU framing (PS3.15 Annex B.9)
-                        try channel.pipeline.syncOperations.addTLSHandlers(tls, serverHostname: nil, handshakeTimeout: artimTimeout)
-                            .handshake.whenFailure { logger.notice("TLS handshake failed", metadata: ["peer.address": "\(channel.remoteAddress.map { "\($0)" } ?? "?")", "error": "\($0)"]) }
+                        try channel.pipeline.syncOperations.addTLSHandlers(
+                            tls, serverHostname: nil, handshakeTimeout: artimTimeout
+                        )
+                        .handshake.whenFailure {
+                            logger.notice(
+                                "TLS handshake failed",
+                                metadata: [
+                                    "peer.address": "\(channel.remoteAddress.map { "\($0)" } ?? "?")", "error": "\($0)",
+                                ])
+                        }
                     }
                     try channel.pipeline.syncOperations.addPDUHandlers(
                         maximumDataPDULength: maximumPDULength,
@@ -178,7 +186,8 @@ public struct DICOMServer: Sendable {
         guard let port = channel.channel.localAddress?.port else {
             channel.channel.close(promise: nil)
             throw DICOMNetworkError.connectionFailed(
-                host: configuration.host, port: configuration.port, DICOMNetworkError.invalidArgument("no local address"))
+                host: configuration.host, port: configuration.port,
+                DICOMNetworkError.invalidArgument("no local address"))
         }
         return DICOMServer(
             configuration: configuration,
@@ -195,7 +204,8 @@ public struct DICOMServer: Sendable {
     public func run() async throws {
         let serverChannel = self.serverChannel
         let logger = self.logger
-        logger.info("listening", metadata: ["server.port": "\(self.localPort)", "server.aet": "\(self.configuration.aeTitle)"])
+        logger.info(
+            "listening", metadata: ["server.port": "\(self.localPort)", "server.aet": "\(self.configuration.aeTitle)"])
         try await withTaskCancellationHandler {
             try await serverChannel.executeThenClose { inbound in
                 try await withThrowingDiscardingTaskGroup { group in
@@ -304,7 +314,8 @@ extension ChannelPipeline.SynchronousOperations {
     /// an idle timer that ends the inbound stream with a ``TimeoutSignal``.
     func addPDUHandlers(maximumDataPDULength: UInt32, idleTimeout: TimeAmount?) throws {
         // Streaming decoder: C-STORE data sets go to disk as their bytes arrive, not once per whole PDU.
-        try self.addHandler(ByteToMessageHandler(PDUFrameDecoder(maximumDataPDULength: maximumDataPDULength, streamsDataSets: true)))
+        try self.addHandler(
+            ByteToMessageHandler(PDUFrameDecoder(maximumDataPDULength: maximumDataPDULength, streamsDataSets: true)))
         try self.addHandler(ReadDeadlineHandler())
         try self.addHandler(MessageToByteHandler(PDUEncoder()))
         if let idleTimeout {

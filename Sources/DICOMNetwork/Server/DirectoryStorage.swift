@@ -2,9 +2,9 @@ import DICOMData
 import DICOMProtocol
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A ``StorageDelegate`` that renames each received file to `DIRECTORY/<SOP Instance UID>.dcm`
@@ -21,7 +21,9 @@ public struct DirectoryStorage: StorageDelegate {
 
     public func didReceive(_ instance: ReceivedInstance) async throws -> DIMSEStatus {
         let name = instance.sopInstanceUID
-        guard !name.isEmpty, name.utf8.allSatisfy({ $0 == UInt8(ascii: ".") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+        guard !name.isEmpty,
+            name.utf8.allSatisfy({ $0 == UInt8(ascii: ".") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else {
             throw DICOMNetworkError.invalidArgument("SOP Instance UID \(instance.sopInstanceUID) is not a UID")
         }
         let target = self.directory + "/" + name + ".dcm"

@@ -3,9 +3,9 @@ import DICOMProtocol
 import NIOCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Streams one incoming C-STORE data set into a Part 10 file as its fragments arrive (PS3.10 §7.1).
@@ -134,12 +134,17 @@ final class InstanceFileWriter {
         meta.set(DataElement(tag: .mediaStorageSOPClassUID, vr: .UI, bytes: Self.padded(sopClassUID, with: 0)))
         meta.set(DataElement(tag: .mediaStorageSOPInstanceUID, vr: .UI, bytes: Self.padded(sopInstanceUID, with: 0)))
         meta.set(DataElement(tag: .transferSyntaxUID, vr: .UI, bytes: Self.padded(transferSyntaxUID, with: 0)))
-        meta.set(DataElement(tag: .implementationClassUID, vr: .UI, bytes: Self.padded(Part10File.implementationClassUID, with: 0)))
         meta.set(
-            DataElement(tag: .implementationVersionName, vr: .SH, bytes: Self.padded(Part10File.implementationVersionName, with: 0x20))
+            DataElement(
+                tag: .implementationClassUID, vr: .UI, bytes: Self.padded(Part10File.implementationClassUID, with: 0)))
+        meta.set(
+            DataElement(
+                tag: .implementationVersionName, vr: .SH,
+                bytes: Self.padded(Part10File.implementationVersionName, with: 0x20))
         )
         if !sourceAETitle.isEmpty {
-            meta.set(DataElement(tag: .sourceApplicationEntityTitle, vr: .AE, bytes: Self.padded(sourceAETitle, with: 0x20)))
+            meta.set(
+                DataElement(tag: .sourceApplicationEntityTitle, vr: .AE, bytes: Self.padded(sourceAETitle, with: 0x20)))
         }
         var encoded: [UInt8] = []
         try DataSetWriter.write(meta, transferSyntax: .explicitVRLittleEndian, into: &encoded)

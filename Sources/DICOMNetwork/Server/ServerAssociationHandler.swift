@@ -34,7 +34,8 @@ struct ServerAssociationHandler {
 
         guard self.counter.acquire(limit: self.configuration.maximumAssociations) else {
             connection.logger.info("association rejected: too many associations")
-            let rejection = AssociateRJ(result: .rejectedTransient, source: .serviceProviderPresentation, reason: .localLimitExceeded)
+            let rejection = AssociateRJ(
+                result: .rejectedTransient, source: .serviceProviderPresentation, reason: .localLimitExceeded)
             try await connection.handle(.associateRejectResponse(rejection))
             try await connection.drainUntilClosed()
             return
@@ -52,7 +53,10 @@ struct ServerAssociationHandler {
             try await connection.handle(.associateAcceptResponse(accept))
             connection.logger.debug(
                 "association accepted",
-                metadata: ["dul.contexts": "\(negotiated.acceptedContexts.count)", "peer.maxPDU": "\(negotiated.peerMaximumPDULength)"]
+                metadata: [
+                    "dul.contexts": "\(negotiated.acceptedContexts.count)",
+                    "peer.maxPDU": "\(negotiated.peerMaximumPDULength)",
+                ]
             )
         }
         let served = ServedAssociation(
@@ -108,12 +112,14 @@ struct ServerAssociationHandler {
                 )
 
             case .dimse(.message(let message, let context, let dataSet)) where message.isQueryRetrieveRequest:
-                try await self.serveQueryRetrieve(message, presentationContextID: context, dataSet: dataSet, served: served)
+                try await self.serveQueryRetrieve(
+                    message, presentationContextID: context, dataSet: dataSet, served: served)
 
             case .dimse(.message(let request, let context, _)) where request.unrecognizedOperationResponse != nil:
                 // A request this server does not perform (a DIMSE-N request, an unknown Command Field): a failure
                 // response, 0x0211 Unrecognized Operation (PS3.7 Annex C), and the association goes on.
-                connection.logger.info("unrecognized DIMSE request", metadata: ["dimse.command": "\(request.commandField)"])
+                connection.logger.info(
+                    "unrecognized DIMSE request", metadata: ["dimse.command": "\(request.commandField)"])
                 if let response = request.unrecognizedOperationResponse {
                     try await connection.send(response, presentationContextID: context, dataSet: nil)
                 }

@@ -4,9 +4,9 @@ import NIOCore
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension AssociationConnection {
@@ -42,7 +42,8 @@ extension AssociationConnection {
             channel.write(try self.admit(data, sending: "\(message.commandField)"), promise: nil)
         }
         if length == 0 {
-            let empty = DataTF(PDV(presentationContextID: presentationContextID, messageControlHeader: .dataLast, data: ByteBuffer()))
+            let empty = DataTF(
+                PDV(presentationContextID: presentationContextID, messageControlHeader: .dataLast, data: ByteBuffer()))
             let done = channel.eventLoop.makePromise(of: Void.self)
             channel.writeAndFlush(try self.admit(empty, sending: "a data set"), promise: done)
             try await self.wait(for: done.futureResult, timeout: timeout, waitingFor: waitingFor)
@@ -95,14 +96,18 @@ extension AssociationConnection {
     }
 
     /// `pread(2)` until `count` bytes are in; a file that ends first changed while being sent.
-    static func readFully(_ descriptor: Int32, into base: UnsafeMutableRawPointer, count: Int, at position: Int, path: String) throws -> Int {
+    static func readFully(
+        _ descriptor: Int32, into base: UnsafeMutableRawPointer, count: Int, at position: Int, path: String
+    ) throws -> Int {
         let done: Int
         do {
             done = try POSIX.readFully(descriptor, into: base, count: count, at: position)
         } catch {
             throw DICOMNetworkError.fileError("cannot read \(path): \(error)")
         }
-        guard done == count else { throw DICOMNetworkError.fileError("\(path) ended early (it changed while being sent)") }
+        guard done == count else {
+            throw DICOMNetworkError.fileError("\(path) ended early (it changed while being sent)")
+        }
         return done
     }
 
@@ -111,7 +116,8 @@ extension AssociationConnection {
     static func writeEncoded(_ buffer: ByteBuffer, on channel: any Channel) -> EventLoopFuture<Void> {
         channel.eventLoop.flatSubmit {
             do {
-                let context = try channel.pipeline.syncOperations.context(handlerType: MessageToByteHandler<PDUEncoder>.self)
+                let context = try channel.pipeline.syncOperations.context(
+                    handlerType: MessageToByteHandler<PDUEncoder>.self)
                 let promise = channel.eventLoop.makePromise(of: Void.self)
                 context.writeAndFlush(NIOAny(buffer), promise: promise)
                 return promise.futureResult

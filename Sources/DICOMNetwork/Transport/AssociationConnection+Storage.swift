@@ -4,9 +4,9 @@ import Logging
 import NIOCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension AssociationConnection {
@@ -34,7 +34,8 @@ extension AssociationConnection {
         guard let context = self.negotiated?.context(id: presentationContextID) else {
             try await self.handle(.abortRequest(.provider(.unexpectedPDUParameter)))
             self.close()
-            throw DICOMNetworkError.protocolError("C-STORE-RQ on presentation context \(presentationContextID), which was not accepted")
+            throw DICOMNetworkError.protocolError(
+                "C-STORE-RQ on presentation context \(presentationContextID), which was not accepted")
         }
         var writer: InstanceFileWriter?
         do {
@@ -45,7 +46,9 @@ extension AssociationConnection {
                 sourceAETitle: peerAETitle
             )
         } catch {
-            self.logger.info("cannot store instance", metadata: ["error": "\(error)", "sop.instance": "\(request.affectedSOPInstanceUID)"])
+            self.logger.info(
+                "cannot store instance",
+                metadata: ["error": "\(error)", "sop.instance": "\(request.affectedSOPInstanceUID)"])
         }
 
         var done = false
@@ -71,7 +74,8 @@ extension AssociationConnection {
         var comment: String?
         if writer == nil {
             await storage.didFailToStore(
-                sopInstanceUID: request.affectedSOPInstanceUID, associationID: associationID, reason: "cannot create the temporary file")
+                sopInstanceUID: request.affectedSOPInstanceUID, associationID: associationID,
+                reason: "cannot create the temporary file")
         }
         if let writer {
             do {
@@ -95,7 +99,8 @@ extension AssociationConnection {
             } catch let error as DICOMNetworkError {
                 // The file could not be written completely (disk full, I/O error): the delegate never saw it.
                 self.logger.info(
-                    "cannot store instance", metadata: ["error": "\(error)", "sop.instance": "\(request.affectedSOPInstanceUID)"])
+                    "cannot store instance",
+                    metadata: ["error": "\(error)", "sop.instance": "\(request.affectedSOPInstanceUID)"])
                 await storage.didFailToStore(
                     sopInstanceUID: request.affectedSOPInstanceUID, associationID: associationID, reason: "\(error)")
                 unlink(writer.path)
@@ -103,7 +108,8 @@ extension AssociationConnection {
                 comment = "\(error)".prefix(64).description
             } catch {
                 self.logger.info(
-                    "cannot store instance", metadata: ["error": "\(error)", "sop.instance": "\(request.affectedSOPInstanceUID)"])
+                    "cannot store instance",
+                    metadata: ["error": "\(error)", "sop.instance": "\(request.affectedSOPInstanceUID)"])
                 unlink(writer.path)
                 status = .outOfResources
                 comment = "\(error)".prefix(64).description

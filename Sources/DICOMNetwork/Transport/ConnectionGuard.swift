@@ -26,7 +26,8 @@ public struct ConnectionLimits: Sendable, Hashable {
     public var maximumAssociationRequestLength: Int
 
     public init(
-        minimumTransferRate: Int = 1024, transferRateWindow: TimeAmount = .seconds(20), writeTimeout: TimeAmount = .seconds(60),
+        minimumTransferRate: Int = 1024, transferRateWindow: TimeAmount = .seconds(20),
+        writeTimeout: TimeAmount = .seconds(60),
         maximumPendingConnections: Int = 64, maximumAssociationRequestLength: Int = 64 * 1024
     ) {
         self.minimumTransferRate = minimumTransferRate
@@ -212,7 +213,9 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
                     self.pduHeader.removeAll(keepingCapacity: true)
                     self.pdvHeader.removeAll(keepingCapacity: true)
                     self.pdvRemaining = 0
-                    if !self.sawFirstPDU && self.pduType == 0x01 && self.pduRemaining > self.limits.maximumAssociationRequestLength {
+                    if !self.sawFirstPDU && self.pduType == 0x01
+                        && self.pduRemaining > self.limits.maximumAssociationRequestLength
+                    {
                         return PDUError.pduTooLarge(
                             type: 0x01, announced: UInt32(self.pduRemaining),
                             maximum: UInt32(clamping: self.limits.maximumAssociationRequestLength))
@@ -338,7 +341,9 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
 extension ChannelPipeline.SynchronousOperations {
     /// Puts a ``ConnectionGuardHandler`` first in a server connection's pipeline and counts the connection
     /// as pending (no A-ASSOCIATE-RQ yet), closing the oldest pending connections beyond the limit.
-    func addConnectionGuard(_ limits: ConnectionLimits, pending: PendingConnections, on channel: any Channel, logger: Logger) throws {
+    func addConnectionGuard(
+        _ limits: ConnectionLimits, pending: PendingConnections, on channel: any Channel, logger: Logger
+    ) throws {
         var logger = logger
         logger[metadataKey: "peer.address"] = "\(channel.remoteAddress.map { "\($0)" } ?? "?")"
         try self.addHandler(ConnectionGuardHandler(limits: limits, pending: pending, logger: logger), position: .first)

@@ -80,7 +80,9 @@ public struct DICOMNetworkError: Error, Hashable, Sendable, CustomStringConverti
     /// The DIMSE status, for ``Code/operationFailed``.
     public let status: DIMSEStatus?
 
-    private init(_ code: Code, _ detail: String, rejection: AssociateRJ? = nil, abort: Abort? = nil, status: DIMSEStatus? = nil) {
+    private init(
+        _ code: Code, _ detail: String, rejection: AssociateRJ? = nil, abort: Abort? = nil, status: DIMSEStatus? = nil
+    ) {
         self.code = code
         self.detail = detail
         self.rejection = rejection

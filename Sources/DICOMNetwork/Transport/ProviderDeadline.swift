@@ -43,7 +43,8 @@ enum ProviderDeadline {
     /// The matches of a C-FIND, relayed from the provider's sequence; the relay fails with ``Expired`` when the
     /// whole sequence has not ended after `timeout`. Ending the iteration early cancels the provider's task.
     static func relay(
-        _ what: String, timeout: TimeAmount, _ source: @escaping @Sendable () async throws -> AsyncThrowingStream<DataSet, any Error>
+        _ what: String, timeout: TimeAmount,
+        _ source: @escaping @Sendable () async throws -> AsyncThrowingStream<DataSet, any Error>
     ) -> AsyncThrowingStream<DataSet, any Error> {
         let (stream, continuation) = AsyncThrowingStream<DataSet, any Error>.makeStream()
         let producer = Task {

@@ -3,7 +3,9 @@ import DICOMData
 /// Transfer syntax lists for negotiation (PS3.5 §10, Annex A).
 public enum TransferSyntaxLists {
     /// Explicit VR Little Endian, then Implicit VR Little Endian: the preference for uncompressed data.
-    public static let uncompressed: [String] = [WellKnownUID.explicitVRLittleEndian, WellKnownUID.implicitVRLittleEndian]
+    public static let uncompressed: [String] = [
+        WellKnownUID.explicitVRLittleEndian, WellKnownUID.implicitVRLittleEndian,
+    ]
 
     /// The encapsulated (compressed) transfer syntaxes of the UID registry, plus Encapsulated Uncompressed
     /// Explicit VR Little Endian: accepted for storage as they are, without transcoding.

@@ -14,7 +14,10 @@ public struct CEchoRSP: DIMSECommand {
 
     public var hasDataSet: Bool { false }
 
-    public init(messageIDBeingRespondedTo: UInt16, affectedSOPClassUID: String? = "1.2.840.10008.1.1", status: DIMSEStatus, errorComment: String? = nil) {
+    public init(
+        messageIDBeingRespondedTo: UInt16, affectedSOPClassUID: String? = "1.2.840.10008.1.1", status: DIMSEStatus,
+        errorComment: String? = nil
+    ) {
         self.messageIDBeingRespondedTo = messageIDBeingRespondedTo
         self.affectedSOPClassUID = affectedSOPClassUID
         self.status = status

@@ -35,7 +35,8 @@ public struct CStoreRQ: DIMSECommand {
     public init(commandSet: CommandSet) throws {
         typealias E = CommandSet.Element
         self.messageID = try commandSet.required16(E.messageID, "Message ID", in: Self.commandField)
-        self.affectedSOPClassUID = try commandSet.requiredString(E.affectedSOPClassUID, "Affected SOP Class UID", in: Self.commandField)
+        self.affectedSOPClassUID = try commandSet.requiredString(
+            E.affectedSOPClassUID, "Affected SOP Class UID", in: Self.commandField)
         self.affectedSOPInstanceUID = try commandSet.requiredString(
             E.affectedSOPInstanceUID, "Affected SOP Instance UID", in: Self.commandField)
         self.priority = DIMSEPriority(rawValue: commandSet.uint16(E.priority) ?? 0)

@@ -127,17 +127,20 @@ public struct CommandSet: Sendable, Hashable {
                 throw DIMSEError.malformedCommandSet("truncated element header")
             }
             guard group == 0x0000 else {
-                throw DIMSEError.malformedCommandSet("element (\(Self.hex(group)),\(Self.hex(element))) outside group 0000")
+                throw DIMSEError.malformedCommandSet(
+                    "element (\(Self.hex(group)),\(Self.hex(element))) outside group 0000")
             }
             guard length != 0xFFFF_FFFF, let value = buffer.readSlice(length: Int(length)) else {
-                throw DIMSEError.malformedCommandSet("element (0000,\(Self.hex(element))) length \(length) past the end")
+                throw DIMSEError.malformedCommandSet(
+                    "element (0000,\(Self.hex(element))) length \(length) past the end")
             }
             switch Self.kind(of: element) {
             case .ul:
                 // Command Group Length is recomputed on encode; accept and drop it.
                 continue
             case .us:
-                guard value.readableBytes == 2, let v = value.getInteger(at: value.readerIndex, endianness: .little, as: UInt16.self)
+                guard value.readableBytes == 2,
+                    let v = value.getInteger(at: value.readerIndex, endianness: .little, as: UInt16.self)
                 else {
                     throw DIMSEError.malformedCommandSet("US element (0000,\(Self.hex(element))) has length \(length)")
                 }

@@ -41,7 +41,9 @@ public enum DIMSEMessage: Sendable, Hashable {
         case .cGetRQ?: self = .cGetRQ(try CGetRQ(commandSet: commandSet))
         case .cGetRSP?: self = .cGetRSP(try CGetRSP(commandSet: commandSet))
         case .cCancelRQ?: self = .cCancelRQ(try CCancelRQ(commandSet: commandSet))
-        case let field? where commandSet.uint16(field.isResponse ? CommandSet.Element.messageIDBeingRespondedTo : CommandSet.Element.messageID) != nil:
+        case let field?
+        where commandSet.uint16(
+            field.isResponse ? CommandSet.Element.messageIDBeingRespondedTo : CommandSet.Element.messageID) != nil:
             self = .unrecognized(commandSet)
         default: throw DIMSEError.unknownCommand(commandSet.commandField?.rawValue)
         }
@@ -90,7 +92,8 @@ public enum DIMSEMessage: Sendable, Hashable {
         typealias E = CommandSet.Element
         var response = CommandSet(DIMSECommandField(rawValue: field.rawValue | 0x8000), hasDataSet: false)
         response.set(E.messageIDBeingRespondedTo, messageID)
-        response.set(E.affectedSOPClassUID, request.string(E.affectedSOPClassUID) ?? request.string(E.requestedSOPClassUID))
+        response.set(
+            E.affectedSOPClassUID, request.string(E.affectedSOPClassUID) ?? request.string(E.requestedSOPClassUID))
         response.set(E.status, DIMSEStatus.unrecognizedOperation.code)
         return .unrecognized(response)
     }
@@ -103,7 +106,8 @@ public enum DIMSEMessage: Sendable, Hashable {
         case .cFindRQ(let m): return m.messageID
         case .cMoveRQ(let m): return m.messageID
         case .cGetRQ(let m): return m.messageID
-        case .unrecognized(let set): return set.commandField?.isResponse == true ? nil : set.uint16(CommandSet.Element.messageID)
+        case .unrecognized(let set):
+            return set.commandField?.isResponse == true ? nil : set.uint16(CommandSet.Element.messageID)
         default: return nil
         }
     }
@@ -117,7 +121,8 @@ public enum DIMSEMessage: Sendable, Hashable {
         case .cMoveRSP(let m): return m.messageIDBeingRespondedTo
         case .cGetRSP(let m): return m.messageIDBeingRespondedTo
         case .cCancelRQ(let m): return m.messageIDBeingRespondedTo
-        case .unrecognized(let set): return set.commandField?.isResponse == true ? set.uint16(CommandSet.Element.messageIDBeingRespondedTo) : nil
+        case .unrecognized(let set):
+            return set.commandField?.isResponse == true ? set.uint16(CommandSet.Element.messageIDBeingRespondedTo) : nil
         default: return nil
         }
     }

@@ -86,7 +86,8 @@ public struct QueryRetrieveRQ<Service: QueryRetrieveService>: DIMSECommand {
     public var hasDataSet: Bool { true }
 
     public init(
-        messageID: UInt16, affectedSOPClassUID: String, priority: DIMSEPriority = .medium, parameters: Service.RequestParameters
+        messageID: UInt16, affectedSOPClassUID: String, priority: DIMSEPriority = .medium,
+        parameters: Service.RequestParameters
     ) {
         self.messageID = messageID
         self.affectedSOPClassUID = affectedSOPClassUID
@@ -97,7 +98,8 @@ public struct QueryRetrieveRQ<Service: QueryRetrieveService>: DIMSECommand {
     public init(commandSet: CommandSet) throws {
         typealias E = CommandSet.Element
         self.messageID = try commandSet.required16(E.messageID, "Message ID", in: Self.commandField)
-        self.affectedSOPClassUID = try commandSet.requiredString(E.affectedSOPClassUID, "Affected SOP Class UID", in: Self.commandField)
+        self.affectedSOPClassUID = try commandSet.requiredString(
+            E.affectedSOPClassUID, "Affected SOP Class UID", in: Self.commandField)
         self.priority = DIMSEPriority(rawValue: commandSet.uint16(E.priority) ?? 0)
         self.parameters = try Service.RequestParameters(commandSet: commandSet, in: Self.commandField)
     }
@@ -115,13 +117,19 @@ public struct QueryRetrieveRQ<Service: QueryRetrieveService>: DIMSECommand {
 
 extension QueryRetrieveRQ where Service.RequestParameters == NoRequestParameters {
     public init(messageID: UInt16, affectedSOPClassUID: String, priority: DIMSEPriority = .medium) {
-        self.init(messageID: messageID, affectedSOPClassUID: affectedSOPClassUID, priority: priority, parameters: NoRequestParameters())
+        self.init(
+            messageID: messageID, affectedSOPClassUID: affectedSOPClassUID, priority: priority,
+            parameters: NoRequestParameters())
     }
 }
 
 extension QueryRetrieveRQ where Service == CMove {
-    public init(messageID: UInt16, affectedSOPClassUID: String, priority: DIMSEPriority = .medium, moveDestination: String) {
-        self.init(messageID: messageID, affectedSOPClassUID: affectedSOPClassUID, priority: priority, parameters: MoveDestination(moveDestination))
+    public init(
+        messageID: UInt16, affectedSOPClassUID: String, priority: DIMSEPriority = .medium, moveDestination: String
+    ) {
+        self.init(
+            messageID: messageID, affectedSOPClassUID: affectedSOPClassUID, priority: priority,
+            parameters: MoveDestination(moveDestination))
     }
 
     /// Move Destination (0000,0600): the AE title of the C-STORE SCP.

@@ -82,13 +82,16 @@ public struct PDUFrameDecoder: NIOSingleStepByteToMessageDecoder {
             let piece = buffer.readSlice(length: count)!
             let left = pdvRemaining - count
             if left > 0 {
-                self.state = .pdvData(pduRemaining: pduRemaining - count, pdvRemaining: left, contextID: contextID, control: control)
+                self.state = .pdvData(
+                    pduRemaining: pduRemaining - count, pdvRemaining: left, contextID: contextID, control: control)
             } else {
                 self.state = pduRemaining - count == 0 ? .pduHeader : .pdvHeader(pduRemaining: pduRemaining - count)
             }
             // Only the piece that ends the PDV keeps its last-fragment bit.
             let header = PDV.MessageControlHeader(rawValue: left > 0 ? control & ~0x02 : control)
-            return PDUFrame(type: 0x04, body: piece, streamedPDV: .init(presentationContextID: contextID, messageControlHeader: header))
+            return PDUFrame(
+                type: 0x04, body: piece,
+                streamedPDV: .init(presentationContextID: contextID, messageControlHeader: header))
         }
     }
 
@@ -132,9 +135,12 @@ public struct PDUFrameDecoder: NIOSingleStepByteToMessageDecoder {
     private mutating func decodePDVHeader(buffer: inout ByteBuffer, pduRemaining: Int) throws -> PDUFrame? {
         self.state = .pdvHeader(pduRemaining: pduRemaining)
         guard pduRemaining >= 6 else {
-            throw PDUError.invalidLength("PDV item in P-DATA-TF", length: pduRemaining, expected: "at least 6 bytes left in the PDU")
+            throw PDUError.invalidLength(
+                "PDV item in P-DATA-TF", length: pduRemaining, expected: "at least 6 bytes left in the PDU")
         }
-        guard let itemLength = buffer.getInteger(at: buffer.readerIndex, endianness: .big, as: UInt32.self) else { return nil }
+        guard let itemLength = buffer.getInteger(at: buffer.readerIndex, endianness: .big, as: UInt32.self) else {
+            return nil
+        }
         guard itemLength >= 2 else {
             throw PDUError.invalidLength("PDV item", length: Int(itemLength), expected: "at least 2")
         }
@@ -154,16 +160,21 @@ public struct PDUFrameDecoder: NIOSingleStepByteToMessageDecoder {
             self.state = afterItem == 0 ? .pduHeader : .pdvHeader(pduRemaining: afterItem)
             return PDUFrame(
                 type: 0x04, body: data,
-                streamedPDV: .init(presentationContextID: contextID, messageControlHeader: PDV.MessageControlHeader(rawValue: control)))
+                streamedPDV: .init(
+                    presentationContextID: contextID, messageControlHeader: PDV.MessageControlHeader(rawValue: control))
+            )
         }
         buffer.moveReaderIndex(forwardBy: 6)
         if dataLength == 0 {
             self.state = afterItem == 0 ? .pduHeader : .pdvHeader(pduRemaining: afterItem)
             return PDUFrame(
                 type: 0x04, body: ByteBuffer(),
-                streamedPDV: .init(presentationContextID: contextID, messageControlHeader: PDV.MessageControlHeader(rawValue: control)))
+                streamedPDV: .init(
+                    presentationContextID: contextID, messageControlHeader: PDV.MessageControlHeader(rawValue: control))
+            )
         }
-        self.state = .pdvData(pduRemaining: pduRemaining - 6, pdvRemaining: dataLength, contextID: contextID, control: control)
+        self.state = .pdvData(
+            pduRemaining: pduRemaining - 6, pdvRemaining: dataLength, contextID: contextID, control: control)
         return try self.decode(buffer: &buffer)
     }
 

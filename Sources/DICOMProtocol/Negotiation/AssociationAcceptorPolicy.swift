@@ -83,16 +83,22 @@ public struct AssociationAcceptorPolicy: Sendable, Hashable {
     /// are all rejected is still accepted, as DCMTK does; the requestor decides.
     public func evaluate(_ request: AssociateRQ) -> Decision {
         if !request.supportsProtocolVersion1 {
-            return .reject(AssociateRJ(result: .rejectedPermanent, source: .serviceProviderACSE, reason: .protocolVersionNotSupported))
+            return .reject(
+                AssociateRJ(
+                    result: .rejectedPermanent, source: .serviceProviderACSE, reason: .protocolVersionNotSupported))
         }
         if request.applicationContextName != AssociateRQ.dicomApplicationContextName {
-            return .reject(AssociateRJ(result: .rejectedPermanent, source: .serviceUser, reason: .applicationContextNameNotSupported))
+            return .reject(
+                AssociateRJ(
+                    result: .rejectedPermanent, source: .serviceUser, reason: .applicationContextNameNotSupported))
         }
         if let called = self.acceptedCalledAETitles, !called.contains(request.calledAETitle) {
-            return .reject(AssociateRJ(result: .rejectedPermanent, source: .serviceUser, reason: .calledAETitleNotRecognized))
+            return .reject(
+                AssociateRJ(result: .rejectedPermanent, source: .serviceUser, reason: .calledAETitleNotRecognized))
         }
         if let calling = self.acceptedCallingAETitles, !calling.contains(request.callingAETitle) {
-            return .reject(AssociateRJ(result: .rejectedPermanent, source: .serviceUser, reason: .callingAETitleNotRecognized))
+            return .reject(
+                AssociateRJ(result: .rejectedPermanent, source: .serviceUser, reason: .callingAETitleNotRecognized))
         }
 
         var answers: [PresentationContextAC] = []
@@ -100,18 +106,25 @@ public struct AssociationAcceptorPolicy: Sendable, Hashable {
         var seenIDs = Set<UInt8>()
         for proposal in request.presentationContexts {
             guard proposal.id & 1 == 1, seenIDs.insert(proposal.id).inserted else {
-                answers.append(PresentationContextAC(id: proposal.id, result: .noReason, transferSyntax: Self.rejectedContextTransferSyntax))
+                answers.append(
+                    PresentationContextAC(
+                        id: proposal.id, result: .noReason, transferSyntax: Self.rejectedContextTransferSyntax))
                 continue
             }
             guard let supported = self.supportedAbstractSyntaxes[proposal.abstractSyntax] else {
                 answers.append(
-                    PresentationContextAC(id: proposal.id, result: .abstractSyntaxNotSupported, transferSyntax: Self.rejectedContextTransferSyntax)
+                    PresentationContextAC(
+                        id: proposal.id, result: .abstractSyntaxNotSupported,
+                        transferSyntax: Self.rejectedContextTransferSyntax)
                 )
                 continue
             }
-            guard let chosen = supported.transferSyntaxes.first(where: { proposal.transferSyntaxes.contains($0) }) else {
+            guard let chosen = supported.transferSyntaxes.first(where: { proposal.transferSyntaxes.contains($0) })
+            else {
                 answers.append(
-                    PresentationContextAC(id: proposal.id, result: .transferSyntaxesNotSupported, transferSyntax: Self.rejectedContextTransferSyntax)
+                    PresentationContextAC(
+                        id: proposal.id, result: .transferSyntaxesNotSupported,
+                        transferSyntax: Self.rejectedContextTransferSyntax)
                 )
                 continue
             }
@@ -142,7 +155,8 @@ public struct AssociationAcceptorPolicy: Sendable, Hashable {
                 asynchronousOperationsWindow: request.userInformation.asynchronousOperationsWindow.map {
                     AsynchronousOperationsWindow(
                         maximumOperationsInvoked: 1,
-                        maximumOperationsPerformed: NegotiatedAssociation.smaller($0.maximumOperationsInvoked, self.maximumOperationsPerformed))
+                        maximumOperationsPerformed: NegotiatedAssociation.smaller(
+                            $0.maximumOperationsInvoked, self.maximumOperationsPerformed))
                 },
                 roleSelections: roles
             )

@@ -80,7 +80,8 @@ public struct AssociationRequestParameters: Sendable, Hashable {
                 )
             )
             if let role = proposal.roleProposal, rolesSeen.insert(proposal.abstractSyntax).inserted {
-                roleSelections.append(RoleSelection(sopClassUID: proposal.abstractSyntax, scuRole: role.scu, scpRole: role.scp))
+                roleSelections.append(
+                    RoleSelection(sopClassUID: proposal.abstractSyntax, scuRole: role.scu, scpRole: role.scp))
             }
         }
         return AssociateRQ(

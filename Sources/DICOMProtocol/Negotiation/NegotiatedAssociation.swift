@@ -17,7 +17,9 @@ public struct NegotiatedAssociation: Sendable, Hashable {
         public var requestorIsSCP: Bool
 
         /// Creates an accepted context.
-        public init(id: UInt8, abstractSyntax: String, transferSyntax: String, requestorIsSCU: Bool, requestorIsSCP: Bool) {
+        public init(
+            id: UInt8, abstractSyntax: String, transferSyntax: String, requestorIsSCU: Bool, requestorIsSCP: Bool
+        ) {
             self.id = id
             self.abstractSyntax = abstractSyntax
             self.transferSyntax = transferSyntax
@@ -58,7 +60,8 @@ public struct NegotiatedAssociation: Sendable, Hashable {
 
     /// The largest P-DATA-TF variable field this side announced; `0` means unlimited. Cap the frame decoder with it.
     public var localMaximumPDULength: UInt32 {
-        self.localRole == .requestor ? self.requestorUserInformation.maximumLength : self.acceptorUserInformation.maximumLength
+        self.localRole == .requestor
+            ? self.requestorUserInformation.maximumLength : self.acceptorUserInformation.maximumLength
     }
 
     /// The peer's user information (implementation class UID, version name, user identity, ...).
@@ -86,8 +89,10 @@ public struct NegotiatedAssociation: Sendable, Hashable {
         let requestorInvokes = Self.smaller(proposed.maximumOperationsInvoked, answered.maximumOperationsPerformed)
         let acceptorInvokes = Self.smaller(answered.maximumOperationsInvoked, proposed.maximumOperationsPerformed)
         return self.localRole == .requestor
-            ? AsynchronousOperationsWindow(maximumOperationsInvoked: requestorInvokes, maximumOperationsPerformed: acceptorInvokes)
-            : AsynchronousOperationsWindow(maximumOperationsInvoked: acceptorInvokes, maximumOperationsPerformed: requestorInvokes)
+            ? AsynchronousOperationsWindow(
+                maximumOperationsInvoked: requestorInvokes, maximumOperationsPerformed: acceptorInvokes)
+            : AsynchronousOperationsWindow(
+                maximumOperationsInvoked: acceptorInvokes, maximumOperationsPerformed: requestorInvokes)
     }
 
     /// How many requests this side may have outstanding at once: the window's *invoked*, with `0`
@@ -122,7 +127,8 @@ public struct NegotiatedAssociation: Sendable, Hashable {
     /// - Parameter localRole: Which side the result is for; `.requestor` when called with the AC just received.
     /// - Throws: ``PDUError/invalidParameterValue(_:value:)`` if the AC answers a context that was not proposed,
     ///   or accepts a transfer syntax that was not offered for it.
-    public init(request: AssociateRQ, accept: AssociateAC, localRole: AssociationStateMachine.Role = .requestor) throws {
+    public init(request: AssociateRQ, accept: AssociateAC, localRole: AssociationStateMachine.Role = .requestor) throws
+    {
         self.localRole = localRole
         self.callingAETitle = request.callingAETitle
         self.calledAETitle = request.calledAETitle
@@ -146,10 +152,12 @@ public struct NegotiatedAssociation: Sendable, Hashable {
 
         for answer in accept.presentationContexts.sorted(by: { $0.id < $1.id }) {
             guard let proposal = proposedByID[answer.id] else {
-                throw PDUError.invalidParameterValue("A-ASSOCIATE-AC presentation context ID", value: "\(answer.id) (not proposed)")
+                throw PDUError.invalidParameterValue(
+                    "A-ASSOCIATE-AC presentation context ID", value: "\(answer.id) (not proposed)")
             }
             guard answer.result == .acceptance else {
-                self.rejectedContexts.append(RejectedContext(id: answer.id, abstractSyntax: proposal.abstractSyntax, result: answer.result))
+                self.rejectedContexts.append(
+                    RejectedContext(id: answer.id, abstractSyntax: proposal.abstractSyntax, result: answer.result))
                 continue
             }
             guard let syntax = answer.transferSyntax, proposal.transferSyntaxes.contains(syntax) else {
@@ -160,7 +168,9 @@ public struct NegotiatedAssociation: Sendable, Hashable {
             }
             var scu = true
             var scp = false
-            if let proposed = proposedRoles[proposal.abstractSyntax], let accepted = acceptedRoles[proposal.abstractSyntax] {
+            if let proposed = proposedRoles[proposal.abstractSyntax],
+                let accepted = acceptedRoles[proposal.abstractSyntax]
+            {
                 scu = proposed.scuRole && accepted.scuRole
                 scp = proposed.scpRole && accepted.scpRole
             }

@@ -17,7 +17,8 @@ public struct AsynchronousOperationsWindow: Sendable, Hashable {
 
     init(itemBody buffer: inout ByteBuffer) throws {
         guard buffer.readableBytes == 4 else {
-            throw PDUError.invalidLength("asynchronous operations window sub-item", length: buffer.readableBytes, expected: "4")
+            throw PDUError.invalidLength(
+                "asynchronous operations window sub-item", length: buffer.readableBytes, expected: "4")
         }
         self.maximumOperationsInvoked = try buffer.readPDUInteger("maximum operations invoked")
         self.maximumOperationsPerformed = try buffer.readPDUInteger("maximum operations performed")

@@ -5,7 +5,9 @@ import NIOCore
 /// All PDU fields are big-endian. Readers throw ``PDUError`` instead of returning `nil`, so codecs can
 /// use plain `try` and never force-unwrap.
 extension ByteBuffer {
-    mutating func readPDUInteger<T: FixedWidthInteger>(_ what: @autoclosure () -> String, as: T.Type = T.self) throws -> T {
+    mutating func readPDUInteger<T: FixedWidthInteger>(_ what: @autoclosure () -> String, as: T.Type = T.self) throws
+        -> T
+    {
         guard let value = self.readInteger(endianness: .big, as: T.self) else {
             throw PDUError.truncated(what(), needed: MemoryLayout<T>.size, available: self.readableBytes)
         }
@@ -116,7 +118,9 @@ extension ByteBuffer {
     }
 
     /// Reads an item header (type, reserved, u16 length) and returns the type and a slice of the item body.
-    mutating func readItem(in parent: @autoclosure () -> String) throws -> (type: UInt8, reserved: UInt8, body: ByteBuffer) {
+    mutating func readItem(in parent: @autoclosure () -> String) throws -> (
+        type: UInt8, reserved: UInt8, body: ByteBuffer
+    ) {
         guard self.readableBytes >= 4 else {
             throw PDUError.truncated("item header in \(parent())", needed: 4, available: self.readableBytes)
         }

@@ -54,7 +54,8 @@ public enum PDU: Sendable, Hashable {
         case .abort: self = .abort(try Abort(body: &body))
         }
         guard body.readableBytes == 0 else {
-            throw PDUError.invalidLength("\(pduType) body", length: length, expected: "\(length - body.readableBytes) used")
+            throw PDUError.invalidLength(
+                "\(pduType) body", length: length, expected: "\(length - body.readableBytes) used")
         }
     }
 

@@ -27,7 +27,8 @@ extension PDUMessage {
         var copy = buffer
         let type: UInt8 = try copy.readPDUInteger("PDU type")
         guard type == Self.pduType.rawValue else {
-            throw PDUError.invalidParameterValue("PDU type", value: "0x\(String(type, radix: 16)) (expected \(Self.pduType))")
+            throw PDUError.invalidParameterValue(
+                "PDU type", value: "0x\(String(type, radix: 16)) (expected \(Self.pduType))")
         }
         try copy.skipReserved(1, in: "PDU header")
         let length: UInt32 = try copy.readPDUInteger("PDU length")
@@ -37,7 +38,8 @@ extension PDUMessage {
         var body = try copy.readPDUSlice(length: Int(length), "PDU body")
         try self.init(body: &body)
         if body.readableBytes > 0 {
-            throw PDUError.invalidLength("\(Self.pduType) body", length: Int(length), expected: "\(Int(length) - body.readableBytes) used")
+            throw PDUError.invalidLength(
+                "\(Self.pduType) body", length: Int(length), expected: "\(Int(length) - body.readableBytes) used")
         }
         buffer = copy
     }

@@ -33,7 +33,9 @@ public struct PresentationContextRQ: Sendable, Hashable {
     }
 
     /// Creates a proposed presentation context.
-    public init(id: UInt8, abstractSyntax: String, transferSyntaxes: [String], reservedBytes: ReservedBytes = [0, 0, 0]) {
+    public init(
+        id: UInt8, abstractSyntax: String, transferSyntaxes: [String], reservedBytes: ReservedBytes = [0, 0, 0]
+    ) {
         self.id = id
         self.abstractSyntax = abstractSyntax
         self.transferSyntaxes = transferSyntaxes

@@ -30,7 +30,8 @@ public struct RoleSelection: Sendable, Hashable {
         self.scuRole = scu == 1
         self.scpRole = scp == 1
         guard buffer.readableBytes == 0 else {
-            throw PDUError.invalidLength("role selection sub-item", length: buffer.readableBytes, expected: "no trailing bytes")
+            throw PDUError.invalidLength(
+                "role selection sub-item", length: buffer.readableBytes, expected: "no trailing bytes")
         }
     }
 

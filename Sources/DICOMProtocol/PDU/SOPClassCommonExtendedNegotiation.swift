@@ -14,7 +14,9 @@ public struct SOPClassCommonExtendedNegotiation: Sendable, Hashable {
     public var relatedGeneralSOPClassUIDs: [String]
 
     /// Creates a common extended negotiation sub-item.
-    public init(version: UInt8 = 0, sopClassUID: String, serviceClassUID: String, relatedGeneralSOPClassUIDs: [String] = []) {
+    public init(
+        version: UInt8 = 0, sopClassUID: String, serviceClassUID: String, relatedGeneralSOPClassUIDs: [String] = []
+    ) {
         self.version = version
         self.sopClassUID = sopClassUID
         self.serviceClassUID = serviceClassUID
@@ -56,7 +58,8 @@ public struct SOPClassCommonExtendedNegotiation: Sendable, Hashable {
             }
             let length = out.writerIndex - start
             guard length <= Int(UInt16.max) else {
-                throw PDUError.valueTooLong("related general SOP class identification", length: length, maximum: Int(UInt16.max))
+                throw PDUError.valueTooLong(
+                    "related general SOP class identification", length: length, maximum: Int(UInt16.max))
             }
             out.setInteger(UInt16(length), at: lengthIndex, endianness: .big)
         }

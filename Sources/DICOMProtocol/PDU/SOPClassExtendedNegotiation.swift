@@ -23,7 +23,8 @@ public struct SOPClassExtendedNegotiation: Sendable, Hashable {
 
     /// Appends the complete 0x56 sub-item.
     public func encode(into buffer: inout ByteBuffer) throws {
-        try buffer.writeItem(type: ItemType.sopClassExtendedNegotiation.rawValue, "extended negotiation sub-item") { out in
+        try buffer.writeItem(type: ItemType.sopClassExtendedNegotiation.rawValue, "extended negotiation sub-item") {
+            out in
             try out.writeU16PrefixedString(self.sopClassUID, "extended negotiation SOP class UID")
             out.writeImmutableBuffer(self.serviceClassApplicationInformation)
         }

@@ -20,7 +20,8 @@ public struct UnknownSubItem: Sendable, Hashable {
 
     /// Appends the complete sub-item.
     public func encode(into buffer: inout ByteBuffer) throws {
-        try buffer.writeItem(type: self.type, reserved: self.reserved, "sub-item 0x\(String(self.type, radix: 16))") { out in
+        try buffer.writeItem(type: self.type, reserved: self.reserved, "sub-item 0x\(String(self.type, radix: 16))") {
+            out in
             out.writeImmutableBuffer(self.body)
         }
     }

@@ -13,7 +13,8 @@ public struct UserIdentityAC: Sendable, Hashable {
     init(itemBody buffer: inout ByteBuffer) throws {
         self.serverResponse = try buffer.readU16PrefixedSlice("user identity server response")
         guard buffer.readableBytes == 0 else {
-            throw PDUError.invalidLength("user identity sub-item (AC)", length: buffer.readableBytes, expected: "no trailing bytes")
+            throw PDUError.invalidLength(
+                "user identity sub-item (AC)", length: buffer.readableBytes, expected: "no trailing bytes")
         }
     }
 

@@ -29,7 +29,10 @@ public struct UserIdentityRQ: Sendable, Hashable {
     public var secondaryField: ByteBuffer
 
     /// Creates a user identity sub-item.
-    public init(identityType: IdentityType, positiveResponseRequested: Bool, primaryField: ByteBuffer, secondaryField: ByteBuffer = ByteBuffer()) {
+    public init(
+        identityType: IdentityType, positiveResponseRequested: Bool, primaryField: ByteBuffer,
+        secondaryField: ByteBuffer = ByteBuffer()
+    ) {
         self.identityType = identityType
         self.positiveResponseRequested = positiveResponseRequested
         self.primaryField = primaryField
@@ -48,7 +51,8 @@ public struct UserIdentityRQ: Sendable, Hashable {
             self.secondaryField = try buffer.readU16PrefixedSlice("user identity secondary field")
         }
         guard buffer.readableBytes == 0 else {
-            throw PDUError.invalidLength("user identity sub-item", length: buffer.readableBytes, expected: "no trailing bytes")
+            throw PDUError.invalidLength(
+                "user identity sub-item", length: buffer.readableBytes, expected: "no trailing bytes")
         }
     }
 

@@ -134,7 +134,8 @@ public struct UserInformation: Sendable, Hashable {
                 "implementation class UID"
             )
             if let name = self.implementationVersionName {
-                try out.writeTextItem(type: ItemType.implementationVersionName.rawValue, name, "implementation version name")
+                try out.writeTextItem(
+                    type: ItemType.implementationVersionName.rawValue, name, "implementation version name")
             }
             self.asynchronousOperationsWindow?.encode(into: &out)
             for selection in self.roleSelections { try selection.encode(into: &out) }

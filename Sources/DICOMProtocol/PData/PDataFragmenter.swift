@@ -26,7 +26,9 @@ public struct PDataFragmenter: Sequence, Sendable {
     ///   - dataset: The data set bytes, or `nil` when the command has no data set.
     ///   - peerMaximumPDULength: The peer's maximum length (sub-item 0x51); `0` means unlimited.
     /// - Throws: ``PDUError/invalidMaximumPDULength(_:)`` if the maximum is between 1 and 6.
-    public init(presentationContextID: UInt8, command: ByteBuffer, dataset: ByteBuffer?, peerMaximumPDULength: UInt32) throws {
+    public init(presentationContextID: UInt8, command: ByteBuffer, dataset: ByteBuffer?, peerMaximumPDULength: UInt32)
+        throws
+    {
         self.presentationContextID = presentationContextID
         self.command = command
         self.dataset = dataset
@@ -82,7 +84,10 @@ public struct PDataFragmenter: Sequence, Sendable {
                     self.finished = true
                 }
             }
-            return DataTF(PDV(presentationContextID: self.fragmenter.presentationContextID, messageControlHeader: header, data: slice))
+            return DataTF(
+                PDV(
+                    presentationContextID: self.fragmenter.presentationContextID, messageControlHeader: header,
+                    data: slice))
         }
     }
 }

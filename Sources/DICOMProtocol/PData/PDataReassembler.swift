@@ -47,7 +47,9 @@ public struct PDataReassembler: Sendable {
     private var accumulated: ByteBuffer?
 
     /// Creates a reassembler.
-    public init(maximumCommandLength: Int = PDataReassembler.defaultMaximumCommandLength, datasetDelivery: DatasetDelivery) {
+    public init(
+        maximumCommandLength: Int = PDataReassembler.defaultMaximumCommandLength, datasetDelivery: DatasetDelivery
+    ) {
         self.maximumCommandLength = maximumCommandLength
         self.datasetDelivery = datasetDelivery
         self.phase = .idle(lastCommandContext: nil)

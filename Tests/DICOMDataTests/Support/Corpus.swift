@@ -43,7 +43,8 @@ enum Corpus {
         let result = try await ExternalTool.run(
             TestSupport.python, ["-c", "import pydicom, os; print(os.path.dirname(pydicom.__file__))"])
         guard result.status == 0 else {
-            throw CorpusError(message: "pydicom is not importable from \(TestSupport.python); run scripts/setup-test-env.sh")
+            throw CorpusError(
+                message: "pydicom is not importable from \(TestSupport.python); run scripts/setup-test-env.sh")
         }
         let root = URL(fileURLWithPath: result.text.trimmingCharacters(in: .whitespacesAndNewlines))
         return try files(in: root.appendingPathComponent("data/test_files"))

@@ -40,7 +40,9 @@ enum ExternalTool {
         }
     }
 
-    private static func runBlocking(_ path: String, _ arguments: [String], environment: [String: String]) throws -> Output {
+    private static func runBlocking(_ path: String, _ arguments: [String], environment: [String: String]) throws
+        -> Output
+    {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
@@ -65,7 +67,8 @@ enum ExternalTool {
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         errDone.wait()
-        return Output(status: process.terminationStatus, stdout: outData, stderr: String(decoding: errData.get(), as: UTF8.self))
+        return Output(
+            status: process.terminationStatus, stdout: outData, stderr: String(decoding: errData.get(), as: UTF8.self))
     }
 }
 

@@ -31,7 +31,8 @@ enum PydicomNormalization {
                         var cleaned: [String: Any] = [:]
                         for (g, text) in groups {
                             if let t = text as? String {
-                                let stripped = t.replacingOccurrences(of: "\\^+$", with: "", options: .regularExpression)
+                                let stripped = t.replacingOccurrences(
+                                    of: "\\^+$", with: "", options: .regularExpression)
                                 if !stripped.isEmpty { cleaned[g] = stripped }
                             }
                         }

@@ -21,13 +21,7 @@ extension DCMTKBackend {
         onProgress: @Sendable (MoveProgress) async -> Void
     ) async throws(PXError) -> GetResult {
         try Self.requirePlain(connection, tool: "getscu")
-        let placer: InstancePlacer
-        do {
-            placer = try InstancePlacer(
-                root: request.root, layout: request.layout, duplicates: .overwrite, fsync: false)
-        } catch {
-            throw PXError.storage(error)
-        }
+        let placer = try request.placer()
         let staging = try TemporaryDirectory(prefix: ".px-incoming", in: placer.root)
         defer { staging.remove(logger: logger) }
         var arguments = [request.model == .studyRoot ? "-S" : "-P", "-v", "+B", "-od", staging.path]

@@ -151,15 +151,7 @@ public struct DICOMWebBackend: DICOMBackend {
         _ request: GetRequest, connection: Connection, logger: Logger,
         onProgress: @Sendable (MoveProgress) async -> Void
     ) async throws -> GetResult {
-        let placer: InstancePlacer
-        let incoming: String
-        do {
-            placer = try InstancePlacer(
-                root: request.root, layout: request.layout, duplicates: .overwrite, fsync: false)
-            incoming = try placer.storage.stagingFolder()
-        } catch {
-            throw PXError.storage(error)
-        }
+        let (placer, incoming) = try request.placerAndStagingFolder()
         defer { rmdir(incoming) }
         let paths = DICOMWebClient.retrievePaths(request)
         let (instances, failures) = try await DICOMWebClient.with(place, timeouts: connection.timeouts, logger: logger)

@@ -18,16 +18,7 @@ extension NativeBackend {
         _ request: GetRequest, connection: Connection, logger: Logger,
         onProgress: @Sendable (MoveProgress) async -> Void
     ) async throws(PXError) -> GetResult {
-        // Like getscu, which overwrites a file of the same name.
-        let placer: InstancePlacer
-        let incoming: String
-        do {
-            placer = try InstancePlacer(
-                root: request.root, layout: request.layout, duplicates: .overwrite, fsync: false)
-            incoming = try placer.storage.stagingFolder()
-        } catch {
-            throw PXError.storage(error)
-        }
+        let (placer, incoming) = try request.placerAndStagingFolder()
         defer { rmdir(incoming) }
         let client = self.client(connection, logger: logger)
         let peer = self.peer(connection)

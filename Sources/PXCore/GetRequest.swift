@@ -81,3 +81,27 @@ public struct GetResult: Hashable, Sendable {
         self.storeFailures = storeFailures
     }
 }
+
+extension GetRequest {
+    /// The placer every retrieval into ``root`` stores through (C-GET on either backend, WADO-RS): the
+    /// request's layout, and a file of the same name overwritten, as getscu does.
+    /// - Throws: ``PXError`` for a root that cannot be opened as a folder.
+    public func placer() throws(PXError) -> InstancePlacer {
+        do {
+            return try InstancePlacer(root: root, layout: layout, duplicates: .overwrite, fsync: false)
+        } catch {
+            throw PXError.storage(error)
+        }
+    }
+
+    /// ``placer()`` and its staging folder (`<root>/.px-incoming`), for a retrieval that writes each
+    /// instance there before placing it; the caller removes the folder (rmdir) when done.
+    public func placerAndStagingFolder() throws(PXError) -> (placer: InstancePlacer, incoming: String) {
+        let placer = try placer()
+        do {
+            return (placer, try placer.storage.stagingFolder())
+        } catch {
+            throw PXError.storage(error)
+        }
+    }
+}

@@ -37,7 +37,7 @@ struct StateMachineActionTests {
                     s.sendall(bytes.fromhex("\(rq)"))
                     s.settimeout(0.1)
                     t = time.time(); data = b""; closed = None
-                    while time.time() - t < 8:
+                    while time.time() - t < 20:
                         try:
                             chunk = s.recv(65536)
                             if not chunk:
@@ -58,7 +58,10 @@ struct StateMachineActionTests {
                 let parts = result.output.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ")
                 #expect(parts.first == "03", "an A-ASSOCIATE-RJ first: \(result.output)")
                 let closedAfter = Double(parts.last ?? "") ?? -1
-                #expect(closedAfter >= 0.5 && closedAfter < 4, "closed after \(closedAfter) s (-1: never)")
+                // Not before ARTIM (0.6 s), and while the peer was still sending: had its PDUs restarted
+                // ARTIM, the server would never close. (How soon after 0.6 s depends on the machine's load:
+                // a full parallel run on two cores has delayed it by seconds.)
+                #expect(closedAfter >= 0.5, "closed after \(closedAfter) s (-1: never)")
             }
         }
     }

@@ -21,7 +21,8 @@
 #   PX_ORTHANC_DICOMWEB    1: load the DICOMweb plugin (Debian package orthanc-dicomweb) and
 #                          answer QIDO-RS/WADO-RS/STOW-RS at http://127.0.0.1:HTTP_PORT/dicom-web/
 #                          (same HTTP port, so the printed ports are unchanged)
-#   PX_ORTHANC_DICOMWEB_PLUGIN  the plugin's path (default /usr/lib/orthanc/libOrthancDicomWeb.so.1.7)
+#   PX_ORTHANC_DICOMWEB_PLUGIN  the plugin's path (default: the package's versionless link,
+#                               /usr/share/orthanc/plugins/libOrthancDicomWeb.so)
 set -euo pipefail
 
 usage() {
@@ -96,7 +97,7 @@ check_port "$http_port"
 
 dicomweb_plugin=""
 if [[ "${PX_ORTHANC_DICOMWEB:-0}" == "1" ]]; then
-    dicomweb_plugin=${PX_ORTHANC_DICOMWEB_PLUGIN:-/usr/lib/orthanc/libOrthancDicomWeb.so.1.7}
+    dicomweb_plugin=${PX_ORTHANC_DICOMWEB_PLUGIN:-/usr/share/orthanc/plugins/libOrthancDicomWeb.so}
     [[ -r "$dicomweb_plugin" ]] || die "DICOMweb plugin $dicomweb_plugin not found;" \
         "install with scripts/setup-test-env.sh (or: apt-get install -y orthanc-dicomweb)"
 fi

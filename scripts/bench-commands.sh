@@ -19,8 +19,6 @@ ct=$(bench_ct300 "$work")
 (cd "$root" && swift build -c release --static-swift-stdlib --product px-echo >/dev/null && swift build -c release --static-swift-stdlib --product px-find >/dev/null)
 bin="$root/.build/release"
 
-time_us() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N); echo $(( (t1 - t0) / 1000 )); }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 # --- peers: storescp for echo, dcmqrscp holding the 300 CT images for find
 scp_port=$(free_port)

@@ -18,3 +18,12 @@ free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1
 
 # The median of the numbers on stdin, one per line.
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# time_us CMD...: the wall time of CMD in microseconds (its output discarded).
+time_us() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N); echo $(( (t1 - t0) / 1000 )); }
+
+# ratio A B: A / B with two decimals.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+# ms MICROSECONDS: the same in milliseconds with two decimals.
+ms() { awk -v u="$1" 'BEGIN { printf "%.2f", u / 1000 }'; }

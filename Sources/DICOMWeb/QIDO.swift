@@ -67,16 +67,20 @@ extension DICOMWebClient {
         return (path, query)
     }
 
-    /// Searches (PS3.18 §10.6), in pages of ``pageSize`` until the result is complete or
-    /// `request.limit` matches arrived; `onMatch` sees each match as its page arrives.
+    /// Searches (PS3.18 §10.6), in pages of `pageSize` matches (`limit` and `offset`, PS3.18
+    /// §8.3.4.4) until a page comes back short or `request.limit` matches arrived; `onMatch` sees
+    /// each match as its page arrives.
     ///
     /// - Returns: the matches decoded from the DICOM JSON Model (PS3.18 §F.2).
     /// - Throws: ``PXError``.
-    public func search(_ request: FindRequest, onMatch: (DataSet) async throws -> Void) async throws -> [DataSet] {
+    public func search(
+        _ request: FindRequest, pageSize: Int = Self.pageSize, onMatch: (DataSet) async throws -> Void
+    ) async throws -> [DataSet] {
         let target = try Self.searchTarget(request)
+        let pageSize = max(1, pageSize)
         var matches: [DataSet] = []
         while true {
-            let wanted = request.limit.map { min(Self.pageSize, $0 - matches.count) } ?? Self.pageSize
+            let wanted = request.limit.map { min(pageSize, $0 - matches.count) } ?? pageSize
             if wanted <= 0 { break }
             var query = target.query
             query.append(("limit", String(wanted)))

@@ -30,7 +30,15 @@ extension DICOMWebCommandTests {
         let place = try DICOMWebPlace(url: Self.url(context))
         let studyKeys = ["-k", "NumberOfStudyRelatedSeries", "-k", "NumberOfStudyRelatedInstances", "-k", "AccessionNumber"]
         let dimseStudies = try await Self.cFind(context, ["--level", "study"] + studyKeys, by: "StudyInstanceUID")
-        #expect(Set(dimseStudies.keys) == Set(context.corpus.studies.keys))
+        // Other tests of the suite may have stored more studies (STOW-RS): the loaded corpus is a part.
+        #expect(Set(context.corpus.studies.keys).isSubset(of: Set(dimseStudies.keys)))
+        /// A value as the inventory gives it: `nil` for none or empty; a PN without its empty trailing
+        /// component groups (C-FIND and QIDO-RS of Orthanc spell `A=B=` and `A=B`).
+        func normalised(_ value: String?, personName: Bool = false) -> String? {
+            guard var value, !value.isEmpty else { return nil }
+            while personName && value.hasSuffix("=") { value.removeLast() }
+            return value
+        }
         // A page of one match: every answer needs the offset paging (a single request would give one match).
         for pageSize in [1, 500] {
             let inventory = DICOMWebInventory(place: place, pageSize: pageSize)
@@ -41,16 +49,20 @@ extension DICOMWebCommandTests {
                 let uid = study.studyInstanceUID
                 let dimse = dimseStudies[uid]
                 func dimseValue(_ keyword: String) -> String? {
-                    OrthancCommandTests.value(dimse, keyword).flatMap { $0.isEmpty ? nil : $0 }
+                    normalised(OrthancCommandTests.value(dimse, keyword), personName: keyword == "PatientName")
                 }
-                #expect(study.patientID == dimseValue("PatientID"), "\(uid)")
-                #expect(study.patientName == dimseValue("PatientName"), "\(uid)")
-                #expect(study.studyDate == dimseValue("StudyDate"), "\(uid)")
-                #expect(study.studyDescription == dimseValue("StudyDescription"), "\(uid)")
-                #expect(study.accessionNumber == dimseValue("AccessionNumber"), "\(uid)")
                 #expect(study.seriesCount.map(String.init) == dimseValue("NumberOfStudyRelatedSeries"), "\(uid)")
                 #expect(study.instanceCount.map(String.init) == dimseValue("NumberOfStudyRelatedInstances"), "\(uid)")
-                #expect(study.instanceCount == context.corpus.studies[uid]?.count, "\(uid)")
+                #expect(study.patientID == dimseValue("PatientID"), "\(uid)")
+                #expect(study.studyDate == dimseValue("StudyDate"), "\(uid)")
+                #expect(study.accessionNumber == dimseValue("AccessionNumber"), "\(uid)")
+                if let loaded = context.corpus.studies[uid] {
+                    // The corpus' names and descriptions (Latin-1, UTF-8, Japanese) come back the same
+                    // both ways (other stored studies have characters Orthanc's two answers spell apart).
+                    #expect(normalised(study.patientName, personName: true) == dimseValue("PatientName"), "\(uid)")
+                    #expect(study.studyDescription == dimseValue("StudyDescription"), "\(uid)")
+                    #expect(study.instanceCount == loaded.count, "\(uid)")
+                }
 
                 let dimseSeries = try await Self.cFind(
                     context,
@@ -63,17 +75,21 @@ extension DICOMWebCommandTests {
                 #expect(Set(series.map(\.seriesInstanceUID)) == Set(dimseSeries.keys), "\(uid)")
                 for one in series {
                     let entry = dimseSeries[one.seriesInstanceUID]
+                    func dimseValue(_ keyword: String) -> String? {
+                        normalised(OrthancCommandTests.value(entry, keyword))
+                    }
                     #expect(one.studyInstanceUID == uid)
-                    #expect(one.modality == OrthancCommandTests.value(entry, "Modality"))
-                    #expect(one.seriesNumber == OrthancCommandTests.value(entry, "SeriesNumber"))
-                    #expect(one.seriesDescription == OrthancCommandTests.value(entry, "SeriesDescription"))
-                    #expect(
-                        one.instanceCount.map(String.init)
-                            == OrthancCommandTests.value(entry, "NumberOfSeriesRelatedInstances"))
-                    let members = context.corpus.series[one.seriesInstanceUID] ?? []
+                    #expect(one.modality == dimseValue("Modality"))
+                    #expect(one.seriesNumber == dimseValue("SeriesNumber"))
+                    #expect(one.instanceCount.map(String.init) == dimseValue("NumberOfSeriesRelatedInstances"))
+                    if context.corpus.studies[uid] != nil {
+                        #expect(one.seriesDescription == dimseValue("SeriesDescription"))
+                    }
                     let instances = try await inventory.instances(ofStudy: uid, series: one.seriesInstanceUID)
-                    #expect(instances == Set(members.compactMap { $0.string(.sopInstanceUID) }))
-                    #expect(instances.count == one.instanceCount)
+                    #expect(instances.count == one.instanceCount, "\(one.seriesInstanceUID)")
+                    if let members = context.corpus.series[one.seriesInstanceUID] {
+                        #expect(instances == Set(members.compactMap { $0.string(.sopInstanceUID) }))
+                    }
                 }
             }
         }

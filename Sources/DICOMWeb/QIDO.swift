@@ -87,6 +87,14 @@ extension DICOMWebClient {
             if !matches.isEmpty { query.append(("offset", String(matches.count))) }
             let response = try await send(
                 .GET, url(target.path, query: query), headers: [("Accept", "application/dicom+json")])
+            if response.status.code == 204 { break }
+            // A body that is not JSON (a WADO-RS endpoint answering a multipart, an HTML page) is
+            // refused before any of it is read into memory.
+            let contentType = response.headers.first(name: "content-type")?.lowercased() ?? ""
+            guard contentType.isEmpty || contentType.contains("json") else {
+                throw PXError.invalidResponse(
+                    "QIDO-RS answer of type '\(contentType)', expected application/dicom+json (PS3.18 §10.6.3)")
+            }
             let bytes = try await collect(response)
             let page = try Self.decodeDataSets(bytes)
             for match in page {

@@ -305,7 +305,8 @@ public struct DICOMWebBackend: DICOMBackend {
                 out.append(resource)
             } else {
                 for uid in series {
-                    out.append(Resource(request: resource.request, path: resource.path + "/series/" + uid))
+                    out.append(
+                        Resource(request: resource.request, path: resource.path + "/series/" + DICOMWebClient.pathSegment(uid)))
                 }
             }
         }

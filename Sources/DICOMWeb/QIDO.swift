@@ -22,7 +22,7 @@ extension DICOMWebClient {
             guard let values = ids.strings(tag), values.count == 1, let value = values.first, !value.isEmpty,
                 !value.contains("*"), !value.contains("?")
             else { return nil }
-            return value
+            return pathSegment(value)
         }
         var inPath: Set<Tag> = []
         var path: String

@@ -244,7 +244,8 @@ struct DICOMWebCommandTests {
     /// Retry-After: 0 twice, then one complete part; `auth` answers 401 unless the request has
     /// `Authorization: Bearer s3cret`, then one complete part; `large` streams one part of
     /// `PX_LARGE_BYTES` bytes (the file's data set without Pixel Data, padded by an OB element), never
-    /// held whole in memory.
+    /// held whole in memory; `html` answers 200 with a web page, as a URL that is not a DICOMweb
+    /// service's may.
     /// Prints its port, then one line per request: `PATH AUTHORIZATION`.
     static let scriptedServer = #"""
         import http.server, os, struct, sys
@@ -277,6 +278,14 @@ struct DICOMWebCommandTests {
                     body = b'{"Message": "credentials required"}'
                     self.send_response(401)
                     self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                if kind == "html":
+                    body = b"<html><body>Welcome</body></html>"
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/html")
                     self.send_header("Content-Length", str(len(body)))
                     self.end_headers()
                     self.wfile.write(body)

@@ -33,7 +33,8 @@ public struct DICOMWebBackend: DICOMBackend {
     public static func validatedParallel(_ value: Int) throws(PXError) -> Int {
         guard parallelRange.contains(value) else {
             throw .usage(
-                "--parallel must be from \(parallelRange.lowerBound) to \(parallelRange.upperBound) (requests at once), not \(value)")
+                "--parallel must be from \(parallelRange.lowerBound) to \(parallelRange.upperBound) (requests at once), not \(value)"
+            )
         }
         return value
     }
@@ -213,7 +214,9 @@ public struct DICOMWebBackend: DICOMBackend {
         return try await DICOMWebClient.with(place, timeouts: connection.timeouts, logger: logger) { client in
             var resources: [Resource] = []
             for (index, request) in requests.enumerated() {
-                for path in DICOMWebClient.retrievePaths(request) { resources.append(Resource(request: index, path: path)) }
+                for path in DICOMWebClient.retrievePaths(request) {
+                    resources.append(Resource(request: index, path: path))
+                }
             }
             if parallel > 1 && resources.count < parallel {
                 resources = try await Self.splitStudies(resources, of: requests, client: client, logger: logger)
@@ -250,7 +253,8 @@ public struct DICOMWebBackend: DICOMBackend {
                                 switch outcome {
                                 case .success(let instance): retrieved.instances.append(instance)
                                 case .failure(let error):
-                                    retrieved.failures.append(.storeFailed(path: nil, sopInstanceUID: nil, error: error))
+                                    retrieved.failures.append(
+                                        .storeFailed(path: nil, sopInstanceUID: nil, error: error))
                                 }
                             }
                             return retrieved
@@ -297,7 +301,8 @@ public struct DICOMWebBackend: DICOMBackend {
                 series = try await client.search(FindRequest(level: .series, identifier: identifier)) { _ in }
                     .compactMap { $0.string(.seriesInstanceUID) }.filter { !$0.isEmpty }
             } catch {
-                logger.debug("cannot list the series of \(request.studyInstanceUID) (\(error)); retrieving the study whole")
+                logger.debug(
+                    "cannot list the series of \(request.studyInstanceUID) (\(error)); retrieving the study whole")
                 out.append(resource)
                 continue
             }
@@ -306,7 +311,9 @@ public struct DICOMWebBackend: DICOMBackend {
             } else {
                 for uid in series {
                     out.append(
-                        Resource(request: resource.request, path: resource.path + "/series/" + DICOMWebClient.pathSegment(uid)))
+                        Resource(
+                            request: resource.request,
+                            path: resource.path + "/series/" + DICOMWebClient.pathSegment(uid)))
                 }
             }
         }

@@ -59,7 +59,8 @@ public struct DICOMWebInventory: PlaceInventory {
         var identifier = DataSet()
         identifier.set(.studyInstanceUID, vr: .UI, string: studyInstanceUID)
         for (tag, vr) in [
-            (Tag.seriesInstanceUID, VR.UI), (.modality, .CS), (InventoryTag.seriesNumber, .IS), (.seriesDescription, .LO),
+            (Tag.seriesInstanceUID, VR.UI), (.modality, .CS), (InventoryTag.seriesNumber, .IS),
+            (.seriesDescription, .LO),
             (InventoryTag.numberOfSeriesRelatedInstances, .IS),
         ] {
             identifier.set(DataElement(tag: tag, vr: vr, bytes: []))

@@ -386,7 +386,10 @@ struct DICOMWebCommandTests {
         // --parallel 1: one WADO-RS request for the study (with more, px first lists its series by QIDO-RS).
         let busy = try await PeerHarness.runAsync(
             "px-get",
-            ["http://127.0.0.1:\(port)/busy", "--StudyInstanceUID", "1.2.3", "-d", context.work + "/busy", "--parallel", "1"])
+            [
+                "http://127.0.0.1:\(port)/busy", "--StudyInstanceUID", "1.2.3", "-d", context.work + "/busy",
+                "--parallel", "1",
+            ])
         #expect(busy.exitCode == 0, "\(busy.stdout) \(busy.stderr)")
         #expect(busy.json?["data"]?["completed"] == .number("1"), "\(busy.stdout)")
         #expect(

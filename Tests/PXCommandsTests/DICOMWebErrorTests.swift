@@ -7,7 +7,9 @@ import Testing
 /// resolve, a URL that is not one, and a URL whose server answers 200 with something that is not
 /// DICOMweb. Each a JSON error with a code and a non-zero exit, and no file under the root.
 extension DICOMWebCommandTests {
-    @Test("wrong URLs: unknown host, malformed URL, a web page instead of DICOMweb: JSON errors, non-zero exits, no files")
+    @Test(
+        "wrong URLs: unknown host, malformed URL, a web page instead of DICOMweb: JSON errors, non-zero exits, no files"
+    )
     func wrongURLs() async throws {
         let context = try Self.context()
         let root = context.work + "/wrong-urls"

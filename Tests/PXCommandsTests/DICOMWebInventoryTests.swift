@@ -28,7 +28,9 @@ extension DICOMWebCommandTests {
     func inventoryEqualsCFind() async throws {
         let context = try Self.context()
         let place = try DICOMWebPlace(url: Self.url(context))
-        let studyKeys = ["-k", "NumberOfStudyRelatedSeries", "-k", "NumberOfStudyRelatedInstances", "-k", "AccessionNumber"]
+        let studyKeys = [
+            "-k", "NumberOfStudyRelatedSeries", "-k", "NumberOfStudyRelatedInstances", "-k", "AccessionNumber",
+        ]
         let dimseStudies = try await Self.cFind(context, ["--level", "study"] + studyKeys, by: "StudyInstanceUID")
         // Other tests of the suite may have stored more studies (STOW-RS): the loaded corpus is a part.
         #expect(Set(context.corpus.studies.keys).isSubset(of: Set(dimseStudies.keys)))

@@ -79,6 +79,8 @@ extension DICOMWebClient {
         let target = try Self.searchTarget(request)
         let pageSize = max(1, pageSize)
         var matches: [DataSet] = []
+        var previousFirst: String?
+        var pages = 0
         while true {
             let wanted = request.limit.map { min(pageSize, $0 - matches.count) } ?? pageSize
             if wanted <= 0 { break }
@@ -97,13 +99,31 @@ extension DICOMWebClient {
             }
             let bytes = try await collect(response)
             let page = try Self.decodeDataSets(bytes)
-            for match in page {
+            // A page that starts as the previous one did: the service ignores `offset`, and asking on
+            // would never end.
+            let first = page.first.map(Self.identity)
+            if let first, first == previousFirst {
+                throw PXError.invalidResponse(
+                    "the QIDO-RS service ignores offset (PS3.18 §8.3.4.4): page \(pages + 1) repeats page \(pages)")
+            }
+            previousFirst = first
+            pages += 1
+            // With --limit, no more than asked for, whatever the service sent.
+            for match in page.prefix(request.limit == nil ? page.count : wanted) {
                 try await onMatch(match)
                 matches.append(match)
             }
-            if page.count < wanted { break }
+            // A short page is the last; a longer one than asked for means the service ignores `limit`
+            // and sent all it has.
+            if page.count != wanted { break }
         }
         return matches
+    }
+
+    /// A match's Study, Series and SOP Instance UIDs, as one text.
+    static func identity(_ match: DataSet) -> String {
+        [Tag.studyInstanceUID, .seriesInstanceUID, .sopInstanceUID].map { match.string($0) ?? "" }.joined(
+            separator: "/")
     }
 
     /// The data sets of a DICOM JSON answer: an array of objects (an empty body is none).

@@ -1,5 +1,7 @@
 import DICOMData
+import DICOMWeb
 import Foundation
+import PXCore
 import PXTestSupport
 import Testing
 
@@ -41,5 +43,32 @@ extension DICOMWebCommandTests {
             #expect(get.json?["error"]?["code"]?.stringValue == "invalidResponse", "\(get.stdout)")
         }
         #expect(Self.files(under: root).isEmpty)
+    }
+}
+
+extension DICOMWebCommandTests {
+    @Test("QIDO-RS paging against services that ignore limit, or offset: all matches once, or an error, never a loop")
+    func pagingHostile() async throws {
+        let context = try Self.context()
+        let file = try #require(context.corpus.files.first)
+        let (server, port) = try await Self.startScriptedServer(context, file: file, name: "paging-server")
+        defer { server.kill() }
+        let noPaging = DICOMWebInventory(
+            place: try DICOMWebPlace(url: "http://127.0.0.1:\(port)/nopaging"), pageSize: 2)
+        let studies = try await noPaging.studies(matching: DataSet())
+        #expect(studies.map(\.studyInstanceUID) == ["1.2.3.1", "1.2.3.2", "1.2.3.3"])
+
+        let noOffset = DICOMWebInventory(
+            place: try DICOMWebPlace(url: "http://127.0.0.1:\(port)/nooffset"), pageSize: 1)
+        do {
+            let got = try await noOffset.studies(matching: DataSet())
+            Issue.record("a service that ignores offset gave \(got.count) studies, no error")
+        } catch {
+            #expect(error.code == .invalidResponse, "\(error)")
+        }
+
+        let limited = try await PeerHarness.runAsync(
+            "px-find", ["http://127.0.0.1:\(port)/nopaging", "--level", "study", "--limit", "2"])
+        #expect(limited.json?["data"]?.arrayValue?.count == 2, "\(limited.stdout)")
     }
 }

@@ -210,6 +210,7 @@ let package = Package(
             name: "PXCommands",
             dependencies: [
                 "PXCommandLine",
+                "DICOMWeb",
                 "PXCore",
                 "PXStorage",
                 "DICOMData",

@@ -20,6 +20,24 @@ public struct DICOMWebBackend: DICOMBackend {
     public let place: DICOMWebPlace
     /// The transfer syntax asked for in WADO-RS Accept headers; `nil` for the archive's own (`*`).
     public let transferSyntax: String?
+    /// How many WADO-RS requests px-get has in flight at once (``parallelRange``).
+    public var parallel: Int = Self.defaultParallel
+
+    /// px-get's `--parallel` default: a few requests at once keep a server busy without flooding it.
+    public static let defaultParallel = 4
+    /// The values `--parallel` accepts.
+    public static let parallelRange = 1...32
+
+    /// `value` when it is in ``parallelRange``.
+    /// - Throws: ``PXError/usage(_:)`` otherwise.
+    public static func validatedParallel(_ value: Int) throws(PXError) -> Int {
+        guard parallelRange.contains(value) else {
+            throw .usage(
+                "--parallel must be from \(parallelRange.lowerBound) to \(parallelRange.upperBound) (requests at once), not \(value)"
+            )
+        }
+        return value
+    }
 
     public var name: String { "dicomweb" }
 
@@ -137,50 +155,169 @@ public struct DICOMWebBackend: DICOMBackend {
     }
 
     /// WADO-RS (PS3.18 §10.4): each instance written to `<root>/.px-incoming` as it arrives and placed
-    /// in the ``StorageLayout`` tree once complete.
+    /// in the ``StorageLayout`` tree once complete; ``parallel`` resources at once (see
+    /// ``get(_:connection:logger:onProgress:)-([GetRequest],_,_,_)``).
     public func get(
         _ request: GetRequest, connection: Connection, logger: Logger,
         onProgress: @Sendable (MoveProgress) async -> Void
     ) async throws(PXError) -> GetResult {
+        let results = try await get([request], connection: connection, logger: logger) { _, progress in
+            await onProgress(progress)
+        }
+        guard let result = results.first else { throw PXError.invalidResponse("WADO-RS retrieval gave no result") }
+        return result
+    }
+
+    /// WADO-RS of several requests over one HTTP client, ``parallel`` requests in flight at once
+    /// (PS3.18 §10.4.1.1: a study, a series or an instance per request).
+    ///
+    /// The resources are the requests' own (``DICOMWebClient/retrievePaths(_:)``); when there are fewer
+    /// of them than ``parallel``, a study is split into its series (found with QIDO-RS, PS3.18
+    /// §10.6), so one big study is fetched in parallel too. Each resource streams into its own
+    /// temporary files (memory bounded per request, as for one) and each instance is placed atomically
+    /// once complete; the first failing resource cancels the others, whose partial files are removed.
+    ///
+    /// - Parameter onProgress: a request's counts each time one of its resources is complete, and its
+    ///   final counts.
+    /// - Returns: one result per request, in the requests' order.
+    public func get(
+        _ requests: [GetRequest], connection: Connection, logger: Logger,
+        onProgress: @Sendable (GetRequest, MoveProgress) async -> Void
+    ) async throws(PXError) -> [GetResult] {
         try await PXError.catching {
-            try await self.retrieve(request, connection: connection, logger: logger, onProgress: onProgress)
+            try await self.retrieve(requests, connection: connection, logger: logger, onProgress: onProgress)
         }
     }
 
+    /// One resource to retrieve: which request it serves and its path.
+    private struct Resource: Sendable {
+        var request: Int
+        var path: String
+    }
+
+    /// What one resource gave.
+    private struct Retrieved: Sendable {
+        var request: Int
+        var instances: [ReceivedInstance] = []
+        var failures: [ListenEvent] = []
+    }
+
     private func retrieve(
-        _ request: GetRequest, connection: Connection, logger: Logger,
-        onProgress: @Sendable (MoveProgress) async -> Void
-    ) async throws -> GetResult {
-        let (placer, incoming) = try request.placerAndStagingFolder()
-        defer { rmdir(incoming) }
-        let paths = DICOMWebClient.retrievePaths(request)
-        let (instances, failures) = try await DICOMWebClient.with(place, timeouts: connection.timeouts, logger: logger)
-        { client in
-            var instances: [ReceivedInstance] = []
-            var failures: [ListenEvent] = []
-            for path in paths {
-                try await client.retrieve(path, transferSyntax: transferSyntax, placer: placer, incoming: incoming) {
-                    outcome in
-                    switch outcome {
-                    case .success(let instance): instances.append(instance)
-                    case .failure(let error):
-                        failures.append(.storeFailed(path: nil, sopInstanceUID: nil, error: error))
-                    }
-                    await onProgress(
-                        MoveProgress(
-                            remaining: nil, completed: instances.count, failed: failures.count, warning: 0,
-                            status: .pending))
+        _ requests: [GetRequest], connection: Connection, logger: Logger,
+        onProgress: @Sendable (GetRequest, MoveProgress) async -> Void
+    ) async throws -> [GetResult] {
+        var placers: [(placer: InstancePlacer, incoming: String)] = []
+        defer { for staging in placers { rmdir(staging.incoming) } }
+        for request in requests { placers.append(try request.placerAndStagingFolder()) }
+        let parallel = self.parallel
+        let transferSyntax = self.transferSyntax
+        return try await DICOMWebClient.with(place, timeouts: connection.timeouts, logger: logger) { client in
+            var resources: [Resource] = []
+            for (index, request) in requests.enumerated() {
+                for path in DICOMWebClient.retrievePaths(request) {
+                    resources.append(Resource(request: index, path: path))
                 }
             }
-            return (instances, failures)
+            if parallel > 1 && resources.count < parallel {
+                resources = try await Self.splitStudies(resources, of: requests, client: client, logger: logger)
+            }
+            var results = requests.map {
+                GetResult(
+                    request: $0, status: .success, remaining: 0, completed: 0, failed: 0, warning: 0, responses: 0,
+                    instances: [], storeFailures: [])
+            }
+            func account(_ retrieved: Retrieved) async {
+                results[retrieved.request].instances += retrieved.instances
+                results[retrieved.request].storeFailures += retrieved.failures
+                results[retrieved.request].responses += 1
+                let result = results[retrieved.request]
+                await onProgress(
+                    result.request,
+                    MoveProgress(
+                        remaining: nil, completed: result.instances.count, failed: result.storeFailures.count,
+                        warning: 0, status: .pending))
+            }
+            try await withThrowingTaskGroup(of: Retrieved.self) { group in
+                var next = 0
+                var running = 0
+                while next < resources.count || running > 0 {
+                    while next < resources.count && running < parallel {
+                        let resource = resources[next]
+                        let staging = placers[resource.request]
+                        group.addTask {
+                            var retrieved = Retrieved(request: resource.request)
+                            try await client.retrieve(
+                                resource.path, transferSyntax: transferSyntax, placer: staging.placer,
+                                incoming: staging.incoming
+                            ) { outcome in
+                                switch outcome {
+                                case .success(let instance): retrieved.instances.append(instance)
+                                case .failure(let error):
+                                    retrieved.failures.append(
+                                        .storeFailed(path: nil, sopInstanceUID: nil, error: error))
+                                }
+                            }
+                            return retrieved
+                        }
+                        next += 1
+                        running += 1
+                    }
+                    if let retrieved = try await group.next() { await account(retrieved) }
+                    running -= 1
+                }
+            }
+            for index in results.indices {
+                let failed = results[index].storeFailures.count
+                results[index].completed = results[index].instances.count
+                results[index].failed = failed
+                results[index].status = failed == 0 ? .success : DIMSEStatus(code: 0xB000, service: .get)
+                await onProgress(
+                    results[index].request,
+                    MoveProgress(
+                        remaining: 0, completed: results[index].completed, failed: failed, warning: 0,
+                        status: results[index].status))
+            }
+            return results
         }
-        let status = failures.isEmpty ? DIMSEStatus.success : DIMSEStatus(code: 0xB000, service: .get)
-        await onProgress(
-            MoveProgress(remaining: 0, completed: instances.count, failed: failures.count, warning: 0, status: status))
-        return GetResult(
-            request: request, status: status, remaining: 0, completed: instances.count, failed: failures.count,
-            warning: 0,
-            responses: paths.count, instances: instances, storeFailures: failures)
+    }
+
+    /// `resources` with each whole study replaced by its series (QIDO-RS, PS3.18 §10.6.1.2); a study
+    /// whose series cannot be listed stays one resource (its retrieval then says why).
+    private static func splitStudies(
+        _ resources: [Resource], of requests: [GetRequest], client: DICOMWebClient, logger: Logger
+    ) async throws -> [Resource] {
+        var out: [Resource] = []
+        for resource in resources {
+            let request = requests[resource.request]
+            guard request.seriesInstanceUID == nil else {
+                out.append(resource)
+                continue
+            }
+            var identifier = DataSet()
+            identifier.set(.studyInstanceUID, vr: .UI, string: request.studyInstanceUID)
+            identifier.set(DataElement(tag: .seriesInstanceUID, vr: .UI, bytes: []))
+            let series: [String]
+            do {
+                series = try await client.search(FindRequest(level: .series, identifier: identifier)) { _ in }
+                    .compactMap { $0.string(.seriesInstanceUID) }.filter { !$0.isEmpty }
+            } catch {
+                logger.debug(
+                    "cannot list the series of \(request.studyInstanceUID) (\(error)); retrieving the study whole")
+                out.append(resource)
+                continue
+            }
+            if series.count < 2 {
+                out.append(resource)
+            } else {
+                for uid in series {
+                    out.append(
+                        Resource(
+                            request: resource.request,
+                            path: resource.path + "/series/" + DICOMWebClient.pathSegment(uid)))
+                }
+            }
+        }
+        return out
     }
 
     /// Not a DICOMweb transaction.

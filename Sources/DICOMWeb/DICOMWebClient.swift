@@ -67,23 +67,47 @@ public struct DICOMWebClient: Sendable {
 
     /// `base + path` with the query items percent-encoded (RFC 3986 §3.4).
     func url(_ path: String, query: [(String, String)] = []) -> String {
-        var text = place.baseURL + path
+        Self.url(place.baseURL + path, query: query)
+    }
+
+    /// `address` with the query items percent-encoded (RFC 3986 §3.4).
+    static func url(_ address: String, query: [(String, String)]) -> String {
+        var text = address
         for (i, item) in query.enumerated() {
-            text += (i == 0 ? "?" : "&") + Self.percentEncoded(item.0) + "=" + Self.percentEncoded(item.1)
+            text += (i == 0 ? "?" : "&") + percentEncoded(item.0) + "=" + percentEncoded(item.1)
         }
         return text
     }
 
-    /// Percent-encodes what a query value cannot hold as it is (RFC 3986 §3.4): the characters with a
-    /// meaning in a query string (`& = + ; #`), `%`, `^`, spaces, controls and non-ASCII. The wildcards
-    /// `*` `?`, `,` of UID lists and `-` of ranges go as they are: some archives (Orthanc 1.10's
-    /// DICOMweb plugin) match query values without percent-decoding them. (A value that must be
-    /// encoded, such as a PN with `^`, then does not match there; the URL must still be valid, or
-    /// the HTTP client re-encodes all of it.)
+    /// Percent-encodes a query parameter's name or value (RFC 3986 §3.4, §2.1; PS3.18 §8.3.4): UTF-8,
+    /// every byte that is not unreserved or one of `!$'()*,:@/?` as `%XX`. So `^`, spaces, `[ ]`, `%`,
+    /// controls and non-ASCII are encoded, and so are `& = + ; #`, which a query string gives a
+    /// meaning to (`+` reads as a space in form decoding). The wildcards `*` `?`, the `,` of UID lists
+    /// and the `-` of ranges go as they are: they are legal in a query and mean the same either way.
+    ///
+    /// Orthanc 1.10's DICOMweb plugin (1.7) compares query values without percent-decoding them: a
+    /// value that needs an escape (a PN with `^`, a description with a space, non-ASCII text) matches
+    /// nothing there, while a DIMSE C-FIND of the same value does (a defect of that server, not of
+    /// the URL; `Doe*` rather than `Doe^John` works with it).
     static func percentEncoded(_ text: String) -> String {
+        percentEncoded(text, keeping: queryLiterals)
+    }
+
+    /// Percent-encodes one path segment (RFC 3986 §3.3: pchar), such as a UID in
+    /// `/studies/{uid}`: a value with `/`, `?` or `#` cannot reach another resource.
+    static func pathSegment(_ text: String) -> String {
+        percentEncoded(text, keeping: pathLiterals)
+    }
+
+    /// The sub-delimiters and `:@/?` left as they are in a query (RFC 3986 §3.4), but for `&=+;`.
+    static let queryLiterals = Set("-._~!$'()*,:@/?".utf8)
+    /// pchar's sub-delimiters, `:` and `@` (RFC 3986 §3.3).
+    static let pathLiterals = Set("-._~!$&'()*+,;=:@".utf8)
+
+    static func percentEncoded(_ text: String, keeping literal: Set<UInt8>) -> String {
         let hex = Array("0123456789ABCDEF".utf8)
-        let literal = Set("-._~!$'()*,:@/?".utf8)
         var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count)
         for b in text.utf8 {
             switch b {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),

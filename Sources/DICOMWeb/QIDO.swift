@@ -22,7 +22,7 @@ extension DICOMWebClient {
             guard let values = ids.strings(tag), values.count == 1, let value = values.first, !value.isEmpty,
                 !value.contains("*"), !value.contains("?")
             else { return nil }
-            return value
+            return pathSegment(value)
         }
         var inPath: Set<Tag> = []
         var path: String
@@ -67,31 +67,63 @@ extension DICOMWebClient {
         return (path, query)
     }
 
-    /// Searches (PS3.18 §10.6), in pages of ``pageSize`` until the result is complete or
-    /// `request.limit` matches arrived; `onMatch` sees each match as its page arrives.
+    /// Searches (PS3.18 §10.6), in pages of `pageSize` matches (`limit` and `offset`, PS3.18
+    /// §8.3.4.4) until a page comes back short or `request.limit` matches arrived; `onMatch` sees
+    /// each match as its page arrives.
     ///
     /// - Returns: the matches decoded from the DICOM JSON Model (PS3.18 §F.2).
     /// - Throws: ``PXError``.
-    public func search(_ request: FindRequest, onMatch: (DataSet) async throws -> Void) async throws -> [DataSet] {
+    public func search(
+        _ request: FindRequest, pageSize: Int = Self.pageSize, onMatch: (DataSet) async throws -> Void
+    ) async throws -> [DataSet] {
         let target = try Self.searchTarget(request)
+        let pageSize = max(1, pageSize)
         var matches: [DataSet] = []
+        var previousFirst: String?
+        var pages = 0
         while true {
-            let wanted = request.limit.map { min(Self.pageSize, $0 - matches.count) } ?? Self.pageSize
+            let wanted = request.limit.map { min(pageSize, $0 - matches.count) } ?? pageSize
             if wanted <= 0 { break }
             var query = target.query
             query.append(("limit", String(wanted)))
             if !matches.isEmpty { query.append(("offset", String(matches.count))) }
             let response = try await send(
                 .GET, url(target.path, query: query), headers: [("Accept", "application/dicom+json")])
+            if response.status.code == 204 { break }
+            // A body that is not JSON (a WADO-RS endpoint answering a multipart, an HTML page) is
+            // refused before any of it is read into memory.
+            let contentType = response.headers.first(name: "content-type")?.lowercased() ?? ""
+            guard contentType.isEmpty || contentType.contains("json") else {
+                throw PXError.invalidResponse(
+                    "QIDO-RS answer of type '\(contentType)', expected application/dicom+json (PS3.18 §10.6.3)")
+            }
             let bytes = try await collect(response)
             let page = try Self.decodeDataSets(bytes)
-            for match in page {
+            // A page that starts as the previous one did: the service ignores `offset`, and asking on
+            // would never end.
+            let first = page.first.map(Self.identity)
+            if let first, first == previousFirst {
+                throw PXError.invalidResponse(
+                    "the QIDO-RS service ignores offset (PS3.18 §8.3.4.4): page \(pages + 1) repeats page \(pages)")
+            }
+            previousFirst = first
+            pages += 1
+            // With --limit, no more than asked for, whatever the service sent.
+            for match in page.prefix(request.limit == nil ? page.count : wanted) {
                 try await onMatch(match)
                 matches.append(match)
             }
-            if page.count < wanted { break }
+            // A short page is the last; a longer one than asked for means the service ignores `limit`
+            // and sent all it has.
+            if page.count != wanted { break }
         }
         return matches
+    }
+
+    /// A match's Study, Series and SOP Instance UIDs, as one text.
+    static func identity(_ match: DataSet) -> String {
+        [Tag.studyInstanceUID, .seriesInstanceUID, .sopInstanceUID].map { match.string($0) ?? "" }.joined(
+            separator: "/")
     }
 
     /// The data sets of a DICOM JSON answer: an array of objects (an empty body is none).

@@ -23,11 +23,11 @@ extension DICOMWebClient {
 
     /// The resource paths of `request`: the study, the series, or one per instance (PS3.18 §10.4.1.1).
     public static func retrievePaths(_ request: GetRequest) -> [String] {
-        let study = "/studies/" + request.studyInstanceUID
+        let study = "/studies/" + pathSegment(request.studyInstanceUID)
         guard let series = request.seriesInstanceUID else { return [study] }
-        let seriesPath = study + "/series/" + series
+        let seriesPath = study + "/series/" + pathSegment(series)
         guard !request.sopInstanceUIDs.isEmpty else { return [seriesPath] }
-        return request.sopInstanceUIDs.map { seriesPath + "/instances/" + $0 }
+        return request.sopInstanceUIDs.map { seriesPath + "/instances/" + pathSegment($0) }
     }
 
     /// Retrieves `path` and places every part.

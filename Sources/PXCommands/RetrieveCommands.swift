@@ -1,4 +1,5 @@
 import DICOMData
+import DICOMWeb
 import PXCommandLine
 import PXCore
 
@@ -51,7 +52,7 @@ public enum MoveCommand {
 public enum GetCommand {
     public static func run(
         connection: ConnectionOptions, timeouts: TimeoutOptions, backend: BackendOptions, logging: LoggingOptions,
-        retrieve: RetrieveOptions, root: String, output: OutputOptions
+        retrieve: RetrieveOptions, root: String, output: OutputOptions, parallel: Int? = nil
     ) async throws {
         let logger = logging.makeLogger(label: "px-get")
         try await CommandRunner.run(
@@ -60,11 +61,26 @@ public enum GetCommand {
             state: [GetResult](), data: summary
         ) { dicomBackend, results in
             let conn = try connection.connection(timeouts: timeouts.timeouts)
+            let parallel = try parallel.map(DICOMWebBackend.validatedParallel)
             let absoluteRoot = absolutePath(root)
             let requests = try retrieve.targets(verb: "get").map { (t: RetrieveSelection) throws(PXError) in
                 try GetRequest(
                     model: retrieve.model, patientID: t.patientID, studyInstanceUID: t.studyInstanceUID,
                     seriesInstanceUID: t.seriesInstanceUID, sopInstanceUIDs: t.sopInstanceUIDs, root: absoluteRoot)
+            }
+            if var web = dicomBackend as? DICOMWebBackend {
+                // WADO-RS: --parallel requests at once, across the targets and the series of a study.
+                web.parallel = parallel ?? DICOMWebBackend.defaultParallel
+                return try await RetrieveLoop.concurrently(into: &results, status: \.status) { progressLine in
+                    try await web.get(requests, connection: conn, logger: logger) { request, progress in
+                        progressLine(
+                            "px-get: \(request.level.dicomValue) \(request.seriesInstanceUID ?? request.studyInstanceUID): "
+                                + "completed \(progress.completed), failed \(progress.failed)")
+                    }
+                }
+            }
+            if parallel != nil {
+                throw PXError.usage("--parallel applies to a DICOMweb peer (WADO-RS); a C-GET runs on one association")
             }
             return try await RetrieveLoop.each(requests, into: &results, operation: "C-GET", status: \.status) {
                 request, progressLine in
@@ -98,16 +114,34 @@ enum RetrieveLoop {
         _ requests: [Request], into results: inout [Result], operation: String, status: (Result) -> DIMSEStatus,
         _ retrieve: (Request, _ progressLine: @escaping @Sendable (String) -> Void) async throws -> Result
     ) async throws -> PXError? {
-        let showProgress = CommandOutput.standardErrorIsTerminal
-        let progressLine: @Sendable (String) -> Void = { line in
-            if showProgress { CommandOutput.writeStandardError("\r" + line + "   ") }
-        }
+        let (showProgress, progressLine) = progress()
         for request in requests {
             let result = try await retrieve(request, progressLine)
             if showProgress { CommandOutput.writeStandardError("\n") }
             results.append(result)
             let resultStatus = status(result)
             if resultStatus.isFailure { return .dimseFailure(resultStatus, operation: operation) }
+        }
+        return nil
+    }
+
+    /// Whether progress lines are shown (stderr is a terminal), and the function writing one over the last.
+    static func progress() -> (show: Bool, line: @Sendable (String) -> Void) {
+        let show = CommandOutput.standardErrorIsTerminal
+        return (show, { line in if show { CommandOutput.writeStandardError("\r" + line + "   ") } })
+    }
+
+    /// Runs `retrieve` once, which retrieves every request side by side, and appends its results.
+    /// - Returns: the first failure status, as ``PXError/dimseFailure(_:operation:)``.
+    static func concurrently<Result>(
+        into results: inout [Result], status: (Result) -> DIMSEStatus,
+        _ retrieve: (_ progressLine: @escaping @Sendable (String) -> Void) async throws -> [Result]
+    ) async throws -> PXError? {
+        let (showProgress, progressLine) = progress()
+        results += try await retrieve(progressLine)
+        if showProgress { CommandOutput.writeStandardError("\n") }
+        if let failed = results.map(status).first(where: \.isFailure) {
+            return .dimseFailure(failed, operation: "C-GET")
         }
         return nil
     }

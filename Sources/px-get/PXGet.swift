@@ -27,6 +27,11 @@ struct PXGet: PXCommand {
             remaining) and the stored instances (path, UIDs, bytes = data set length). The
             DCMTK backend runs getscu +B.
 
+            A DICOMweb peer (http(s)://host/dicom-web) is retrieved with WADO-RS, --parallel
+            requests at once (default 4): the targets side by side, and a study alone split
+            into its series. Each instance streams to a temporary file and is placed once
+            complete; data.gets has one entry per target, in the targets' order.
+
             \(PXExit.helpTable)
             """
     )
@@ -39,6 +44,11 @@ struct PXGet: PXCommand {
     @Option(name: [.customShort("d"), .customLong("datadir")], help: "Root of the storage tree.") var root: String =
         "./px-data"
     @OptionGroup var retrieve: RetrieveOptions
+    @Option(
+        help: ArgumentHelp(
+            "WADO-RS requests at once for a DICOMweb peer (1-32, default 4): the studies, and the series of a study, side by side.",
+            valueName: "n"))
+    var parallel: Int?
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -48,6 +58,6 @@ struct PXGet: PXCommand {
     func run() async throws {
         try await GetCommand.run(
             connection: connection, timeouts: timeouts, backend: backend, logging: logging, retrieve: retrieve,
-            root: root, output: output)
+            root: root, output: output, parallel: parallel)
     }
 }

@@ -244,10 +244,12 @@ struct DICOMWebCommandTests {
     /// Retry-After: 0 twice, then one complete part; `auth` answers 401 unless the request has
     /// `Authorization: Bearer s3cret`, then one complete part; `large` streams one part of
     /// `PX_LARGE_BYTES` bytes (the file's data set without Pixel Data, padded by an OB element), never
-    /// held whole in memory.
+    /// held whole in memory; `html` answers 200 with a web page, as a URL that is not a DICOMweb
+    /// service's may; `nopaging` answers every search with the same three studies (limit and offset
+    /// ignored), `nooffset` with the first `limit` of them (offset ignored).
     /// Prints its port, then one line per request: `PATH AUTHORIZATION`.
     static let scriptedServer = #"""
-        import http.server, os, struct, sys
+        import http.server, json, os, struct, sys
         data = open(sys.argv[1], "rb").read()
         busy = {"count": 0}
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -277,6 +279,27 @@ struct DICOMWebCommandTests {
                     body = b'{"Message": "credentials required"}'
                     self.send_response(401)
                     self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                if kind in ("nopaging", "nooffset"):
+                    # Three studies; `nopaging` ignores limit and offset, `nooffset` ignores offset only.
+                    from urllib.parse import urlparse, parse_qs
+                    studies = [{"0020000D": {"vr": "UI", "Value": [f"1.2.3.{n}"]}} for n in (1, 2, 3)]
+                    if kind == "nooffset":
+                        studies = studies[: int(parse_qs(urlparse(self.path).query).get("limit", ["3"])[0])]
+                    body = json.dumps(studies).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/dicom+json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                if kind == "html":
+                    body = b"<html><body>Welcome</body></html>"
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/html")
                     self.send_header("Content-Length", str(len(body)))
                     self.end_headers()
                     self.wfile.write(body)
@@ -374,8 +397,13 @@ struct DICOMWebCommandTests {
         let file = try #require(context.corpus.files.first)
         let (server, port) = try await Self.startScriptedServer(context, file: file, name: "scripted-server")
         defer { server.kill() }
+        // --parallel 1: one WADO-RS request for the study (with more, px first lists its series by QIDO-RS).
         let busy = try await PeerHarness.runAsync(
-            "px-get", ["http://127.0.0.1:\(port)/busy", "--StudyInstanceUID", "1.2.3", "-d", context.work + "/busy"])
+            "px-get",
+            [
+                "http://127.0.0.1:\(port)/busy", "--StudyInstanceUID", "1.2.3", "-d", context.work + "/busy",
+                "--parallel", "1",
+            ])
         #expect(busy.exitCode == 0, "\(busy.stdout) \(busy.stderr)")
         #expect(busy.json?["data"]?["completed"] == .number("1"), "\(busy.stdout)")
         #expect(

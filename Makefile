@@ -55,6 +55,7 @@ bench: setup
 	PX_BENCH_TRASH=bench-data/trash bash scripts/bench-listen.sh
 	bash scripts/bench-tls.sh
 	PX_BENCH_TRASH=bench-data/trash bash scripts/bench-web.sh
+	bash scripts/bench-move.sh
 	rm -rf bench-data/trash
 
 # libFuzzer targets (Fuzz/, a package of its own) for the PDU, data set, DICOM JSON and storage layout

@@ -24,8 +24,10 @@ struct PXGet: PXCommand {
 
             StudyInstanceUID is always sent with SeriesInstanceUID. data.gets lists each
             C-GET with its final status, sub-operation counts (completed, failed, warning,
-            remaining) and the stored instances (path, UIDs, bytes = data set length). The
-            DCMTK backend runs getscu +B.
+            remaining) and the stored instances (path, UIDs, bytes = data set length).
+            Several targets (or --StudyInstanceUID repeated) share one association on the
+            native backend, reopened once if the peer ends it between two C-GETs; the
+            DCMTK backend runs getscu +B once per target.
 
             A DICOMweb peer (http(s)://host/dicom-web) is retrieved with WADO-RS, --parallel
             requests at once (default 4): the targets side by side, and a study alone split

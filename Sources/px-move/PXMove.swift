@@ -18,7 +18,10 @@ struct PXMove: PXCommand {
 
             StudyInstanceUID is always sent with SeriesInstanceUID (some archives require
             it). The destination: --destination, pypx 0.8's --aetl, else pypx 3.x's --aet.
-            Progress goes to stderr when it is a terminal.
+            Progress goes to stderr when it is a terminal. Several targets (a px-find
+            result, or --StudyInstanceUID repeated) share one association on the native
+            backend, reopened once if the peer ends it between two C-MOVEs; the dcmtk
+            backend runs movescu once per target.
 
             \(PXExit.helpTable)
             """

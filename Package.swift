@@ -32,6 +32,7 @@ let package = Package(
         .executable(name: "px-listen", targets: ["px-listen"]),
         .executable(name: "px-push", targets: ["px-push"]),
         .executable(name: "px-get", targets: ["px-get"]),
+        .library(name: "PXIndex", targets: ["PXIndex"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -45,6 +46,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // DICOMweb (PS3.18) over HTTP/1.1 and 2, TLS through swift-nio-ssl.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // The folder place's index (SQLite, WAL) behind px-serve, px-ls and px-sync.
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // zlib, for Deflated Explicit VR Little Endian (PS3.5 §A.5).
@@ -182,6 +185,21 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // A folder place: its SQLite index (ROOT/.px/index.sqlite) of studies, series and instances, kept
+        // fresh by refresh() and record(), answering PlaceInventory.
+        .target(
+            name: "PXIndex",
+            dependencies: [
+                "PXCore",
+                "PXStorage",
+                "DICOMData",
+                "DICOMNetwork",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
         // `import PX`: the typed model, the data layer and both backends behind one choice.
         .target(
             name: "PX",
@@ -314,6 +332,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 "px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get",
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "PXIndexTests",
+            dependencies: [
+                "PXIndex", "PXCore", "PXStorage", "DICOMData", "DICOMNetwork",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),

@@ -33,6 +33,7 @@ let package = Package(
         .executable(name: "px-push", targets: ["px-push"]),
         .executable(name: "px-get", targets: ["px-get"]),
         .library(name: "PXIndex", targets: ["PXIndex"]),
+        .executable(name: "px-serve", targets: ["px-serve"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -229,6 +230,10 @@ let package = Package(
             dependencies: [
                 "PXCommandLine",
                 "PXCore",
+                "PXIndex",
+                "NativeBackend",
+                "DICOMNetwork",
+                .product(name: "NIOCore", package: "swift-nio"),
                 "PXStorage",
                 "DICOMData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -270,6 +275,17 @@ let package = Package(
         ),
         .executableTarget(
             name: "px-listen",
+            dependencies: [
+                "PXCommandLine",
+                "PXCommands",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        // A folder place served over DIMSE (issue 12).
+        .executableTarget(
+            name: "px-serve",
             dependencies: [
                 "PXCommandLine",
                 "PXCommands",
@@ -332,6 +348,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 "px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get",
+                "px-serve",
             ],
             swiftSettings: strictSettings
         ),

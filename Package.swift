@@ -34,6 +34,7 @@ let package = Package(
         .executable(name: "px-get", targets: ["px-get"]),
         .library(name: "PXIndex", targets: ["PXIndex"]),
         .executable(name: "px-serve", targets: ["px-serve"]),
+        .executable(name: "px-ls", targets: ["px-ls"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -294,6 +295,17 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // A folder place listed as px-find lists a node (issue 12).
+        .executableTarget(
+            name: "px-ls",
+            dependencies: [
+                "PXCommandLine",
+                "PXCommands",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
         // C-STORE SCU and C-GET SCU (issue 4).
         .executableTarget(
             name: "px-push",
@@ -348,7 +360,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 "px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get",
-                "px-serve",
+                "px-serve", "px-ls",
             ],
             swiftSettings: strictSettings
         ),

@@ -15,6 +15,7 @@ release:
 # The seven commands into $(PREFIX)/bin (static Swift stdlib: nothing else to install with them).
 PREFIX ?= /usr/local
 COMMANDS := px-echo px-find px-move px-get px-listen px-push px-dump
+COMMANDS += px-serve px-ls
 install: release
 	install -d "$(DESTDIR)$(PREFIX)/bin"
 	bin=$$($(SWIFT) build -c release --show-bin-path) && \
@@ -54,6 +55,7 @@ bench: setup
 	PX_BENCH_TRASH=bench-data/trash bash scripts/bench-push.sh
 	PX_BENCH_TRASH=bench-data/trash bash scripts/bench-listen.sh
 	bash scripts/bench-tls.sh
+	bash scripts/bench-index.sh
 	rm -rf bench-data/trash
 
 # libFuzzer targets (Fuzz/, a package of its own) for the PDU, data set, DICOM JSON and storage layout

@@ -42,8 +42,10 @@ test: setup
 	$(SWIFT) test --skip-build --filter DICOMNetworkTests
 
 # Builds px, starts an embedded default peer on free loopback ports, runs the commands, stops the peer.
+# Without DCMTK (or with PX_DEMO_PEER=serve) the peer is px-serve over a folder place.
 demo: setup
-	bash scripts/demo.sh
+	if [ "$${PX_DEMO_PEER:-}" != serve ] && command -v dcmqrscp >/dev/null 2>&1; then bash scripts/demo.sh; \
+	else bash scripts/demo-serve.sh; fi
 
 # Benchmarks (release builds, static Swift stdlib: ~3 ms less start-up per process); figures go
 # to stdout as JSON lines. Each script can also be run alone.

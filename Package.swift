@@ -367,7 +367,7 @@ let package = Package(
         .testTarget(
             name: "PXIndexTests",
             dependencies: [
-                "PXIndex", "PXCore", "PXStorage", "DICOMData", "DICOMNetwork",
+                "PXIndex", "PXCore", "PXStorage", "DICOMData", "DICOMNetwork", "PXTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

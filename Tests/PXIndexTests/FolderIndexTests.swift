@@ -155,6 +155,8 @@ import Testing
         defer { _ = system("rm -rf '\(root)' '\(outside)'") }
         try Self.populate(root)
         Self.write(Array("not DICOM at all".utf8), to: root + "/notes.txt")
+        // pypx's bookkeeping: neither indexed nor counted as unreadable.
+        Self.write(Array("[PATIENT]\npatientid = P1\n".utf8), to: root + "/P1/patient.info")
         Self.write([], to: root + "/empty.dcm")
         // A DICOM file with no SOP Instance UID.
         var anonymous = DataSet()

@@ -11,7 +11,8 @@
 #
 # usage: scripts/bench-index.sh [WORKDIR]   (default: bench-data/ in the project)
 # env:   PX_BENCH_INSTANCES (default 10000), PX_BENCH_RUNS (default 5),
-#        PX_BENCH_CONFIG (release, the default, or debug: an existing debug build, no release build)
+#        PX_BENCH_CONFIG (release, the default, or debug: an existing debug build, no release build),
+#        PX_BENCH_BIN (a folder holding an already built px-ls: nothing is built)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$root/bench-data}
@@ -21,7 +22,9 @@ config=${PX_BENCH_CONFIG:-release}
 python=${PX_VENV:-$root/.venv}/bin/python
 export LC_ALL=C
 
-if [ "$config" = release ]; then
+if [ -n "${PX_BENCH_BIN:-}" ]; then
+    bin=$PX_BENCH_BIN
+elif [ "$config" = release ]; then
     swift build -c release --static-swift-stdlib --product px-ls >&2
     bin=$(swift build -c release --show-bin-path)
 else

@@ -32,6 +32,9 @@ let package = Package(
         .executable(name: "px-listen", targets: ["px-listen"]),
         .executable(name: "px-push", targets: ["px-push"]),
         .executable(name: "px-get", targets: ["px-get"]),
+        .library(name: "PXIndex", targets: ["PXIndex"]),
+        .executable(name: "px-serve", targets: ["px-serve"]),
+        .executable(name: "px-ls", targets: ["px-ls"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -45,6 +48,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // DICOMweb (PS3.18) over HTTP/1.1 and 2, TLS through swift-nio-ssl.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // The folder place's index (SQLite, WAL) behind px-serve, px-ls and px-sync.
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // zlib, for Deflated Explicit VR Little Endian (PS3.5 §A.5).
@@ -182,6 +187,21 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // A folder place: its SQLite index (ROOT/.px/index.sqlite) of studies, series and instances, kept
+        // fresh by refresh() and record(), answering PlaceInventory.
+        .target(
+            name: "PXIndex",
+            dependencies: [
+                "PXCore",
+                "PXStorage",
+                "DICOMData",
+                "DICOMNetwork",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
         // `import PX`: the typed model, the data layer and both backends behind one choice.
         .target(
             name: "PX",
@@ -212,6 +232,10 @@ let package = Package(
                 "PXCommandLine",
                 "DICOMWeb",
                 "PXCore",
+                "PXIndex",
+                "NativeBackend",
+                "DICOMNetwork",
+                .product(name: "NIOCore", package: "swift-nio"),
                 "PXStorage",
                 "DICOMData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -253,6 +277,28 @@ let package = Package(
         ),
         .executableTarget(
             name: "px-listen",
+            dependencies: [
+                "PXCommandLine",
+                "PXCommands",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        // A folder place served over DIMSE (issue 12).
+        .executableTarget(
+            name: "px-serve",
+            dependencies: [
+                "PXCommandLine",
+                "PXCommands",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        // A folder place listed as px-find lists a node (issue 12).
+        .executableTarget(
+            name: "px-ls",
             dependencies: [
                 "PXCommandLine",
                 "PXCommands",
@@ -315,6 +361,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 "px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get",
+                "px-serve", "px-ls",
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "PXIndexTests",
+            dependencies: [
+                "PXIndex", "PXCore", "PXStorage", "DICOMData", "DICOMNetwork", "PXTestSupport",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),

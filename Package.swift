@@ -120,6 +120,7 @@ let package = Package(
             name: "PXStorage",
             dependencies: [
                 "DICOMData",
+                "CZlib",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -296,7 +297,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PXStorageTests",
-            dependencies: ["PXStorage", "DICOMData"],
+            dependencies: ["PXStorage", "DICOMData", "PXTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

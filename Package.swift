@@ -290,6 +290,13 @@ let package = Package(
             path: "Tests/PXTestSupport",
             swiftSettings: strictSettings
         ),
+        // A process the zip place tests kill with SIGKILL while it archives (it is a test's child, not a tool).
+        .executableTarget(
+            name: "zip-archive-child",
+            dependencies: ["PXStorage"],
+            path: "Tests/ZipArchiveChild",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "PXCoreTests",
             dependencies: ["PXCore", "DICOMData"],
@@ -297,7 +304,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PXStorageTests",
-            dependencies: ["PXStorage", "DICOMData", "PXTestSupport"],
+            dependencies: ["PXStorage", "DICOMData", "PXTestSupport", "PXCore", "zip-archive-child"],
             swiftSettings: strictSettings
         ),
         .testTarget(

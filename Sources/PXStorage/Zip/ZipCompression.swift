@@ -85,7 +85,8 @@ final class ZipInflater {
     ) throws(ZipError) {
         if finished {
             guard input.isEmpty else {
-                throw .sizeMismatch("entry \(name.debugDescription): deflate stream ends before its compressed size", path: path)
+                throw .sizeMismatch(
+                    "entry \(name.debugDescription): deflate stream ends before its compressed size", path: path)
             }
             return
         }
@@ -111,7 +112,8 @@ final class ZipInflater {
             totalOut += UInt64(produced)
             guard totalOut <= expectedOutput else {
                 throw .sizeMismatch(
-                    "entry \(name.debugDescription) inflates past its declared size of \(expectedOutput) bytes", path: path)
+                    "entry \(name.debugDescription) inflates past its declared size of \(expectedOutput) bytes",
+                    path: path)
             }
             if produced > 0 {
                 try output.withZipBytes { buffer throws(ZipError) in

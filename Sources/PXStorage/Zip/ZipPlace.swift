@@ -125,7 +125,9 @@ public struct ZipPlace: Sendable, Hashable {
         for entry in reader.entries where entry.name != manifestName && !entry.isDirectory {
             let parts = entry.name.split(separator: "/")
             guard parts.count == 2, parts[1].hasSuffix(".dcm"), let index = byFolder[String(parts[0])] else {
-                throw .malformed("entry \(entry.name.debugDescription) is not <series>/<instance>.dcm of a listed series", path: reader.path)
+                throw .malformed(
+                    "entry \(entry.name.debugDescription) is not <series>/<instance>.dcm of a listed series",
+                    path: reader.path)
             }
             series[index].sopInstanceUIDs.insert(decodeUID(String(parts[1].dropLast(4))))
         }
@@ -237,7 +239,9 @@ public struct ZipPlace: Sendable, Hashable {
                 path: older.reader.path, added: 0, instances: listed.instanceCount, series: listed.series.count,
                 replaced: false)
         }
-        var manifest = older?.manifest ?? Manifest(study: Manifest.studyRecord(of: first), studyInstanceUID: studyInstanceUID, series: [])
+        var manifest =
+            older?.manifest
+            ?? Manifest(study: Manifest.studyRecord(of: first), studyInstanceUID: studyInstanceUID, series: [])
         let known = Set(manifest.series.compactMap { $0.string(.seriesInstanceUID)?.trimmingSpaces })
         for uid in seriesOrder where !known.contains(uid) {
             if let record = seriesRecords[uid] { manifest.series.append(record) }
@@ -314,7 +318,8 @@ public struct ZipPlace: Sendable, Hashable {
                 dataSet = try Part10File.readHeader(contentsOf: temporary).dataSet
             } catch {
                 unlink(temporary)
-                throw .malformed("entry \(entry.name.debugDescription) is not a readable DICOM file (\(error))", path: path)
+                throw .malformed(
+                    "entry \(entry.name.debugDescription) is not a readable DICOM file (\(error))", path: path)
             }
             do {
                 placements.append(try placer.place(temporaryFile: temporary, dataSet: dataSet))

@@ -410,6 +410,17 @@ import Testing
         #expect(try Self.failure(raw) == .malformed)
     }
 
+    /// Found by fuzz-zip: a Zip64 end record whose size field is near 2^64 overflowed the check that it
+    /// ends at the locator (a trap, not an error).
+    @Test func fuzzFoundZip64RecordSizeOverflowIsRefused() throws {
+        let input = try #require(
+            Data(
+                base64Encoded:
+                    "UEsDBC0AAAAAAAAAIQBqujfPBQAAAAUAAAABAAAAenppcDY0UEsBAi0DLQAAAAAAAAAhAGq6N8///////////wEAHAAAAAAAAAAAAAAA/////3oBABgABQAAAAAAAAAFAAAAAAAAAAAAAAAAAAAAUEsGBv////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////8sAAAAAAAAAC0WFhYWFhYWFhYWFhYWFhYWFvcWFhYWFhYWFhYWFhYWFhYWFhYWFhYWACQAAAAAEAAAUEsGBwAAAABvAAAAAAAAAAEAAABQSwUGAAAAAP///////////////wAA"
+            ))
+        #expect(try Self.failure(Array(input)) == .malformed)
+    }
+
     @Test func writerRefusesUnsafeAndDuplicateNames() async throws {
         try await TestSupport.withTemporaryDirectory(prefix: "px-zip-") { dir in
             let writer = try ZipWriter(path: dir + "/w.zip")

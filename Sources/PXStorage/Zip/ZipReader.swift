@@ -188,7 +188,9 @@ public final class ZipReader: Sendable {
                 let record = LittleEndianBytes(recordBytes[...])
                 guard record.u32(0) == ZipFormat.zip64EndSignature,
                     record.u64(4) >= UInt64(ZipFormat.zip64EndSize - 12),
-                    recordOffset + 12 + record.u64(4) == locatorOffset
+                    // Its size field counts what follows the first 12 bytes, up to the locator (no overflow:
+                    // the difference is at least 56).
+                    record.u64(4) == locatorOffset - recordOffset - 12
                 else { throw .malformed("bad Zip64 end of central directory record", path: path) }
                 disk = record.u32(16)
                 centralDisk = record.u32(20)

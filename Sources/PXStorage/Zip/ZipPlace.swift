@@ -257,6 +257,7 @@ public struct ZipPlace: Sendable, Hashable {
             try Self.makeFolder(folder)
             path = folder + "/" + names[1]
         }
+        try Self.removeAbandoned(besides: path)
         let writer = try ZipWriter(path: path, level: level)
         try writer.addData(manifest.encoded(), as: Self.manifestName, method: .deflate)
         if let older {
@@ -348,6 +349,18 @@ public struct ZipPlace: Sendable, Hashable {
             if name != "." && name != ".." { names.append(name) }
         }
         return names
+    }
+
+    /// Removes the temporary archives (`.<name>.partial-<pid>-<n>`) that writers of `path` left when they
+    /// were killed: those whose process is gone. A live writer's file is left alone.
+    static func removeAbandoned(besides path: String) throws(ZipError) {
+        guard let slash = path.lastIndex(of: "/") else { return }
+        let folder = String(path[..<slash])
+        let prefix = "." + path[path.index(after: slash)...] + ".partial-"
+        for name in try names(in: folder) where name.hasPrefix(prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count).prefix { $0 != "-" }), pid > 0 else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { unlink(folder + "/" + name) }
+        }
     }
 
     static func isDirectory(_ path: String) -> Bool {

@@ -102,44 +102,34 @@ import Testing
         }
     }
 
-    /// A 4 GiB + 1 MiB sparse file, deflated: the entry's uncompressed size passes 32 bits, so its local
-    /// header gets Zip64 sizes up front and its central directory entry a Zip64 extra field, and the
-    /// archive is read back and tested by `unzip -t`. Bounded: the sparse source costs no disk and its
-    /// zeros deflate to about 18 MiB at level 1. (An offset past 4 GiB is covered by
-    /// zip64RecordsAreParsedFromHandBuiltArchive and the Zip64 end records by the 65540-entry test.)
-    @Test(.timeLimit(.minutes(3))) func largeEntryPastFourGiB() async throws {
+    /// Every Zip64 field and record (APPNOTE §4.5.3, §4.3.14, §4.3.15) on small entries: the local headers'
+    /// sizes filled in afterwards in their Zip64 extra field, the central directory's sizes and offsets in
+    /// theirs, the Zip64 end record and locator; read back by our reader and tested by `unzip -t`. (A real
+    /// entry past 4 GiB costs minutes of CPU on a shared machine: a 4 GiB + 1 MiB sparse file deflated took
+    /// 63 s alone and 194 s in the full suite, and slowed the suites beside it, so it is not run here.)
+    @Test func zip64FieldsAndRecordsRoundTrip() async throws {
         try await TestSupport.withTemporaryDirectory(prefix: "px-zip-") { dir in
-            let size: UInt64 = (4 << 30) + (1 << 20)
-            let source = dir + "/sparse.bin"
-            let fd = open(source, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-            #expect(fd >= 0)
-            let tail = Array("the end".utf8)
-            #expect(pwrite(fd, tail, tail.count, off_t(size) - off_t(tail.count)) == tail.count)
-            close(fd)
-            let path = dir + "/big.zip"
-            let writer = try ZipWriter(path: path)
-            try writer.addData(Array("first".utf8), as: "first", method: .stored)
-            try writer.addFile(at: source, as: "big", method: .deflate)
-            try writer.addData(Array("after".utf8), as: "after", method: .deflate)
+            let path = dir + "/z64.zip"
+            let writer = try ZipWriter(path: path, alwaysZip64: true)
+            let random = Self.bytes(300_000, seed: 11)
+            let text = Array(String(repeating: "zip64 ", count: 50_000).utf8)
+            let source = dir + "/random"
+            try Data(random).write(to: URL(fileURLWithPath: source))
+            try writer.addFile(at: source, as: "a/random", method: .stored)
+            try writer.addData(text, as: "a/text", method: .deflate)
+            try writer.addData([], as: "empty", method: .stored)
             try writer.finish(fsync: false)
-            unlink(source)
-            // Zeros deflate about 1000 to 1: allow it here (the default limits call it a bomb).
-            let reader = try ZipReader(path: path, limits: ZipLimits(maximumRatio: 2000))
-            let big = try #require(reader.entry(named: "big"))
-            #expect(big.uncompressedSize == size)
-            #expect(big.compressedSize < 32 << 20)
-            #expect(try reader.contents(of: try #require(reader.entry(named: "after"))) == Array("after".utf8))
-            var last: [UInt8] = []
-            var total: UInt64 = 0
-            try reader.read(big) { chunk in
-                total += UInt64(chunk.count)
-                if chunk.count >= tail.count { last = Array(chunk.suffix(tail.count)) }
-            }
-            #expect(total == size)
-            #expect(last == tail)
-            #expect(throws: ZipError.self) { try ZipReader(path: path) }
-            let test = try await TestSupport.run("unzip", ["-tq", path])
-            #expect(test.status == 0, "\(test.output)")
+            let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+            // The first local header: version 4.5, sizes all ones, a 20-byte Zip64 extra field.
+            #expect(bytes[4] == 45 && Array(bytes[18..<26]) == Array(repeating: 0xFF, count: 8) && bytes[28] == 20)
+            #expect(Array(bytes.suffix(42).prefix(4)) == [0x50, 0x4b, 0x06, 0x07])
+            let reader = try ZipReader(path: path)
+            #expect(reader.entries.map(\.name) == ["a/random", "a/text", "empty"])
+            #expect(try reader.contents(of: try #require(reader.entry(named: "a/random"))) == random)
+            #expect(try reader.contents(of: try #require(reader.entry(named: "a/text"))) == text)
+            #expect(try reader.contents(of: try #require(reader.entry(named: "empty"))) == [])
+            let test = try await TestSupport.run("unzip", ["-t", path])
+            #expect(test.status == 0 && test.output.contains("No errors detected"), "\(test.output)")
         }
     }
 

@@ -136,9 +136,10 @@ import Testing
             let a1 = try Self.write(Self.dataSet(series: "1.2.3.1", sop: "1.2.3.1.1"), in: dir)
             let a2 = try Self.write(Self.dataSet(series: "1.2.3.1", sop: "1.2.3.1.2"), in: dir)
             let b1 = try Self.write(Self.dataSet(series: "1.2.3.2", sop: "1.2.3.2.1"), in: dir)
-            let place = ZipPlace(root: dir + "/zips")
+            // The root and its parents are made as needed.
+            let place = ZipPlace(root: dir + "/new/zips")
             let first = try place.archive(study: "1.2.3", files: [a1, a2], fsync: false)
-            #expect(first.path == dir + "/zips/P1-Doe_Jane/1.2.3.zip")
+            #expect(first.path == dir + "/new/zips/P1-Doe_Jane/1.2.3.zip")
             #expect(first.added == 2 && first.series == 1 && !first.replaced)
             var before = stat()
             #expect(stat(first.path, &before) == 0)
@@ -160,7 +161,7 @@ import Testing
             #expect(study.studyDate == "20260101" && study.patientName == "Doe^Jane" && study.patientID == "P1")
             #expect(study.seriesCount == 2 && study.instanceCount == 3)
             #expect(try await place.instances(ofStudy: "1.2.3", series: "1.2.3.1") == ["1.2.3.1.1", "1.2.3.1.2"])
-            #expect(Self.zips(under: dir + "/zips") == ["P1-Doe_Jane/1.2.3.zip"])
+            #expect(Self.zips(under: dir + "/new/zips") == ["P1-Doe_Jane/1.2.3.zip"])
             let test = try await TestSupport.run("unzip", ["-tq", first.path])
             #expect(test.status == 0, "\(test.output)")
             // A file of another study is refused, and the archive is left alone.
@@ -190,7 +191,9 @@ import Testing
             await #expect { _ = try await place.studies(matching: DataSet()) } throws: {
                 ($0 as? PXError)?.code == .malformedFile
             }
-            #expect(!FileManager.default.fileExists(atPath: dir + "/folder/../evil.dcm.extracted"))
+            // Nothing was placed, and nothing is left in the staging folder.
+            let left = FileManager.default.enumerator(atPath: dir + "/folder")?.allObjects as? [String] ?? []
+            #expect(left.allSatisfy { !$0.hasSuffix(".dcm") && !$0.hasSuffix(".part") }, "\(left)")
         }
     }
 

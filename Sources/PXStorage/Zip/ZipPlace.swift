@@ -253,7 +253,7 @@ public struct ZipPlace: Sendable, Hashable {
         } else {
             let names = Self.archiveLayout.components(for: first)
             let folder = root + "/" + names[0]
-            try Self.makeFolder(root)
+            do { try StorageRoot.makeDirectories(root) } catch { throw .io(error.message, path: error.path) }
             try Self.makeFolder(folder)
             path = folder + "/" + names[1]
         }

@@ -30,6 +30,9 @@ public final class ZipWriter {
     private var buffer: [UInt8]
     /// The deflate level (zlib's 1 to 9).
     public let level: Int32
+    /// Write Zip64 fields for every entry and the Zip64 end records, whatever the sizes (as `zip -fz`
+    /// does): for readers that want them, and for testing the Zip64 paths without 4 GiB of data.
+    public let alwaysZip64: Bool
 
     /// Entries larger than this get Zip64 sizes in their local header up front: a deflate stream can be a
     /// little larger than its input (5 bytes per 16 KiB block at worst), so the margin below 4 GiB is ample.
@@ -42,7 +45,8 @@ public final class ZipWriter {
     ///
     /// - Parameter level: zlib's deflate level for ``ZipMethod/deflate`` entries (1 fastest, 9 smallest).
     /// - Throws: ``ZipError/Code/io`` when the folder is missing or not writable.
-    public init(path: String, level: Int32 = 1) throws(ZipError) {
+    ///   - alwaysZip64: Zip64 fields and records even where sizes and offsets fit 32 bits.
+    public init(path: String, level: Int32 = 1, alwaysZip64: Bool = false) throws(ZipError) {
         let slash = path.lastIndex(of: "/")
         let folder = slash.map { String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
@@ -54,6 +58,7 @@ public final class ZipWriter {
         guard fd >= 0 else { throw .io("cannot create the archive", path: temporaryPath, errno: errno) }
         self.descriptor = fd
         self.level = level
+        self.alwaysZip64 = alwaysZip64
         self.modified = DOSTimestamp(seconds: time(nil))
         self.buffer = []
         self.buffer.reserveCapacity(Self.bufferSize)
@@ -119,7 +124,7 @@ public final class ZipWriter {
         let nameBytes = Array(name.utf8)
         guard nameBytes.count <= Int(ZipFormat.max16) else { throw .unsafeName(name, path: path) }
         let flags: UInt16 = nameBytes.allSatisfy({ $0 < 0x80 }) ? 0 : ZipFormat.flagUTF8
-        let zip64Local = expectedSize >= Self.zip64LocalThreshold
+        let zip64Local = alwaysZip64 || expectedSize >= Self.zip64LocalThreshold
         let headerOffset = offset
         var version = method == .deflate ? ZipFormat.versionDeflate : ZipFormat.versionStored
         if zip64Local { version = ZipFormat.versionZip64 }
@@ -235,9 +240,9 @@ public final class ZipWriter {
         compressed: UInt64, uncompressed: UInt64, headerOffset: UInt64
     ) {
         var extra: [UInt8] = []
-        let bigUncompressed = uncompressed >= ZipFormat.max32
-        let bigCompressed = compressed >= ZipFormat.max32
-        let bigOffset = headerOffset >= ZipFormat.max32
+        let bigUncompressed = alwaysZip64 || uncompressed >= ZipFormat.max32
+        let bigCompressed = alwaysZip64 || compressed >= ZipFormat.max32
+        let bigOffset = alwaysZip64 || headerOffset >= ZipFormat.max32
         if bigUncompressed { extra.appendLE(uncompressed) }
         if bigCompressed { extra.appendLE(compressed) }
         if bigOffset { extra.appendLE(headerOffset) }
@@ -284,7 +289,8 @@ public final class ZipWriter {
         let centralSize = UInt64(central.count)
         central = []
         let zip64 =
-            entryCount >= ZipFormat.max16 || centralOffset >= ZipFormat.max32 || centralSize >= ZipFormat.max32
+            alwaysZip64 || entryCount >= ZipFormat.max16 || centralOffset >= ZipFormat.max32
+            || centralSize >= ZipFormat.max32
         var end: [UInt8] = []
         if zip64 {
             let recordOffset = offset

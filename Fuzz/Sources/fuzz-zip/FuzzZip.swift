@@ -28,7 +28,14 @@ private let scratch: String = {
     fatalError("fuzz-zip: no scratch folder")
 }()
 private let inputPath = scratch + "/input.zip"
-private let input: Int32 = open(inputPath, O_RDWR | O_CREAT | O_TRUNC, 0o600)
+private let input: Int32 = {
+    // The scratch folder goes when libFuzzer exits normally (a crash leaves it, with the input in it).
+    atexit {
+        unlink(inputPath)
+        rmdir(scratch)
+    }
+    return open(inputPath, O_RDWR | O_CREAT | O_TRUNC, 0o600)
+}()
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzZip(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

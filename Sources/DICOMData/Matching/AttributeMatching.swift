@@ -1,5 +1,3 @@
-import DICOMData
-
 /// Matching of one C-FIND/C-MOVE/C-GET key against an attribute of a stored record (PS3.4 §C.2.2.2).
 ///
 /// Kinds of matching, chosen from the key's value and VR:
@@ -26,7 +24,7 @@ public enum AttributeMatching {
     }
 
     /// Whether the element takes part in matching.
-    static func isMatchingKey(_ tag: Tag) -> Bool {
+    public static func isMatchingKey(_ tag: Tag) -> Bool {
         tag.group > 0x0002 && tag != .specificCharacterSet && tag != .queryRetrieveLevel && !tag.isGroupLength
             && tag != Tag(0x0008, 0x0054)  // Retrieve AE Title: return key only.
     }

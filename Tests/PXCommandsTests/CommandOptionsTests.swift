@@ -237,7 +237,7 @@ import Testing
 
 /// px-listen's series hook on swift-subprocess: the environment, no shell, and a hook that hangs
 /// blocks nothing.
-@Suite(.timeLimit(.minutes(1))) struct SeriesHookRunnerTests {
+@Suite(.timeLimit(.minutes(2))) struct SeriesHookRunnerTests {
     static let series = SeriesCompletion(
         directory: "/data/P1/S1/SE1", seriesInstanceUID: "1.2.3", studyInstanceUID: "1.2", patientID: "P1; rm -rf /",
         instances: 7, reason: "timeout")
@@ -250,7 +250,7 @@ import Testing
             let hooks = SeriesHookRunner(
                 command: ["sh", "-c", "env > \"$0.tmp\" && mv \"$0.tmp\" \"$0\"", out], logger: Logger(label: "test"))
             hooks.run(for: Self.series)
-            await hooks.waitForAll(upTo: 20)
+            await hooks.waitForAll(upTo: 60)
             #expect(hooks.runningCount == 0)
             let text = try String(contentsOfFile: out, encoding: .utf8)
             let lines = Set(text.split(separator: "\n").map(String.init))
@@ -279,7 +279,7 @@ import Testing
             await hooks.waitForAll(upTo: 0.2)
             #expect(hooks.runningCount == 2)
             #expect(FileManager.default.createFile(atPath: release, contents: nil))
-            await hooks.waitForAll(upTo: 20)
+            await hooks.waitForAll(upTo: 60)
             #expect(hooks.runningCount == 0)
         }
     }
@@ -287,7 +287,7 @@ import Testing
     @Test func aMissingCommandIsLoggedNotFatal() async throws {
         let hooks = SeriesHookRunner(command: ["/nonexistent/hook"], logger: Logger(label: "test"))
         hooks.run(for: Self.series)
-        await hooks.waitForAll(upTo: 20)
+        await hooks.waitForAll(upTo: 60)
         #expect(hooks.runningCount == 0)
     }
 }

@@ -205,12 +205,12 @@ import Testing
             let small = try Self.write(Self.dataSet(series: "1.2.3.1", sop: "1.2.3.1.1"), in: dir)
             let place = ZipPlace(root: dir + "/zips")
             let old = try place.archive(study: "1.2.3", files: [small], fsync: false)
-            // A big instance: a small header, then 200 MB of random Pixel Data (OB), which deflates slowly.
+            // A big instance: a small header, then 64 MB of random Pixel Data (OB), which deflates slowly.
             let big = dir + "/big.dcm"
             var header = try Part10File(
                 dataSet: Self.dataSet(series: "1.2.3.2", sop: "1.2.3.2.1"), transferSyntax: .explicitVRLittleEndian
             ).encoded()
-            let length = 200 << 20
+            let length = 64 << 20
             header += [0xE0, 0x7F, 0x10, 0x00, 0x4F, 0x42, 0, 0]
             header += [
                 UInt8(length & 0xFF), UInt8((length >> 8) & 0xFF), UInt8((length >> 16) & 0xFF), UInt8(length >> 24),
@@ -229,7 +229,7 @@ import Testing
                 stderrPath: dir + "/child.err")
             let folder = dir + "/zips/P1-Doe_Jane"
             // Kill it once its temporary archive holds a few MB: mid-write.
-            let started = TestSupport.pollBlocking(seconds: 60) {
+            let started = await TestSupport.poll(seconds: 60) {
                 let partial = (try? FileManager.default.contentsOfDirectory(atPath: folder))?.first {
                     $0.contains(".partial-")
                 }

@@ -26,17 +26,8 @@
 # Needs DCMTK and the Python venv (scripts/setup-test-env.sh).
 set -euo pipefail
 
-usage() {
-    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-}
-if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-    usage
-    exit 0
-fi
-if [[ $# -lt 2 || $# -gt 3 ]]; then
-    usage >&2
-    exit 2
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+px_args 2 3 "$@"
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 python="${PX_VENV:-$root/.venv}/bin/python"

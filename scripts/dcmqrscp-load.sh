@@ -13,29 +13,14 @@
 # Environment: PX_QR_AET called AE title (default QRSCP).
 set -euo pipefail
 
-usage() {
-    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-}
-if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-    usage
-    exit 0
-fi
-if [[ $# -lt 2 ]]; then
-    usage >&2
-    exit 2
-fi
-for tool in storescu dcmftest; do
-    if ! command -v "$tool" >/dev/null 2>&1; then
-        echo "dcmqrscp-load.sh: $tool not found; install with scripts/setup-test-env.sh" \
-            "(or: apt-get install -y dcmtk)" >&2
-        exit 1
-    fi
-done
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+px_args 2 "" "$@"
+px_need_tools dcmtk storescu dcmftest
 
 workdir=$1
 shift
 portfile=$workdir/dcmqrscp.port
-[[ -s "$portfile" ]] || { echo "dcmqrscp-load.sh: no $portfile; start with dcmqrscp-start.sh" >&2; exit 1; }
+[[ -s "$portfile" ]] || die "no $portfile; start with dcmqrscp-start.sh"
 port=$(cat "$portfile")
 aet=${PX_QR_AET:-QRSCP}
 
@@ -49,19 +34,16 @@ for arg in "$@"; do
     elif [[ -f "$arg" ]]; then
         printf '%s\n' "$arg" >>"$list"
     else
-        echo "dcmqrscp-load.sh: no such file or directory: $arg" >&2
-        exit 1
+        die "no such file or directory: $arg"
     fi
 done
 count=$(wc -l <"$list")
 if ((count == 0)); then
-    echo "dcmqrscp-load.sh: no DICOM files found in: $*" >&2
-    exit 1
+    die "no DICOM files found in: $*"
 fi
 
 # one storescu association per 500 files (keeps argument lists short for big corpora)
 if ! xargs -d '\n' -n 500 env TCP_NODELAY=1 storescu -q +sd +r -aec "$aet" 127.0.0.1 "$port" <"$list"; then
-    echo "dcmqrscp-load.sh: storescu failed (see messages above)" >&2
-    exit 1
+    die "storescu failed (see messages above)"
 fi
 echo "dcmqrscp-load.sh: stored $count files into $aet at 127.0.0.1:$port" >&2

@@ -19,25 +19,9 @@
 #                reachable by it). Default: no UserName/GroupName lines, the server stays root.
 set -euo pipefail
 
-usage() {
-    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-}
-if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-    usage
-    exit 0
-fi
-if [[ $# -lt 1 || $# -gt 2 ]]; then
-    usage >&2
-    exit 2
-fi
-
-for tool in dcmqrscp echoscu python3; do
-    if ! command -v "$tool" >/dev/null 2>&1; then
-        echo "dcmqrscp-start.sh: $tool not found; install with scripts/setup-test-env.sh" \
-            "(or: apt-get install -y dcmtk python3)" >&2
-        exit 1
-    fi
-done
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+px_args 1 2 "$@"
+px_need_tools "dcmtk python3" dcmqrscp echoscu python3
 
 mkdir -p "$1"
 workdir=$(cd "$1" && pwd)
@@ -47,11 +31,6 @@ log=$workdir/dcmqrscp.log
 pidfile=$workdir/dcmqrscp.pid
 portfile=$workdir/dcmqrscp.port
 store=$workdir/db/$aet
-
-die() {
-    echo "dcmqrscp-start.sh: $*" >&2
-    exit 1
-}
 
 # ---- already running? ----------------------------------------------------------------------
 if [[ -s "$pidfile" ]] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
@@ -138,22 +117,9 @@ pid=$!
 echo "$pid" >"$pidfile"
 echo "$port" >"$portfile"
 
-ready=0
-for _ in $(seq 1 50); do
-    if ! kill -0 "$pid" 2>/dev/null; then
-        break
-    fi
-    if TCP_NODELAY=1 echoscu -q -to 1 -ta 2 -aec "$aet" 127.0.0.1 "$port" >/dev/null 2>&1; then
-        ready=1
-        break
-    fi
-    sleep 0.2
-done
-if ((ready == 0)); then
-    echo "dcmqrscp-start.sh: dcmqrscp did not answer C-ECHO on port $port; log tail:" >&2
-    tail -n 20 "$log" >&2 || true
-    kill -TERM "$pid" 2>/dev/null || true
-    rm -f "$pidfile" "$portfile"
-    exit 1
-fi
+answers() {
+    TCP_NODELAY=1 echoscu -q -to 1 -ta 2 -aec "$aet" 127.0.0.1 "$port" >/dev/null 2>&1
+}
+px_wait_for "$pid" 50 answers ||
+    px_start_failed "$pid" "$log" "dcmqrscp did not answer C-ECHO on port $port" "$pidfile" "$portfile"
 echo "$port"

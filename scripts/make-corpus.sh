@@ -17,29 +17,11 @@
 # `apt-get install -y dcmtk python3`.
 set -euo pipefail
 
-usage() {
-    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-}
-
-if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-    usage
-    exit 0
-fi
-if [[ $# -ne 1 ]]; then
-    usage >&2
-    exit 2
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+px_args 1 1 "$@"
 outdir=$1
 
-missing=()
-for tool in dump2dcm dcmodify dcmcjpeg dcmcrle dcmftest dcmdump python3; do
-    command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
-done
-if ((${#missing[@]})); then
-    echo "make-corpus.sh: missing tools: ${missing[*]}" >&2
-    echo "install with: scripts/setup-test-env.sh  (or: apt-get install -y dcmtk python3)" >&2
-    exit 1
-fi
+px_need_tools "dcmtk python3" dump2dcm dcmodify dcmcjpeg dcmcrle dcmftest dcmdump python3
 
 mkdir -p "$outdir"
 work=$(mktemp -d "${TMPDIR:-/tmp}/px-corpus.XXXXXX")

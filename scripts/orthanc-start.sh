@@ -25,29 +25,9 @@
 #                               /usr/share/orthanc/plugins/libOrthancDicomWeb.so)
 set -euo pipefail
 
-usage() {
-    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-}
-if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-    usage
-    exit 0
-fi
-if [[ $# -lt 1 || $# -gt 3 ]]; then
-    usage >&2
-    exit 2
-fi
-for tool in Orthanc python3; do
-    if ! command -v "$tool" >/dev/null 2>&1; then
-        echo "orthanc-start.sh: $tool not found; install with scripts/setup-test-env.sh" \
-            "(or: apt-get install -y orthanc python3)" >&2
-        exit 1
-    fi
-done
-
-die() {
-    echo "orthanc-start.sh: $*" >&2
-    exit 1
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+px_args 1 3 "$@"
+px_need_tools "orthanc python3" Orthanc python3
 
 mkdir -p "$1"
 workdir=$(cd "$1" && pwd)
@@ -183,25 +163,14 @@ pid=$!
 echo "$pid" >"$pidfile"
 echo "$dicom_port $http_port" >"$portsfile"
 
-ready=0
-for _ in $(seq 1 150); do
-    kill -0 "$pid" 2>/dev/null || break
-    if python3 - "$http_port" <<'PY' 2>/dev/null; then
+answers() {
+    python3 - "$http_port" <<'PY' 2>/dev/null
 import sys
 import urllib.request
 with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/system", timeout=1) as r:
     sys.exit(0 if r.status == 200 else 1)
 PY
-        ready=1
-        break
-    fi
-    sleep 0.2
-done
-if ((ready == 0)); then
-    echo "orthanc-start.sh: Orthanc did not answer http://127.0.0.1:$http_port/system; log tail:" >&2
-    tail -n 20 "$log" >&2 || true
-    kill -TERM "$pid" 2>/dev/null || true
-    rm -f "$pidfile" "$portsfile"
-    exit 1
-fi
+}
+px_wait_for "$pid" 150 answers ||
+    px_start_failed "$pid" "$log" "Orthanc did not answer http://127.0.0.1:$http_port/system" "$pidfile" "$portsfile"
 echo "$dicom_port $http_port"

@@ -10,17 +10,8 @@
 # to shut down gracefully, dcmqrscp ~1 s).
 set -euo pipefail
 
-usage() {
-    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-}
-if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-    usage
-    exit 0
-fi
-if [[ $# -ne 1 ]]; then
-    usage >&2
-    exit 2
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+px_args 1 1 "$@"
 pidfile=$1
 
 if [[ ! -e "$pidfile" ]]; then
@@ -29,8 +20,7 @@ if [[ ! -e "$pidfile" ]]; then
 fi
 pid=$(tr -d '[:space:]' <"$pidfile")
 if [[ ! "$pid" =~ ^[0-9]+$ ]] || ((pid <= 1)); then
-    echo "peer-stop.sh: $pidfile does not hold a PID" >&2
-    exit 1
+    die "$pidfile does not hold a PID"
 fi
 
 # signal the process group when the peer leads one (setsid'd by the start scripts)

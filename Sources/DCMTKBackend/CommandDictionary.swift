@@ -1,3 +1,4 @@
+import DICOMData
 import PXCore
 
 #if canImport(Glibc)
@@ -47,12 +48,13 @@ enum CommandDictionary {
     /// - Throws: ``PXError`` (code `io`) when the file cannot be written; rethrows `body`'s errors.
     static func withFile<T>(_ body: (String) async throws(PXError) -> T) async throws(PXError) -> T {
         let directory = ProcessEnvironment.value("TMPDIR").flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        var template = Array((directory + "/px-command-XXXXXX.dic").utf8CString)
-        let fd = mkstemps(&template, 4)
-        guard fd >= 0 else {
-            throw PXError.io("cannot create a temporary dictionary (errno \(errno))", path: directory)
+        let fd: Int32
+        let path: String
+        do {
+            (fd, path) = try POSIX.makeTemporaryFile(prefix: directory + "/px-command-", suffix: ".dic")
+        } catch {
+            throw PXError.io("cannot create a temporary dictionary (errno \(error.code))", path: directory)
         }
-        let path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         defer { unlink(path) }
         let bytes = Array(text.utf8)
         let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }

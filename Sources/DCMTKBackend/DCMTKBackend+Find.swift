@@ -99,16 +99,17 @@ extension DCMTKBackend {
     }
 }
 
-/// A fresh directory from `mkdtemp`, removed with its files.
+/// A fresh directory (``POSIX/makeTemporaryDirectory(prefix:)``), removed with its files.
 struct TemporaryDirectory: Sendable {
     let path: String
 
     init(prefix: String, in parent: String? = nil) throws(PXError) {
         let base = parent ?? Self.defaultParent
-        var template = Array("\(base)/\(prefix).XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        guard made != nil else { throw .io("cannot create a temporary directory", path: base) }
-        path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        do {
+            path = try POSIX.makeTemporaryDirectory(prefix: "\(base)/\(prefix).")
+        } catch {
+            throw .io("cannot create a temporary directory", path: base)
+        }
     }
 
     /// `$TMPDIR`; else `/dev/shm` when it is a writable directory (findscu's hundreds of small response

@@ -152,13 +152,13 @@ struct PartSink {
             guard type.hasPrefix("application/dicom") else {
                 throw .invalidResponse("WADO-RS part of type '\(type)', expected application/dicom")
             }
-            var template = Array((directory + "/px-web-XXXXXX").utf8CString)
-            let made = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-            guard made >= 0 else {
-                throw .io("cannot create a temporary file (\(String(cString: strerror(errno))))", path: directory)
+            do {
+                let made = try POSIX.makeTemporaryFile(prefix: directory + "/px-web-")
+                fd = made.descriptor
+                current = made.path
+            } catch {
+                throw .io("cannot create a temporary file (\(String(cString: strerror(error.code))))", path: directory)
             }
-            fd = made
-            current = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
             prefix.removeAll(keepingCapacity: true)
             size = 0
         case .content(let bytes):

@@ -2,7 +2,8 @@
     import Glibc
 #endif
 
-/// The POSIX helpers every px target shares: errno texts, a whole-range `pread(2)`, the working directory.
+/// The POSIX helpers every px target shares: errno texts, a whole-range `pread(2)`, the working directory,
+/// fresh temporary files and directories.
 ///
 /// px builds on Linux (Glibc); see Package.swift.
 public enum POSIX {
@@ -42,6 +43,36 @@ public enum POSIX {
             done += n
         }
         return done
+    }
+
+    /// A fresh file from `mkstemps(3)` (created exclusively, mode 0600) named `prefix`, six random
+    /// characters, then `suffix`: `makeTemporaryFile(prefix: "/tmp/px-web-")` makes `/tmp/px-web-a1B2c3`.
+    ///
+    /// - Returns: The open descriptor (the caller closes it) and the file's path.
+    public static func makeTemporaryFile(prefix: String, suffix: String = "") throws(Failure)
+        -> (descriptor: Int32, path: String)
+    {
+        var template = Array((prefix + "XXXXXX" + suffix).utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer {
+            mkstemps($0.baseAddress!, Int32(suffix.utf8.count))
+        }
+        guard descriptor >= 0 else { throw .current() }
+        return (descriptor, Self.path(template))
+    }
+
+    /// A fresh directory from `mkdtemp(3)` (mode 0700) named `prefix` and six random characters.
+    ///
+    /// - Returns: The directory's path.
+    public static func makeTemporaryDirectory(prefix: String) throws(Failure) -> String {
+        var template = Array((prefix + "XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        guard made != nil else { throw .current() }
+        return Self.path(template)
+    }
+
+    /// The path a filled-in template names, without its terminating NUL.
+    private static func path(_ template: [CChar]) -> String {
+        String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The working directory (getcwd(3)), or `nil` when it cannot be named.

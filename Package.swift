@@ -32,6 +32,7 @@ let package = Package(
         .executable(name: "px-listen", targets: ["px-listen"]),
         .executable(name: "px-push", targets: ["px-push"]),
         .executable(name: "px-get", targets: ["px-get"]),
+        .executable(name: "px-sync", targets: ["px-sync"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -281,6 +282,31 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // px-sync (issue 12): places, inventories, plan and transfers; the executable holds its --help.
+        .target(
+            name: "PXSync",
+            dependencies: [
+                "PX",
+                "PXCommandLine",
+                "PXCommands",
+                "PXCore",
+                "PXStorage",
+                "DICOMData",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "px-sync",
+            dependencies: [
+                "PXCommandLine",
+                "PXSync",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
         // What every test target shares: the project's paths and venv, the built executables, processes,
         // peers and free ports (one definition each).
         .target(
@@ -314,6 +340,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 "px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get",
+                "PXSync", "px-sync",
             ],
             swiftSettings: strictSettings
         ),

@@ -1,0 +1,129 @@
+import DICOMData
+import Logging
+import PXCore
+import PXStorage
+import Synchronization
+
+/// Moves the units of a plan from a source place to the destination, the best way the pair allows:
+/// node → folder by C-GET (PS3.4 §C.4.3), or by C-MOVE (§C.4.2) to px-sync's own receiver when the node
+/// refuses C-GET or `--retrieve move` asks for it; folder → node by C-STORE (PS3.4 Annex B) on one
+/// association per study; node → node by C-MOVE with the destination's AE title.
+public struct SyncTransfer: Sendable {
+    public enum Retrieve: String, Sendable, CaseIterable {
+        /// C-GET, C-MOVE to the receiver when the node refuses C-GET.
+        case auto
+        case get
+        case move
+    }
+
+    public var retrieve: Retrieve = .auto
+    /// The AE title of px-sync's receiver (the node must know it), when one runs.
+    public var receiverAETitle: String?
+    /// C-STOREs outstanding on a push (``PushRequest/window``).
+    public var window: UInt16 = PushRequest.defaultWindow
+    public var logger: Logger
+    /// Sources that refused C-GET: C-MOVE from then on.
+    let refusedGet = RefusedSources()
+
+    public init(logger: Logger) {
+        self.logger = logger
+    }
+
+    /// What one study's transfer did.
+    public struct Outcome: Sendable {
+        public var transferred = 0
+        public var failed = 0
+        public var failure: PXError?
+    }
+
+    public func run(_ plan: StudyPlan, from source: SyncPlace, to destination: SyncPlace) async -> Outcome {
+        var outcome = Outcome()
+        for unit in plan.units {
+            do {
+                let (done, failed) = try await transfer(unit, patientID: plan.study.patientID, source: plan.source, from: source, to: destination)
+                outcome.transferred += done
+                outcome.failed += failed
+            } catch {
+                let failure = PXError.from(error)
+                outcome.failure = outcome.failure ?? failure
+                if failure.code == .connectionRefused || failure.code == .associationRejected { break }
+            }
+        }
+        if outcome.failure == nil && outcome.failed > 0 {
+            outcome.failure = .partialFailure(failed: outcome.failed, total: outcome.failed + outcome.transferred, what: "instances")
+        }
+        return outcome
+    }
+
+    func transfer(
+        _ unit: TransferUnit, patientID: String?, source index: Int, from source: SyncPlace, to destination: SyncPlace
+    ) async throws(PXError) -> (transferred: Int, failed: Int) {
+        switch (source, destination) {
+        case (.node(let node), .folder(let folder)):
+            if retrieve != .move && !refusedGet.contains(index) {
+                do {
+                    return try await get(unit, from: node, into: folder)
+                } catch {
+                    let failure = PXError.from(error)
+                    guard failure.code == .noAcceptablePresentationContext, retrieve == .auto, receiverAETitle != nil
+                    else { throw failure }
+                    logger.notice(
+                        "C-GET refused, retrieving with C-MOVE to px-sync's receiver",
+                        metadata: ["source": "\(source.label)"])
+                    refusedGet.insert(index)
+                }
+            }
+            guard let receiverAETitle else {
+                throw .usage("C-MOVE into a folder needs px-sync's receiver: give --receiver-port and --receiver-aet")
+            }
+            return try await move(unit, patientID: patientID, from: node, to: receiverAETitle)
+        case (.node(let node), .node(let target)):
+            return try await move(unit, patientID: patientID, from: node, to: target.connection.node.calledAETitle)
+        case (.folder(let folder), .node(let target)):
+            return try await push(unit, from: folder, to: target)
+        case (.folder, .folder):
+            throw .usage("px-sync from a folder to a folder is not supported yet")
+        }
+    }
+
+    func get(_ unit: TransferUnit, from node: NodePlace, into folder: FolderScan) async throws(PXError) -> (Int, Int) {
+        let request = try GetRequest(
+            studyInstanceUID: unit.studyInstanceUID, seriesInstanceUID: unit.seriesInstanceUID,
+            sopInstanceUIDs: unit.sopInstanceUIDs, root: folder.root, layout: folder.layout)
+        let result = try await node.backend.get(request, connection: node.connection, logger: logger) { _ in }
+        if result.status.isFailure && result.completed == 0 { throw .dimseFailure(result.status, operation: "C-GET") }
+        return (result.instances.count, result.failed + result.storeFailures.count)
+    }
+
+    func move(_ unit: TransferUnit, patientID: String?, from node: NodePlace, to destination: String) async throws(PXError)
+        -> (Int, Int)
+    {
+        let request = try MoveRequest(
+            destination: destination, studyInstanceUID: unit.studyInstanceUID,
+            seriesInstanceUID: unit.seriesInstanceUID, sopInstanceUIDs: unit.sopInstanceUIDs)
+        let result = try await node.backend.move(request, connection: node.connection, logger: logger) { _ in }
+        if result.status.isFailure && result.completed == 0 { throw .dimseFailure(result.status, operation: "C-MOVE") }
+        return (result.completed + result.warning, result.failed)
+    }
+
+    func push(_ unit: TransferUnit, from folder: FolderScan, to node: NodePlace) async throws(PXError) -> (Int, Int) {
+        var entries = folder.files(ofStudy: unit.studyInstanceUID, series: unit.seriesInstanceUID)
+        if !unit.sopInstanceUIDs.isEmpty {
+            let wanted = Set(unit.sopInstanceUIDs)
+            entries.removeAll { !wanted.contains($0.sopInstanceUID) }
+        }
+        guard !entries.isEmpty else { return (0, 0) }
+        var request = PushRequest(files: entries.map { PushFile(readingHeaderOf: $0.path) })
+        request.window = window
+        let result = try await node.backend.push(request, connection: node.connection, logger: logger) { _ in }
+        if let failure = result.failure, result.completed + result.warning == 0 { throw failure }
+        return (result.completed + result.warning, result.failed)
+    }
+}
+
+/// The sources that refused C-GET in this run.
+final class RefusedSources: Sendable {
+    private let sources = Mutex<Set<Int>>([])
+    func contains(_ index: Int) -> Bool { sources.withLock { $0.contains(index) } }
+    func insert(_ index: Int) { _ = sources.withLock { $0.insert(index) } }
+}

@@ -10,8 +10,16 @@ public struct RetrieveOptions: ParsableArguments {
     @Option(name: .customLong("PatientID"), help: "PatientID (needed for --model patient).")
     public var patientID: String?
 
-    @Option(name: .customLong("StudyInstanceUID"), help: "The study to retrieve.")
-    public var studyInstanceUID: String?
+    @Option(
+        name: .customLong("StudyInstanceUID"),
+        help: "The study to retrieve (repeatable: the studies are retrieved one after another, on one association).")
+    public var studyInstanceUIDs: [String] = []
+
+    /// The study, when exactly one is given.
+    public var studyInstanceUID: String? {
+        get { studyInstanceUIDs.count == 1 ? studyInstanceUIDs[0] : nil }
+        set { studyInstanceUIDs = newValue.map { [$0] } ?? [] }
+    }
 
     @Option(name: [.customLong("SeriesInstanceUID"), .customLong("seriesUID")], help: "A series of the study.")
     public var seriesInstanceUID: String?
@@ -23,14 +31,14 @@ public struct RetrieveOptions: ParsableArguments {
 
     public func validate() throws {
         if studyInstanceUID == nil && (seriesInstanceUID != nil || !sopInstanceUIDs.isEmpty) {
-            throw ValidationError("--SeriesInstanceUID and --SOPInstanceUID need --StudyInstanceUID")
+            throw ValidationError("--SeriesInstanceUID and --SOPInstanceUID need one --StudyInstanceUID")
         }
     }
 
     /// Throws a usage error when there are no UIDs and nothing can be piped in (stdin is a terminal).
     /// `command` names the command in the message.
     public func validateSource(command: String) throws {
-        if studyInstanceUID == nil && StandardInput.isTerminal {
+        if studyInstanceUIDs.isEmpty && StandardInput.isTerminal {
             throw ValidationError("give --StudyInstanceUID, or pipe a px-find result into \(command)")
         }
     }
@@ -40,12 +48,13 @@ public struct RetrieveOptions: ParsableArguments {
     /// - Throws: ``PXError/usage(_:)`` when stdin is not px-find output or names nothing; `verb` names
     ///   the operation in the message ("move", "get").
     public func targets(verb: String) throws(PXError) -> [RetrieveSelection] {
-        if let studyInstanceUID {
-            return [
+        if !studyInstanceUIDs.isEmpty {
+            var seen = Set<String>()
+            return studyInstanceUIDs.filter { seen.insert($0).inserted }.map {
                 RetrieveSelection(
-                    patientID: patientID, studyInstanceUID: studyInstanceUID, seriesInstanceUID: seriesInstanceUID,
+                    patientID: patientID, studyInstanceUID: $0, seriesInstanceUID: seriesInstanceUID,
                     sopInstanceUIDs: sopInstanceUIDs)
-            ]
+            }
         }
         var found = try RetrieveSelection.parse(pxFindOutput: StandardInput.readText())
         guard !found.isEmpty else { throw .usage("nothing to \(verb): stdin holds no StudyInstanceUID") }

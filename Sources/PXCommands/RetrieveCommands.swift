@@ -1,4 +1,5 @@
 import DICOMData
+import Logging
 import PXCommandLine
 import PXCore
 
@@ -24,9 +25,11 @@ public enum MoveCommand {
                     studyInstanceUID: t.studyInstanceUID, seriesInstanceUID: t.seriesInstanceUID,
                     sopInstanceUIDs: t.sopInstanceUIDs)
             }
-            return try await RetrieveLoop.each(requests, into: &results, operation: "C-MOVE", status: \.status) {
-                request, progressLine in
-                try await dicomBackend.move(request, connection: conn, logger: logger) { progress in
+            return try await RetrieveLoop.each(
+                requests, into: &results, backend: dicomBackend, connection: conn, logger: logger,
+                operation: "C-MOVE", status: \.status
+            ) { session, request, progressLine throws(PXError) in
+                try await session.move(request) { progress in
                     progressLine(
                         "px-move: \(request.level.dicomValue) \(request.seriesInstanceUID ?? request.studyInstanceUID): "
                             + "completed \(progress.completed), failed \(progress.failed), "
@@ -66,9 +69,11 @@ public enum GetCommand {
                     model: retrieve.model, patientID: t.patientID, studyInstanceUID: t.studyInstanceUID,
                     seriesInstanceUID: t.seriesInstanceUID, sopInstanceUIDs: t.sopInstanceUIDs, root: absoluteRoot)
             }
-            return try await RetrieveLoop.each(requests, into: &results, operation: "C-GET", status: \.status) {
-                request, progressLine in
-                try await dicomBackend.get(request, connection: conn, logger: logger) { progress in
+            return try await RetrieveLoop.each(
+                requests, into: &results, backend: dicomBackend, connection: conn, logger: logger,
+                operation: "C-GET", status: \.status
+            ) { session, request, progressLine throws(PXError) in
+                try await session.get(request) { progress in
                     progressLine(
                         "px-get: \(request.level.dicomValue) \(request.seriesInstanceUID ?? request.studyInstanceUID): "
                             + "completed \(progress.completed), failed \(progress.failed)")
@@ -89,26 +94,34 @@ public enum GetCommand {
     }
 }
 
-/// The loop px-move and px-get share: one retrieve after the other, a progress line on stderr when it
-/// is a terminal, and a stop at the first that ends with a failure status.
+/// The loop px-move and px-get share: one retrieve after the other on one ``RetrieveSession`` (one
+/// association on the native backend), a progress line on stderr when it is a terminal, and a stop at the
+/// first that ends with a failure status.
 enum RetrieveLoop {
     /// Runs `retrieve` for each request, appending its result.
     /// - Returns: the failure status that stopped the loop, as ``PXError/dimseFailure(_:operation:)``.
     static func each<Request, Result>(
-        _ requests: [Request], into results: inout [Result], operation: String, status: (Result) -> DIMSEStatus,
-        _ retrieve: (Request, _ progressLine: @escaping @Sendable (String) -> Void) async throws -> Result
-    ) async throws -> PXError? {
+        _ requests: [Request], into results: inout [Result], backend: any DICOMBackend, connection: Connection,
+        logger: Logger, operation: String, status: (Result) -> DIMSEStatus,
+        _ retrieve: (any RetrieveSession, Request, _ progressLine: @escaping @Sendable (String) -> Void)
+            async throws(PXError) -> Result
+    ) async throws(PXError) -> PXError? {
         let showProgress = CommandOutput.standardErrorIsTerminal
         let progressLine: @Sendable (String) -> Void = { line in
             if showProgress { CommandOutput.writeStandardError("\r" + line + "   ") }
         }
-        for request in requests {
-            let result = try await retrieve(request, progressLine)
-            if showProgress { CommandOutput.writeStandardError("\n") }
-            results.append(result)
-            let resultStatus = status(result)
-            if resultStatus.isFailure { return .dimseFailure(resultStatus, operation: operation) }
+        var done: [Result] = []
+        defer { results += done }
+        return try await backend.withRetrieveSession(connection: connection, logger: logger) {
+            session throws(PXError) in
+            for request in requests {
+                let result = try await retrieve(session, request, progressLine)
+                if showProgress { CommandOutput.writeStandardError("\n") }
+                done.append(result)
+                let resultStatus = status(result)
+                if resultStatus.isFailure { return .dimseFailure(resultStatus, operation: operation) }
+            }
+            return nil
         }
-        return nil
     }
 }

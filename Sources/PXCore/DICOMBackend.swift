@@ -52,6 +52,15 @@ public protocol DICOMBackend: Sendable {
         onProgress: @Sendable (MoveProgress) async -> Void
     ) async throws(PXError) -> GetResult
 
+    /// Runs `body` with a ``RetrieveSession`` on `connection`: its C-MOVEs and C-GETs share one association
+    /// where the backend can (the native backend; reopened when the peer ended it between requests), or
+    /// each runs on its own (the default, ``OneAssociationPerRequest``). The session is closed (its
+    /// association released) when `body` returns or throws.
+    /// - Throws: ``PXError``: what `body` throws.
+    func withRetrieveSession<T>(
+        connection: Connection, logger: Logger, _ body: (any RetrieveSession) async throws(PXError) -> T
+    ) async throws(PXError) -> T
+
     /// Receives C-STORE requests into the ``StorageLayout`` tree until the task is cancelled (then it
     /// returns), calling `onEvent` for each ``ListenEvent``.
     /// - Throws: ``PXError`` when the receiver cannot start or dies.
@@ -62,6 +71,13 @@ public protocol DICOMBackend: Sendable {
 }
 
 extension DICOMBackend {
+    /// One association per request: ``OneAssociationPerRequest``.
+    public func withRetrieveSession<T>(
+        connection: Connection, logger: Logger, _ body: (any RetrieveSession) async throws(PXError) -> T
+    ) async throws(PXError) -> T {
+        try await body(OneAssociationPerRequest(backend: self, connection: connection, logger: logger))
+    }
+
     /// pypx 3.x's two-phase query: a STUDY-level C-FIND, then a SERIES-level C-FIND under each
     /// study (some archives do not match patient keys at series level).
     ///

@@ -1,0 +1,295 @@
+import DICOMData
+import DICOMNetwork
+import DICOMProtocol
+import Logging
+import PXCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension NativeBackend {
+    /// A ``RetrieveSession`` whose C-MOVEs and C-GETs share one association (PS3.7 §9.1.3, §9.1.4: a
+    /// retrieve is one request and its responses, so the next can follow on the same association), released
+    /// when `body` returns.
+    public func withRetrieveSession<T>(
+        connection: Connection, logger: Logger, _ body: (any RetrieveSession) async throws(PXError) -> T
+    ) async throws(PXError) -> T {
+        let session = NativeRetrieveSession(backend: self, connection: connection, logger: logger)
+        let result: T
+        do {
+            result = try await body(session)
+        } catch {
+            await session.close()
+            throw error
+        }
+        await session.close()
+        return result
+    }
+}
+
+/// The native backend's ``RetrieveSession``: one association (a worker task that holds it) serves the
+/// requests one after another. The association is opened with the first request, proposing what that
+/// request needs (the C-MOVE context, or the C-GET context and the storage contexts with the SCP role), and
+/// replaced when a request needs another service or model. When the peer released or aborted it between
+/// two requests (the next request finds it gone, or it ends before any response), the request is run again
+/// once on a new association; a failure on a fresh association is the request's error.
+actor NativeRetrieveSession: RetrieveSession {
+    let backend: NativeBackend
+    let connection: Connection
+    let logger: Logger
+    private var worker: RetrieveWorker?
+    private var ended: [Task<Void, Never>] = []
+
+    init(backend: NativeBackend, connection: Connection, logger: Logger) {
+        self.backend = backend
+        self.connection = connection
+        self.logger = logger
+    }
+
+    func move(
+        _ request: MoveRequest, onProgress: @Sendable (MoveProgress) async -> Void
+    ) async throws(PXError) -> MoveResult {
+        let model = request.model.network
+        let operation = RetrieveJob.Operation.move(
+            NativeBackend.identifier(request.keys), model, destination: request.destination)
+        let (final, responses) = try await perform(
+            operation, key: .init(service: "C-MOVE", model: model), contexts: [.move(model)]
+        ) { counts in
+            await onProgress(NativeBackend.progress(counts, status: DIMSEStatus(code: 0xFF00, service: .move)))
+        }
+        let last = NativeBackend.progress(final.subOperations, status: final.status)
+        await onProgress(last)
+        return MoveResult(
+            request: request, status: last.status, completed: last.completed, failed: last.failed,
+            warning: last.warning, responses: responses + 1)
+    }
+
+    func get(
+        _ request: GetRequest, onProgress: @Sendable (MoveProgress) async -> Void
+    ) async throws(PXError) -> GetResult {
+        let (placer, incoming) = try request.placerAndStagingFolder()
+        defer { rmdir(incoming) }
+        let events = ListenEventChannel()
+        let storage = LayoutStorage(
+            placer: placer, book: nil, logger: logger, events: events,
+            reportsDataSetLength: true, senderAETitle: connection.node.calledAETitle)
+        let model = request.model.network
+        let operation = RetrieveJob.Operation.get(
+            NativeBackend.identifier(request.keys), model, storage: storage, directory: incoming)
+        let outcome: (RetrieveResult, Int)
+        do {
+            outcome = try await perform(
+                operation, key: .init(service: "C-GET", model: model), contexts: ProposedPresentationContext.get(model)
+            ) { counts in
+                await onProgress(NativeBackend.progress(counts, status: DIMSEStatus(code: 0xFF00, service: .get)))
+            }
+        } catch {
+            events.finish()
+            throw error
+        }
+        events.finish()
+        let (final, responses) = outcome
+        var instances: [PXCore.ReceivedInstance] = []
+        var failures: [ListenEvent] = []
+        while let event = await events.next() {
+            switch event {
+            case .instanceReceived(let instance): instances.append(instance)
+            case .storeFailed: failures.append(event)
+            default: break
+            }
+        }
+        let last = NativeBackend.progress(final.subOperations, status: final.status)
+        await onProgress(last)
+        return GetResult(
+            request: request, status: last.status, remaining: last.remaining ?? 0, completed: last.completed,
+            failed: last.failed, warning: last.warning, responses: responses + 1, instances: instances,
+            storeFailures: failures)
+    }
+
+    /// Releases the association (the worker ends when it has no more requests) and waits for it.
+    func close() async {
+        if let worker {
+            worker.jobs.finish()
+            ended.append(worker.task)
+            self.worker = nil
+        }
+        for task in ended { await task.value }
+        ended = []
+    }
+
+    /// Runs `operation` on the session's association, with the deadline of the connection per request.
+    /// - Returns: the final response and how many pending responses came before it.
+    private func perform(
+        _ operation: RetrieveJob.Operation, key: RetrieveWorker.Key, contexts: [ProposedPresentationContext],
+        onProgress: @Sendable (SubOperationCounts) async -> Void
+    ) async throws(PXError) -> (RetrieveResult, Int) {
+        var reconnected = false
+        var unsent = 0
+        while true {
+            let worker = self.worker(for: key, contexts: contexts)
+            let (events, continuation) = AsyncStream<RetrieveJob.Event>.makeStream()
+            guard case .enqueued = worker.jobs.yield(RetrieveJob(operation: operation, events: continuation)) else {
+                retire(worker)
+                continue
+            }
+            let deadline = connection.timeouts.deadline
+            let timer = Task<Bool, Never> {
+                guard let deadline else { return false }
+                do { try await Task.sleep(for: .seconds(deadline)) } catch { return false }
+                worker.task.cancel()
+                return true
+            }
+            var responses = 0
+            var outcome: RetrieveJob.Event?
+            for await event in events {
+                if case .progress(let counts) = event {
+                    responses += 1
+                    await onProgress(counts)
+                } else {
+                    outcome = event
+                }
+            }
+            timer.cancel()
+            let timedOut = await timer.value
+            switch outcome {
+            case .finished(let result)?:
+                return (result, responses)
+            case .failed(let error, let reused)?:
+                retire(worker)
+                if timedOut, let deadline {
+                    throw PXError.timeout("deadline", seconds: deadline, detail: "\(key.service) cancelled")
+                }
+                if reused && responses == 0 && !reconnected && Self.endedByPeer(error) {
+                    reconnected = true
+                    logger.notice(
+                        "the association ended before the request was answered; again on a new association",
+                        metadata: ["operation": "\(key.service)", "error": "\(error)"])
+                    continue
+                }
+                if let error = error as? DICOMNetworkError {
+                    throw NativeBackend.pxError(error, operation: key.service, connection: connection)
+                }
+                throw PXError.from(error)
+            case .progress?, nil:
+                // Never sent: the association was gone when the request's turn came.
+                retire(worker)
+                unsent += 1
+                if unsent > 2 { throw PXError.aborted("\(key.service): the association ended before the request") }
+            }
+        }
+    }
+
+    /// The live worker for `key`, or a new one (a worker for another service or model is released first).
+    private func worker(for key: RetrieveWorker.Key, contexts: [ProposedPresentationContext]) -> RetrieveWorker {
+        if let worker, worker.key == key { return worker }
+        if let worker { retire(worker) }
+        let client = backend.client(connection, logger: logger)
+        let peer = backend.peer(connection)
+        let (jobs, continuation) = AsyncStream<RetrieveJob>.makeStream()
+        let logger = self.logger
+        let task = Task {
+            await RetrieveWorker.serve(jobs, close: continuation, client: client, peer: peer, contexts: contexts, logger: logger)
+        }
+        let worker = RetrieveWorker(key: key, jobs: continuation, task: task)
+        self.worker = worker
+        return worker
+    }
+
+    private func retire(_ old: RetrieveWorker) {
+        old.jobs.finish()
+        ended.append(old.task)
+        if worker?.task == old.task { worker = nil }
+    }
+
+    /// Whether `error` says the peer (or the network) ended the association, so that a request that got no
+    /// answer is worth a new association; timeouts, cancellation and refusals are not.
+    static func endedByPeer(_ error: any Error) -> Bool {
+        if error is CancellationError { return false }
+        guard let error = error as? DICOMNetworkError else { return true }  // a write on a closed channel
+        return error.code == .aborted || error.code == .connectionClosed
+    }
+}
+
+/// A request handed to the worker that holds the association, and what it reports back.
+struct RetrieveJob: Sendable {
+    enum Operation: Sendable {
+        case move(DataSet, QueryRetrieveModel, destination: String)
+        case get(DataSet, QueryRetrieveModel, storage: any StorageDelegate, directory: String)
+    }
+
+    enum Event: Sendable {
+        case progress(SubOperationCounts)
+        case finished(RetrieveResult)
+        /// `reused`: the association had served a request before this one.
+        case failed(any Error, reused: Bool)
+    }
+
+    let operation: Operation
+    let events: AsyncStream<Event>.Continuation
+
+    func run(on association: DICOMAssociation) async throws -> RetrieveResult {
+        let events = self.events
+        switch operation {
+        case .move(let keys, let model, let destination):
+            return try await association.move(keys, model: model, destination: destination) {
+                events.yield(.progress($0))
+            }
+        case .get(let keys, let model, let storage, let directory):
+            return try await association.get(keys, model: model, storage: storage, directory: directory) {
+                events.yield(.progress($0))
+            }
+        }
+    }
+
+    func finish(_ event: Event) {
+        events.yield(event)
+        events.finish()
+    }
+}
+
+/// The task that opens an association with its first request and serves requests on it until the session
+/// has no more, the peer ends it, or a request fails (then it is aborted).
+struct RetrieveWorker: Sendable {
+    struct Key: Hashable, Sendable {
+        var service: String
+        var model: QueryRetrieveModel
+    }
+
+    let key: Key
+    let jobs: AsyncStream<RetrieveJob>.Continuation
+    let task: Task<Void, Never>
+
+    static func serve(
+        _ jobs: AsyncStream<RetrieveJob>, close: AsyncStream<RetrieveJob>.Continuation, client: DICOMClient,
+        peer: DICOMPeer, contexts: [ProposedPresentationContext], logger: Logger
+    ) async {
+        var iterator = jobs.makeAsyncIterator()
+        var current = await iterator.next()
+        guard current != nil else { return }
+        var served = 0
+        do {
+            try await client.withAssociation(to: peer, proposing: contexts) { association in
+                while let job = current {
+                    guard association.isEstablished else { return }
+                    let result = try await job.run(on: association)
+                    job.finish(.finished(result))
+                    served += 1
+                    current = nil
+                    current = await iterator.next()
+                }
+            }
+        } catch {
+            if let job = current {
+                job.finish(.failed(error, reused: served > 0))
+                current = nil
+            } else {
+                logger.debug("releasing the retrieve association failed", metadata: ["error": "\(error)"])
+            }
+        }
+        // No more requests on this worker: any left (or the one that found the association gone) are unsent.
+        close.finish()
+        current?.events.finish()
+        while let job = await iterator.next() { job.events.finish() }
+    }
+}

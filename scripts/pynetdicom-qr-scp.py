@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""pynetdicom-qr-scp.py - a pynetdicom C-GET / C-MOVE SCP over a folder of DICOM files, for the tests of
+retrieve sessions (several C-GETs or C-MOVEs on one association).
+
+Usage:
+  .venv/bin/python scripts/pynetdicom-qr-scp.py FOLDER [--host 127.0.0.1] [--port 0] [--aet PYQR]
+                                                [--dest AE=HOST:PORT ...] [--abort-on-second-request]
+
+Serves every *.dcm file under FOLDER (read once at start) with the Study Root and Patient Root C-GET and
+C-MOVE SOP classes: a request matches on StudyInstanceUID, and SeriesInstanceUID / SOPInstanceUID when
+given. C-MOVE sends to the --dest of the Move Destination (0xA801 for an unknown one). With
+--abort-on-second-request, an association that already answered one retrieve is aborted (A-ABORT) when
+the next C-GET-RQ or C-MOVE-RQ arrives, unanswered: a peer that ends associations between requests.
+
+Stdout carries one JSON object per line, flushed at once:
+  {"event": "listening", "host": ..., "port": N, "aeTitle": ...}   when ready
+  {"event": "associated", "callingAETitle": ...}                    per accepted association
+  {"event": "retrieve", "service": "C-GET"|"C-MOVE", "studyInstanceUID": ..., "matches": N}
+  {"event": "aborted", "service": ...}                              per --abort-on-second-request abort
+  {"event": "stopped"}                                              on exit
+Runs until SIGTERM or SIGINT, or until the process that started it goes away.
+Needs pydicom 3 and pynetdicom 3 (scripts/setup-test-env.sh installs them into .venv).
+"""
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+
+try:
+    from pydicom import dcmread
+    from pynetdicom import AE, StoragePresentationContexts, evt
+    from pynetdicom.sop_class import (
+        PatientRootQueryRetrieveInformationModelGet,
+        PatientRootQueryRetrieveInformationModelMove,
+        StudyRootQueryRetrieveInformationModelGet,
+        StudyRootQueryRetrieveInformationModelMove,
+    )
+except ImportError:  # pragma: no cover - environment problem
+    sys.stderr.write("pynetdicom-qr-scp.py: pydicom/pynetdicom not found; run scripts/setup-test-env.sh and "
+                     "use .venv/bin/python\n")
+    sys.exit(1)
+
+_print_lock = threading.Lock()
+
+
+def emit(**fields):
+    line = json.dumps(fields, ensure_ascii=False)
+    with _print_lock:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+def load(folder):
+    files = []
+    for directory, _, names in os.walk(folder):
+        for name in sorted(names):
+            if name.endswith(".dcm"):
+                path = os.path.join(directory, name)
+                ds = dcmread(path, stop_before_pixels=True)
+                files.append((path, str(ds.StudyInstanceUID), str(ds.SeriesInstanceUID), str(ds.SOPInstanceUID)))
+    return files
+
+
+def matches(files, identifier):
+    study = str(identifier.get("StudyInstanceUID", "") or "")
+    series = str(identifier.get("SeriesInstanceUID", "") or "")
+    instances = identifier.get("SOPInstanceUID", "") or ""
+    instances = set([instances] if isinstance(instances, str) else [str(uid) for uid in instances]) - {""}
+    return [path for path, st, se, sop in files
+            if st == study and (not series or se == series) and (not instances or sop in instances)]
+
+
+class Served:
+    """Which associations already answered a retrieve (for --abort-on-second-request)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.answered = set()
+
+    def first(self, assoc):
+        with self.lock:
+            if id(assoc) in self.answered:
+                return False
+            self.answered.add(id(assoc))
+            return True
+
+
+def handle_retrieve(event, service, files, dests, abort_repeat, served):
+    if abort_repeat and not served.first(event.assoc):
+        emit(event="aborted", service=service)
+        event.assoc.abort()
+        return
+    found = matches(files, event.identifier)
+    emit(event="retrieve", service=service, studyInstanceUID=str(event.identifier.get("StudyInstanceUID", "")),
+         matches=len(found))
+    if service == "C-MOVE":
+        destination = event.move_destination.decode("ascii", "replace").strip() if isinstance(
+            event.move_destination, bytes) else str(event.move_destination).strip()
+        if destination not in dests:
+            yield None, None
+            return
+        yield dests[destination]
+    yield len(found)
+    for path in found:
+        if event.is_cancelled:
+            yield 0xFE00, None
+            return
+        yield 0xFF00, dcmread(path)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("folder")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--aet", default="PYQR")
+    ap.add_argument("--dest", action="append", default=[], metavar="AE=HOST:PORT")
+    ap.add_argument("--abort-on-second-request", action="store_true")
+    args = ap.parse_args(argv)
+    dests = {}
+    for item in args.dest:
+        ae_title, _, address = item.partition("=")
+        host, _, port = address.rpartition(":")
+        dests[ae_title] = (host, int(port))
+    files = load(args.folder)
+
+    ae = AE(ae_title=args.aet)
+    ae.require_called_aet = True
+    for model in (StudyRootQueryRetrieveInformationModelGet, PatientRootQueryRetrieveInformationModelGet,
+                  StudyRootQueryRetrieveInformationModelMove, PatientRootQueryRetrieveInformationModelMove):
+        ae.add_supported_context(model)
+    for context in StoragePresentationContexts:  # C-GET sub-operations, this side as SCU (SCP role for the peer)
+        ae.add_supported_context(context.abstract_syntax, scu_role=False, scp_role=True)
+    ae.requested_contexts = StoragePresentationContexts  # C-MOVE sub-operations
+    served = Served()
+    handlers = [
+        (evt.EVT_ACCEPTED, lambda event: emit(event="associated", callingAETitle=event.assoc.requestor.ae_title)),
+        (evt.EVT_C_GET, handle_retrieve, ["C-GET", files, dests, args.abort_on_second_request, served]),
+        (evt.EVT_C_MOVE, handle_retrieve, ["C-MOVE", files, dests, args.abort_on_second_request, served]),
+    ]
+    server = ae.start_server((args.host, args.port), block=False, evt_handlers=handlers)
+    host, port = server.server_address[:2]
+
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    parent = os.getppid()
+    emit(event="listening", host=host, port=port, aeTitle=args.aet)
+    while not stop.wait(0.5):
+        if os.getppid() != parent:
+            sys.stderr.write("pynetdicom-qr-scp.py: parent process gone, stopping\n")
+            break
+    server.shutdown()
+    emit(event="stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

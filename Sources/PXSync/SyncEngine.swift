@@ -38,23 +38,48 @@ public final class SyncEngine: Sendable {
     public func run(_ selection: SyncSelection) async throws(PXError) {
         let found = try await find(selection)
         report.found(found.count)
-        let transfer = self.transfer
         let showProgress = CommandOutput.standardErrorIsTerminal
+        let queue = StudyQueue(found)
+        let nodes = sources.indices.filter { if case .node = sources[$0] { true } else { false } }
+        // `parallel` lanes, each with its own retrieve session per source node (many C-GETs and C-MOVEs on
+        // one association where the backend can), taking the next study when it is done with one.
         await withTaskGroup(of: Void.self) { group in
-            var pending = found.makeIterator()
             for _ in 0..<min(parallel, found.count) {
-                if let (study, source) = pending.next() {
-                    group.addTask { await self.sync(study, source: source, transfer: transfer) }
-                }
-            }
-            while await group.next() != nil {
-                if showProgress { CommandOutput.writeStandardError("\r" + report.progressLine(total: found.count)) }
-                if let (study, source) = pending.next() {
-                    group.addTask { await self.sync(study, source: source, transfer: transfer) }
+                group.addTask {
+                    await self.withSessions(nodes[...], [:]) { sessions in
+                        while let (study, source) = queue.next() {
+                            await self.sync(study, source: source, sessions: sessions)
+                            if showProgress {
+                                CommandOutput.writeStandardError("\r" + self.report.progressLine(total: found.count))
+                            }
+                        }
+                    }
                 }
             }
         }
         if showProgress && !found.isEmpty { CommandOutput.writeStandardError("\n") }
+    }
+
+    /// Runs `body` with a retrieve session open on each of the source nodes `indices`.
+    func withSessions(
+        _ indices: ArraySlice<Int>, _ sessions: [Int: any RetrieveSession],
+        _ body: @Sendable ([Int: any RetrieveSession]) async -> Void
+    ) async {
+        guard let first = indices.first, case .node(let node) = sources[first], !dryRun else {
+            await body(sessions)
+            return
+        }
+        do {
+            try await node.backend.withRetrieveSession(connection: node.connection, logger: logger) {
+                (session: any RetrieveSession) async throws(PXError) in
+                var more = sessions
+                more[first] = session
+                await withSessions(indices.dropFirst(), more, body)
+            }
+        } catch {
+            // The body throws nothing; closing a session that failed is logged by the backend.
+            logger.debug("retrieve session ended", metadata: ["error": "\(error)"])
+        }
     }
 
     /// The selected studies, each from the first source that holds it.
@@ -114,7 +139,7 @@ public final class SyncEngine: Sendable {
             ]))
     }
 
-    func sync(_ study: StudyHolding, source index: Int, transfer: SyncTransfer) async {
+    func sync(_ study: StudyHolding, source index: Int, sessions: [Int: any RetrieveSession]) async {
         let source = sources[index]
         let plan: StudyPlan
         do {
@@ -139,7 +164,7 @@ public final class SyncEngine: Sendable {
             return
         }
         emit(event("studyStarted", study, source: index, []))
-        let outcome = await transfer.run(plan, from: source, to: destination)
+        let outcome = await transfer.run(plan, from: source, to: destination, session: sessions[index])
         finish(study, source: index, result: outcome.failure == nil ? .transferred : .failed, planned: plan, outcome: outcome)
     }
 
@@ -248,4 +273,11 @@ public final class Report: Sendable {
             ])
         }
     }
+}
+
+/// The studies still to sync, taken one at a time by the lanes.
+final class StudyQueue: Sendable {
+    private let pending: Mutex<IndexingIterator<[(StudyHolding, Int)]>>
+    init(_ studies: [(StudyHolding, Int)]) { pending = Mutex(studies.makeIterator()) }
+    func next() -> (StudyHolding, Int)? { pending.withLock { $0.next() } }
 }

@@ -36,11 +36,15 @@ public struct SyncTransfer: Sendable {
         public var failure: PXError?
     }
 
-    public func run(_ plan: StudyPlan, from source: SyncPlace, to destination: SyncPlace) async -> Outcome {
+    /// Transfers the units of `plan`; C-GETs and C-MOVEs go through `session` when there is one.
+    public func run(
+        _ plan: StudyPlan, from source: SyncPlace, to destination: SyncPlace, session: (any RetrieveSession)? = nil
+    ) async -> Outcome {
         var outcome = Outcome()
         for unit in plan.units {
             do {
-                let (done, failed) = try await transfer(unit, patientID: plan.study.patientID, source: plan.source, from: source, to: destination)
+                let (done, failed) = try await transfer(
+                    unit, source: plan.source, from: source, to: destination, session: session)
                 outcome.transferred += done
                 outcome.failed += failed
             } catch {
@@ -56,13 +60,18 @@ public struct SyncTransfer: Sendable {
     }
 
     func transfer(
-        _ unit: TransferUnit, patientID: String?, source index: Int, from source: SyncPlace, to destination: SyncPlace
+        _ unit: TransferUnit, source index: Int, from source: SyncPlace, to destination: SyncPlace,
+        session: (any RetrieveSession)?
     ) async throws(PXError) -> (transferred: Int, failed: Int) {
+        func retrieving(_ node: NodePlace) -> any RetrieveSession {
+            session ?? OneAssociationPerRequest(backend: node.backend, connection: node.connection, logger: logger)
+        }
         switch (source, destination) {
         case (.node(let node), .folder(let folder)):
+            let session = retrieving(node)
             if retrieve != .move && !refusedGet.contains(index) {
                 do {
-                    return try await get(unit, from: node, into: folder)
+                    return try await get(unit, into: folder, session: session)
                 } catch {
                     let failure = PXError.from(error)
                     guard failure.code == .noAcceptablePresentationContext, retrieve == .auto, receiverAETitle != nil
@@ -76,9 +85,9 @@ public struct SyncTransfer: Sendable {
             guard let receiverAETitle else {
                 throw .usage("C-MOVE into a folder needs px-sync's receiver: give --receiver-port and --receiver-aet")
             }
-            return try await move(unit, patientID: patientID, from: node, to: receiverAETitle)
+            return try await move(unit, to: receiverAETitle, session: session)
         case (.node(let node), .node(let target)):
-            return try await move(unit, patientID: patientID, from: node, to: target.connection.node.calledAETitle)
+            return try await move(unit, to: target.connection.node.calledAETitle, session: retrieving(node))
         case (.folder(let folder), .node(let target)):
             return try await push(unit, from: folder, to: target)
         case (.folder, .folder):
@@ -86,22 +95,24 @@ public struct SyncTransfer: Sendable {
         }
     }
 
-    func get(_ unit: TransferUnit, from node: NodePlace, into folder: FolderScan) async throws(PXError) -> (Int, Int) {
+    func get(_ unit: TransferUnit, into folder: FolderScan, session: any RetrieveSession) async throws(PXError)
+        -> (Int, Int)
+    {
         let request = try GetRequest(
             studyInstanceUID: unit.studyInstanceUID, seriesInstanceUID: unit.seriesInstanceUID,
             sopInstanceUIDs: unit.sopInstanceUIDs, root: folder.root, layout: folder.layout)
-        let result = try await node.backend.get(request, connection: node.connection, logger: logger) { _ in }
+        let result = try await session.get(request) { _ in }
         if result.status.isFailure && result.completed == 0 { throw .dimseFailure(result.status, operation: "C-GET") }
         return (result.instances.count, result.failed + result.storeFailures.count)
     }
 
-    func move(_ unit: TransferUnit, patientID: String?, from node: NodePlace, to destination: String) async throws(PXError)
+    func move(_ unit: TransferUnit, to destination: String, session: any RetrieveSession) async throws(PXError)
         -> (Int, Int)
     {
         let request = try MoveRequest(
             destination: destination, studyInstanceUID: unit.studyInstanceUID,
             seriesInstanceUID: unit.seriesInstanceUID, sopInstanceUIDs: unit.sopInstanceUIDs)
-        let result = try await node.backend.move(request, connection: node.connection, logger: logger) { _ in }
+        let result = try await session.move(request) { _ in }
         if result.status.isFailure && result.completed == 0 { throw .dimseFailure(result.status, operation: "C-MOVE") }
         return (result.completed + result.warning, result.failed)
     }

@@ -201,6 +201,14 @@ struct SyncOrthancTests {
         let again = try await SyncTests.sync([source, folder, "--backend", "native"])
         #expect(again.json?["data"]?["alreadyPresent"] == .number("5"), "\(again.stdout)")
         #expect(again.json?["data"]?["instancesTransferred"] == .number("0"))
+        // One instance removed from the folder: dcmqrscp gives no counts to compare, so the plan lists the
+        // series' instances and asks for the missing one only.
+        let removed = try #require(SyncTests.files(under: folder).first)
+        try FileManager.default.removeItem(atPath: removed)
+        let repaired = try await SyncTests.sync([source, folder, "--backend", "native"])
+        #expect(repaired.json?["data"]?["instancesTransferred"] == .number("1"), "\(repaired.stdout)")
+        #expect(SyncTests.events(repaired, "planned").count == 1, "\(repaired.stdout)")
+        try SyncTests.expectFolder(folder, equals: corpus)
 
         // folder -> empty dcmqrscp (C-STORE), then back into a new folder: the same data sets.
         let pushed = try await SyncTests.sync([folder, target])

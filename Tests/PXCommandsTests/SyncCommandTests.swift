@@ -160,6 +160,52 @@ struct SyncOrthancTests {
     }
 }
 
+extension SyncOrthancTests {
+    @Test("folder -> Orthanc: a study deleted in Orthanc is pushed back alone (C-STORE), then Orthanc -> folder equals the corpus")
+    func folderToOrthanc() async throws {
+        let context = try Self.context()
+        let folder = context.work + "/sync-to-orthanc"
+        let back = context.work + "/sync-from-orthanc"
+        defer {
+            try? FileManager.default.removeItem(atPath: folder)
+            try? FileManager.default.removeItem(atPath: back)
+        }
+        let copied = try await SyncTests.sync([context.peer, folder])
+        try #require(copied.exitCode == 0, "\(copied.stdout)")
+        // Delete the largest study in Orthanc (REST: /tools/lookup, DELETE /studies/ID).
+        let study = context.largestStudy
+        let deleted = try await PeerHarness.runAsync(
+            TestSupport.python,
+            [
+                "-c",
+                """
+                import json, sys, urllib.request
+                base = "http://127.0.0.1:" + sys.argv[1]
+                found = json.load(urllib.request.urlopen(urllib.request.Request(base + "/tools/lookup", data=sys.argv[2].encode(), method="POST")))
+                ids = [f["ID"] for f in found if f["Type"] == "Study"]
+                assert len(ids) == 1, found
+                urllib.request.urlopen(urllib.request.Request(base + "/studies/" + ids[0], method="DELETE"))
+                """,
+                String(context.httpPort), study,
+            ])
+        try #require(deleted.exitCode == 0, "\(deleted.stderr)")
+        let dry = try await SyncTests.sync([folder, context.peer, "--dry-run"])
+        #expect(SyncTests.events(dry, "planned").compactMap { $0["StudyInstanceUID"]?.stringValue } == [study], "\(dry.stdout)")
+        let pushed = try await SyncTests.sync([folder, context.peer, "--backend", "native", "--window", "4"])
+        #expect(pushed.exitCode == 0, "\(pushed.stdout) \(pushed.stderr)")
+        #expect(pushed.json?["data"]?["transferred"] == .number("1"), "\(pushed.stdout)")
+        #expect(pushed.json?["data"]?["alreadyPresent"] == .number("4"))
+        #expect(
+            pushed.json?["data"]?["instancesTransferred"]
+                == .number(String(context.corpus.studies[study]?.count ?? -1)))
+        let again = try await SyncTests.sync([folder, context.peer])
+        #expect(again.json?["data"]?["alreadyPresent"] == .number("5"), "\(again.stdout)")
+        let fetched = try await SyncTests.sync([context.peer, back])
+        #expect(fetched.exitCode == 0, "\(fetched.stdout)")
+        try SyncTests.expectFolder(back, equals: context.corpus.dataSets)
+    }
+}
+
 /// px-sync with dcmqrscp at both ends: a node that leaves the counts empty as a source, a folder pushed into
 /// an empty dcmqrscp, and node to node by C-MOVE.
 @Suite(.serialized, .timeLimit(.minutes(10))) struct SyncDcmqrscpTests {

@@ -33,6 +33,7 @@ let package = Package(
         .executable(name: "px-push", targets: ["px-push"]),
         .executable(name: "px-get", targets: ["px-get"]),
         .executable(name: "px-sync", targets: ["px-sync"]),
+        .library(name: "PXIndex", targets: ["PXIndex"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -46,6 +47,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // DICOMweb (PS3.18) over HTTP/1.1 and 2, TLS through swift-nio-ssl.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // The folder place's index (SQLite, WAL) behind px-serve, px-ls and px-sync.
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // zlib, for Deflated Explicit VR Little Endian (PS3.5 §A.5).
@@ -178,6 +181,21 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        // A folder place: its SQLite index (ROOT/.px/index.sqlite) of studies, series and instances, kept
+        // fresh by refresh() and record(), answering PlaceInventory.
+        .target(
+            name: "PXIndex",
+            dependencies: [
+                "PXCore",
+                "PXStorage",
+                "DICOMData",
+                "DICOMNetwork",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -341,6 +359,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 "px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get",
                 "PXSync", "px-sync",
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "PXIndexTests",
+            dependencies: [
+                "PXIndex", "PXCore", "PXStorage", "DICOMData", "DICOMNetwork",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),

@@ -78,7 +78,8 @@ public struct PushRequest: Hashable, Sendable {
                 let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                     String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
                 }
-                if name == "." || name == ".." { continue }
+                // A place's own folders (its index, its staging area) hold no files to send.
+                if name == "." || name == ".." || FolderWalk.isPrivate(name) { continue }
                 names.append(name)
             }
             closedir(dir)

@@ -56,6 +56,18 @@ import Testing
         #expect(request.contextPairs.count == 2)
     }
 
+    @Test func aPlacesOwnFoldersAreNotSent() throws {
+        let root = Self.temporaryDirectory()
+        defer { _ = system("rm -rf '\(root)'") }
+        mkdir(root + "/.px", 0o755)
+        mkdir(root + "/.px-incoming", 0o755)
+        Self.write(try Self.instance("1.2.3.1"), to: root + "/a.dcm")
+        Self.write(Array("SQLite format 3\u{0}".utf8), to: root + "/.px/index.sqlite")
+        Self.write(try Self.instance("1.2.3.2"), to: root + "/.px-incoming/partial")
+        let request = try PushRequest(paths: [root])
+        #expect(request.files.map(\.path) == [root + "/a.dcm"])
+    }
+
     @Test func noPathsIsAUsageError() {
         #expect(throws: PXError.self) { try PushRequest(paths: []) }
     }

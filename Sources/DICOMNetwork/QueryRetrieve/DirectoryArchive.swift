@@ -2,12 +2,6 @@ import DICOMData
 import DICOMProtocol
 import Logging
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A ``QueryRetrieveProvider`` over a folder of Part 10 files, indexed once from their headers (everything
 /// before Pixel Data), with a table of C-MOVE destinations.
 ///
@@ -28,6 +22,11 @@ public struct DirectoryArchive: QueryRetrieveProvider {
         public var file: StorableFile
         /// Its data set without Pixel Data, plus the computed attributes.
         public var record: DataSet
+
+        public init(file: StorableFile, record: DataSet) {
+            self.file = file
+            self.record = record
+        }
     }
 
     /// The indexed instances, ordered by path.
@@ -40,9 +39,13 @@ public struct DirectoryArchive: QueryRetrieveProvider {
     ///
     /// - Throws: ``DICOMNetworkError/fileError(_:)`` when the directory cannot be read.
     public init(directory: String, moveDestinations: [String: DICOMPeer] = [:], logger: Logger) throws {
-        var paths: [String] = []
-        try Self.walk(directory, into: &paths)
-        paths.sort()
+        let found: [FolderWalk.Entry]
+        do {
+            found = try FolderWalk.regularFiles(below: directory).files
+        } catch {
+            throw DICOMNetworkError.fileError("cannot read directory \(directory): \(error)")
+        }
+        let paths = found.map { directory + "/" + $0.relativePath }.sorted()
         var instances: [Instance] = []
         instances.reserveCapacity(paths.count)
         for path in paths {
@@ -71,6 +74,14 @@ public struct DirectoryArchive: QueryRetrieveProvider {
         self.instances = Self.addingComputedAttributes(instances)
         self.moveDestinations = moveDestinations
         logger.debug("archive indexed", metadata: ["directory": "\(directory)", "instances": "\(instances.count)"])
+    }
+
+    /// An archive over instances indexed elsewhere (a folder place's SQLite index): the same matching,
+    /// responses and computed attributes. `instances` must hold every instance of each patient they belong to,
+    /// or the patient-level counts are short.
+    public init(instances: [Instance], moveDestinations: [String: DICOMPeer] = [:]) {
+        self.instances = Self.addingComputedAttributes(instances)
+        self.moveDestinations = moveDestinations
     }
 
     // MARK: - QueryRetrieveProvider
@@ -105,7 +116,7 @@ public struct DirectoryArchive: QueryRetrieveProvider {
     // MARK: - Matching
 
     /// The first matching instance of every matching entity at the request's level, in index order.
-    func matchingEntities(_ request: QueryRetrieveRequest) throws -> [Instance] {
+    public func matchingEntities(_ request: QueryRetrieveRequest) throws -> [Instance] {
         let key = request.level.uniqueKey
         var seen = Set<String>()
         var result: [Instance] = []
@@ -210,30 +221,8 @@ public struct DirectoryArchive: QueryRetrieveProvider {
 
     /// The record re-read from its own encoding: its values then share one buffer of the header's size instead
     /// of keeping the whole prefix read from the file (up to 16 KiB or more, pixel data included) alive.
-    static func compacted(_ record: DataSet) throws -> DataSet {
+    public static func compacted(_ record: DataSet) throws -> DataSet {
         let bytes = try DataSetWriter.encode(record, transferSyntax: .explicitVRLittleEndian)
         return try DataSetReader.read(bytes, transferSyntax: .explicitVRLittleEndian).dataSet
-    }
-
-    /// Every regular file below `directory` (symbolic links are not followed into directories).
-    static func walk(_ directory: String, into paths: inout [String]) throws {
-        guard let handle = opendir(directory) else {
-            throw DICOMNetworkError.fileError("cannot read directory \(directory): errno \(errno)")
-        }
-        defer { closedir(handle) }
-        while let entry = readdir(handle) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
-            }
-            if name == "." || name == ".." { continue }
-            let path = directory + "/" + name
-            var info = stat()
-            guard lstat(path, &info) == 0 else { continue }
-            switch info.st_mode & S_IFMT {
-            case S_IFDIR: try Self.walk(path, into: &paths)
-            case S_IFREG: paths.append(path)
-            default: continue
-            }
-        }
     }
 }

@@ -1,0 +1,164 @@
+import DICOMData
+import DICOMNetwork
+import GRDB
+import Logging
+import PXCore
+
+import struct Foundation.Data
+
+extension FolderPlace {
+    // MARK: - PlaceInventory
+
+    /// The studies whose instances match `keys` (C-FIND matching at STUDY level, Study Root, PS3.4 §C.2.2.2,
+    /// through ``DICOMNetwork/DirectoryArchive``), with their counts from the index.
+    public func studies(matching keys: DataSet) async throws(PXError) -> [StudyHolding] {
+        let request = QueryRetrieveRequest(
+            model: .studyRoot, level: .study, identifier: keys, callingAETitle: "", calledAETitle: "")
+        let matched: [DirectoryArchive.Instance]
+        do {
+            matched = try await self.archive(for: keys).matchingEntities(request)
+        } catch let error as PXError {
+            throw error
+        } catch {
+            throw PXError.usage("cannot match the keys: \(error)")
+        }
+        let uids = matched.compactMap { $0.record.string(.studyInstanceUID) }
+        guard !uids.isEmpty else { return [] }
+        let counts = try await self.reading { db in
+            var counts: [String: (Int, Int)] = [:]
+            let rows = try Row.fetchCursor(
+                db,
+                sql: "SELECT study_uid, series_count, instance_count FROM studies WHERE study_uid IN "
+                    + Self.placeholders(uids.count), arguments: StatementArguments(uids))
+            while let row = try rows.next() { counts[row[0]] = (row[1], row[2]) }
+            return counts
+        }
+        return matched.map { instance in
+            let record = instance.record
+            let uid = record.string(.studyInstanceUID) ?? ""
+            return StudyHolding(
+                studyInstanceUID: uid, patientID: record.string(.patientID), patientName: record.string(.patientName),
+                studyDate: record.string(.studyDate), studyDescription: record.string(.studyDescription),
+                accessionNumber: record.string(Tag(0x0008, 0x0050)), seriesCount: counts[uid]?.0,
+                instanceCount: counts[uid]?.1)
+        }
+    }
+
+    public func series(ofStudy studyInstanceUID: String) async throws(PXError) -> [SeriesHolding] {
+        try await self.reading { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT series_uid, modality, series_number, series_description, instance_count
+                    FROM series WHERE study_uid = ? ORDER BY series_uid
+                    """, arguments: [studyInstanceUID]
+            ).map { row in
+                SeriesHolding(
+                    studyInstanceUID: studyInstanceUID, seriesInstanceUID: row[0], modality: row[1],
+                    seriesNumber: row[2], seriesDescription: row[3], instanceCount: row[4])
+            }
+        }
+    }
+
+    public func instances(ofStudy studyInstanceUID: String, series seriesInstanceUID: String) async throws(PXError)
+        -> Set<String>
+    {
+        try await self.reading { db in
+            Set(
+                try String.fetchAll(
+                    db, sql: "SELECT sop_instance FROM instances WHERE study_uid = ? AND series_uid = ?",
+                    arguments: [studyInstanceUID, seriesInstanceUID]))
+        }
+    }
+
+    // MARK: - Records for matching
+
+    /// An archive over the instances a query with `identifier` can match, read from the index: every instance
+    /// of the patients concerned (so the patient-level counts of PS3.4 §C.6.1.1 stay whole), narrowed by a
+    /// single Patient ID, or by the Study, Series or SOP Instance UIDs asked for, else the whole place.
+    func archive(for identifier: DataSet, moveDestinations: [String: DICOMPeer] = [:]) async throws(PXError)
+        -> DirectoryArchive
+    {
+        var sql = "SELECT path, sop_class, sop_instance, transfer_syntax, record FROM instances"
+        var arguments: [String] = []
+        if let patient = identifier.string(.patientID), !patient.isEmpty,
+            !patient.contains(where: { "*?\\".contains($0) })
+        {
+            sql += " WHERE patient_id = ?"
+            arguments = [patient]
+        } else {
+            for (tag, column) in [
+                (Tag.studyInstanceUID, "study_uid"), (.seriesInstanceUID, "series_uid"),
+                (.sopInstanceUID, "sop_instance"),
+            ] {
+                guard let values = identifier.strings(tag)?.filter({ !$0.isEmpty }), !values.isEmpty else { continue }
+                sql +=
+                    " WHERE patient_id IN (SELECT patient_id FROM instances WHERE \(column) IN "
+                    + Self.placeholders(values.count) + ")"
+                arguments = values
+                break
+            }
+        }
+        sql += " ORDER BY path"
+        let root = self.root
+        let query = sql
+        let values = arguments
+        let rows = try await self.reading { db in
+            try Row.fetchAll(db, sql: query, arguments: StatementArguments(values)).map { row in
+                (
+                    path: root + "/" + (row[0] as String), sopClass: row[1] as String, sopInstance: row[2] as String,
+                    syntax: row[3] as String, record: row[4] as Data
+                )
+            }
+        }
+        var instances: [DirectoryArchive.Instance] = []
+        instances.reserveCapacity(rows.count)
+        for row in rows {
+            let record: DataSet
+            do {
+                record = try DataSetReader.read([UInt8](row.record), transferSyntax: .explicitVRLittleEndian).dataSet
+            } catch {
+                self.logger.debug("index record unreadable", metadata: ["file": "\(row.path)", "error": "\(error)"])
+                continue
+            }
+            instances.append(
+                DirectoryArchive.Instance(
+                    file: StorableFile(
+                        path: row.path, sopClassUID: row.sopClass, sopInstanceUID: row.sopInstance,
+                        transferSyntaxUID: row.syntax),
+                    record: record))
+        }
+        return DirectoryArchive(instances: instances, moveDestinations: moveDestinations)
+    }
+
+    /// `(?, ?, ?)` for `count` values.
+    static func placeholders(_ count: Int) -> String {
+        "(" + Array(repeating: "?", count: count).joined(separator: ", ") + ")"
+    }
+}
+
+/// A ``DICOMNetwork/QueryRetrieveProvider`` over a folder place's index: C-FIND at every level of both models
+/// and the files of C-MOVE and C-GET, answered from the index at each request, so a file recorded or found by a
+/// refresh is served without a restart. The matching and responses are ``DICOMNetwork/DirectoryArchive``'s.
+public struct FolderPlaceProvider: QueryRetrieveProvider {
+    public let place: FolderPlace
+    /// C-MOVE destinations by AE title.
+    public let moveDestinations: [String: DICOMPeer]
+
+    public init(place: FolderPlace, moveDestinations: [String: DICOMPeer]) {
+        self.place = place
+        self.moveDestinations = moveDestinations
+    }
+
+    public func find(_ request: QueryRetrieveRequest) async throws -> AsyncThrowingStream<DataSet, any Error> {
+        try await self.place.archive(for: request.identifier).find(request)
+    }
+
+    public func retrieve(_ request: QueryRetrieveRequest) async throws -> [StorableFile] {
+        try await self.place.archive(for: request.identifier).retrieve(request)
+    }
+
+    public func moveDestination(_ aeTitle: String) async -> DICOMPeer? {
+        self.moveDestinations[aeTitle]
+    }
+}

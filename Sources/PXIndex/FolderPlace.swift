@@ -1,0 +1,378 @@
+import DICOMData
+import DICOMNetwork
+import GRDB
+import Logging
+import PXCore
+import PXStorage
+
+import struct Foundation.Data
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A folder of DICOM files as a place (issue 12): its root, the layout new files are placed in, and an index of
+/// what it holds in `ROOT/.px/index.sqlite` (SQLite in WAL mode, one ``DatabasePool`` per place), so that "what
+/// is already here" costs a query, not a read of every header.
+///
+/// The index is kept fresh two ways: ``refresh()`` walks the folder and re-reads only the headers of new or
+/// changed files (size or modification time), and ``record(_:)`` adds files px has just placed, so a sync does
+/// not walk again. Both are safe from several tasks at once (SQLite serialises the writers; readers never wait).
+public final class FolderPlace: PlaceInventory, Sendable {
+    /// The folder, absolute or as given.
+    public let root: String
+    /// Where new files go (px-serve's C-STORE, px-sync into this place).
+    public let layout: StorageLayout
+    /// The index file: `ROOT/.px/index.sqlite`.
+    public let indexPath: String
+    let database: DatabasePool
+    let logger: Logger
+
+    /// The folder px keeps for itself inside a place (every walker skips it, see ``FolderWalk/isPrivate(_:)``).
+    public static let privateFolder = ".px"
+    /// The version of the index's tables; an index of another version is set aside and rebuilt.
+    static let schemaVersion = 1
+
+    /// Opens (or creates) the index of the place at `root`. A corrupt index, or one of another version, is
+    /// renamed aside (`index.sqlite.corrupt-SECONDS`), logged, and a new empty one is made: run ``refresh()``.
+    ///
+    /// - Throws: ``PXError/io(_:path:)`` when `root` is not a folder or the index cannot be made.
+    public init(root: String, layout: StorageLayout = StorageLayout(), logger: Logger) throws(PXError) {
+        let root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+        var info = stat()
+        guard stat(root, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            throw PXError.io("not a folder: \(POSIX.errorText())", path: root)
+        }
+        let folder = root + "/" + Self.privateFolder
+        if mkdir(folder, 0o755) != 0 && errno != EEXIST {
+            throw PXError.io("cannot make the index folder: \(POSIX.errorText())", path: folder)
+        }
+        self.root = root
+        self.layout = layout
+        self.indexPath = folder + "/index.sqlite"
+        self.logger = logger
+        do {
+            self.database = try Self.open(self.indexPath)
+        } catch {
+            let aside = self.indexPath + ".corrupt-\(time(nil))"
+            logger.warning(
+                "index unreadable, set aside and rebuilt",
+                metadata: ["index": "\(self.indexPath)", "asideAs": "\(aside)", "error": "\(error)"])
+            rename(self.indexPath, aside)
+            unlink(self.indexPath + "-wal")
+            unlink(self.indexPath + "-shm")
+            do {
+                self.database = try Self.open(self.indexPath)
+            } catch {
+                throw PXError.io("cannot make the index: \(error)", path: self.indexPath)
+            }
+        }
+    }
+
+    private static func open(_ path: String) throws -> DatabasePool {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(30)
+        configuration.prepareDatabase { db in
+            // WAL (the pool's mode) with NORMAL: a commit is durable at the next checkpoint; a crash loses at most
+            // the last commits, which the next refresh() finds again from the files.
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        try pool.write { db in
+            let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+            let tables = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0
+            if version != Self.schemaVersion && tables > 0 {
+                throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "index version \(version)")
+            }
+            if tables == 0 { try Self.createSchema(db) }
+        }
+        return pool
+    }
+
+    /// One row per file: the keys px-find and px-sync ask about, where the file is, and the header record
+    /// (without Pixel Data, Explicit VR Little Endian) that C-FIND matches against.
+    private static func createSchema(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE instances (
+                    path TEXT PRIMARY KEY NOT NULL,
+                    size INTEGER NOT NULL,
+                    modified INTEGER NOT NULL,
+                    sop_class TEXT NOT NULL,
+                    sop_instance TEXT NOT NULL,
+                    transfer_syntax TEXT NOT NULL,
+                    patient_id TEXT NOT NULL,
+                    patient_name TEXT,
+                    study_uid TEXT NOT NULL,
+                    study_date TEXT,
+                    study_description TEXT,
+                    accession TEXT,
+                    series_uid TEXT NOT NULL,
+                    modality TEXT,
+                    series_number TEXT,
+                    series_description TEXT,
+                    record BLOB NOT NULL
+                );
+                CREATE INDEX instances_by_series ON instances (study_uid, series_uid);
+                CREATE INDEX instances_by_patient ON instances (patient_id);
+                CREATE INDEX instances_by_sop ON instances (sop_instance);
+                CREATE TABLE unreadable (
+                    path TEXT PRIMARY KEY NOT NULL,
+                    size INTEGER NOT NULL,
+                    modified INTEGER NOT NULL,
+                    reason TEXT NOT NULL
+                );
+                CREATE VIEW studies AS
+                    SELECT study_uid, max(patient_id) AS patient_id, max(patient_name) AS patient_name,
+                        max(study_date) AS study_date, max(study_description) AS study_description,
+                        max(accession) AS accession, count(DISTINCT series_uid) AS series_count,
+                        count(DISTINCT sop_instance) AS instance_count
+                    FROM instances GROUP BY study_uid;
+                CREATE VIEW series AS
+                    SELECT study_uid, series_uid, max(modality) AS modality, max(series_number) AS series_number,
+                        max(series_description) AS series_description,
+                        count(DISTINCT sop_instance) AS instance_count
+                    FROM instances GROUP BY study_uid, series_uid;
+                PRAGMA user_version = \(Self.schemaVersion);
+                """)
+    }
+
+    // MARK: - Keeping the index fresh
+
+    /// What one ``refresh()`` did.
+    public struct RefreshReport: Hashable, Sendable, Codable {
+        /// Files not in the index before.
+        public var added = 0
+        /// Indexed files whose size or modification time changed, read again.
+        public var updated = 0
+        /// Rows of files that are gone.
+        public var removed = 0
+        /// Files seen before and unchanged: not read.
+        public var unchanged = 0
+        /// Files that are not DICOM, lack SOP Class/Instance UIDs or cannot be read (skipped, remembered so an
+        /// unchanged one is not read again), and folders that cannot be read.
+        public var unreadable = 0
+        /// Instances in the index afterwards.
+        public var instances = 0
+
+        public init() {}
+    }
+
+    /// One file px has placed in this place, with the header it read: what ``record(_:)`` adds to the index.
+    public struct PlacedFile: Sendable {
+        /// The file's path: absolute below ``root``, or relative to it.
+        public var path: String
+        /// Its header (Part10File.readHeader: meta information and the data set before Pixel Data).
+        public var header: Part10File
+
+        public init(path: String, header: Part10File) {
+            self.path = path
+            self.header = header
+        }
+    }
+
+    /// How many files' rows one transaction writes.
+    static let batchSize = 500
+
+    /// Brings the index in line with the folder: walks it, stats every file, reads the header (bounded by
+    /// ``HeaderLimits``) only of files that are new or whose size or modification time changed, and drops the
+    /// rows of files that are gone. Symbolic links are not followed; `.px*` folders are skipped.
+    public func refresh() async throws(PXError) -> RefreshReport {
+        let walk: (files: [FolderWalk.Entry], unreadableFolders: Int)
+        do {
+            walk = try FolderWalk.regularFiles(below: self.root)
+        } catch {
+            throw PXError.io("cannot read the place: \(error)", path: self.root)
+        }
+        let known: [String: (size: Int, modified: Int64, readable: Bool)]
+        do {
+            known = try await self.database.read { db in
+                var known: [String: (size: Int, modified: Int64, readable: Bool)] = [:]
+                let rows = try Row.fetchCursor(
+                    db,
+                    sql:
+                        "SELECT path, size, modified, 1 FROM instances UNION ALL SELECT path, size, modified, 0 FROM unreadable"
+                )
+                while let row = try rows.next() {
+                    known[row[0]] = (row[1], row[2], row[3] as Int == 1)
+                }
+                return known
+            }
+        } catch {
+            throw PXError.io("cannot read the index: \(error)", path: self.indexPath)
+        }
+        var report = RefreshReport()
+        report.unreadable = walk.unreadableFolders
+        var seen = Set<String>()
+        seen.reserveCapacity(walk.files.count)
+        var toRead: [FolderWalk.Entry] = []
+        var wasIndexed = Set<String>()
+        for entry in walk.files {
+            seen.insert(entry.relativePath)
+            if let old = known[entry.relativePath] {
+                if old.size == entry.size && old.modified == entry.modified {
+                    if old.readable { report.unchanged += 1 } else { report.unreadable += 1 }
+                    continue
+                }
+                if old.readable { wasIndexed.insert(entry.relativePath) }
+            }
+            toRead.append(entry)
+        }
+        let vanished = known.keys.filter { !seen.contains($0) }
+        for batch in stride(from: 0, to: max(toRead.count, vanished.count), by: Self.batchSize) {
+            var rows: [IndexRow] = []
+            var failures: [(FolderWalk.Entry, String)] = []
+            for entry in toRead[min(batch, toRead.count)..<min(batch + Self.batchSize, toRead.count)] {
+                do {
+                    let header = try Part10File.readHeader(contentsOf: self.root + "/" + entry.relativePath)
+                    rows.append(try IndexRow(entry: entry, header: header))
+                    if wasIndexed.contains(entry.relativePath) { report.updated += 1 } else { report.added += 1 }
+                } catch {
+                    failures.append((entry, "\(error)"))
+                }
+            }
+            let gone = vanished[min(batch, vanished.count)..<min(batch + Self.batchSize, vanished.count)]
+            report.removed += try await self.write(rows: rows, unreadable: failures, vanished: Array(gone))
+            report.unreadable += failures.count
+        }
+        report.instances = try await self.instanceCount()
+        self.logger.debug(
+            "place refreshed",
+            metadata: [
+                "root": "\(self.root)", "added": "\(report.added)", "updated": "\(report.updated)",
+                "removed": "\(report.removed)", "unreadable": "\(report.unreadable)",
+            ])
+        return report
+    }
+
+    /// Adds (or replaces) the rows of files px has just placed in this place, in one transaction.
+    public func record(_ files: [PlacedFile]) async throws(PXError) {
+        var rows: [IndexRow] = []
+        rows.reserveCapacity(files.count)
+        for file in files {
+            let relative = self.relativePath(file.path)
+            guard let entry = FolderWalk.entry(at: self.root + "/" + relative, relativePath: relative) else {
+                throw PXError.io("cannot record a file that is not in the place: \(POSIX.errorText())", path: file.path)
+            }
+            do {
+                rows.append(try IndexRow(entry: entry, header: file.header))
+            } catch {
+                throw PXError.notDICOM(path: file.path, reason: "\(error)")
+            }
+        }
+        _ = try await self.write(rows: rows, unreadable: [], vanished: [])
+    }
+
+    /// Reads the header of a file px has just placed in this place and records it.
+    public func record(path: String) async throws(PXError) {
+        let header: Part10File
+        do {
+            header = try Part10File.readHeader(contentsOf: self.absolutePath(path))
+        } catch {
+            throw PXError.notDICOM(path: path, reason: "\(error)")
+        }
+        try await self.record([PlacedFile(path: path, header: header)])
+    }
+
+    /// `path` relative to ``root`` (unchanged when it is already relative).
+    func relativePath(_ path: String) -> String {
+        path.hasPrefix(self.root + "/") ? String(path.dropFirst(self.root.count + 1)) : path
+    }
+
+    /// `path` below ``root`` (unchanged when it is already absolute).
+    func absolutePath(_ path: String) -> String {
+        path.hasPrefix("/") ? path : self.root + "/" + path
+    }
+
+    /// One transaction: upserts `rows` (and clears those paths from `unreadable`), remembers `unreadable`, and
+    /// deletes the rows of `vanished` paths that are still gone (a file placed and recorded while a refresh
+    /// walked is kept). Returns how many vanished rows were deleted.
+    private func write(rows: [IndexRow], unreadable: [(FolderWalk.Entry, String)], vanished: [String])
+        async throws(PXError) -> Int
+    {
+        let root = self.root
+        do {
+            return try await self.database.write { db in
+                let insert = try db.cachedStatement(
+                    sql: """
+                        INSERT OR REPLACE INTO instances (path, size, modified, sop_class, sop_instance,
+                            transfer_syntax, patient_id, patient_name, study_uid, study_date, study_description,
+                            accession, series_uid, modality, series_number, series_description, record)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """)
+                let clear = try db.cachedStatement(sql: "DELETE FROM unreadable WHERE path = ?")
+                for row in rows {
+                    try insert.execute(arguments: row.arguments)
+                    try clear.execute(arguments: [row.path])
+                }
+                let bad = try db.cachedStatement(
+                    sql: "INSERT OR REPLACE INTO unreadable (path, size, modified, reason) VALUES (?, ?, ?, ?)")
+                let dropRow = try db.cachedStatement(sql: "DELETE FROM instances WHERE path = ?")
+                for (entry, reason) in unreadable {
+                    try bad.execute(arguments: [entry.relativePath, entry.size, entry.modified, reason])
+                    try dropRow.execute(arguments: [entry.relativePath])
+                }
+                var removed = 0
+                for path in vanished where FolderWalk.entry(at: root + "/" + path, relativePath: path) == nil {
+                    try dropRow.execute(arguments: [path])
+                    removed += db.changesCount
+                    try clear.execute(arguments: [path])
+                }
+                return removed
+            }
+        } catch {
+            throw PXError.io("cannot write the index: \(error)", path: self.indexPath)
+        }
+    }
+
+    private func instanceCount() async throws(PXError) -> Int {
+        try await self.reading { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM instances") ?? 0 }
+    }
+
+    /// A read of the index, its errors as ``PXError/io(_:path:)``.
+    func reading<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(PXError) -> T {
+        do {
+            return try await self.database.read(body)
+        } catch {
+            throw PXError.io("cannot read the index: \(error)", path: self.indexPath)
+        }
+    }
+}
+
+/// One file's row of the index, from its header.
+struct IndexRow: Sendable {
+    var path: String
+    var arguments: StatementArguments
+
+    init(entry: FolderWalk.Entry, header: Part10File) throws(PXError) {
+        let dataSet = header.dataSet
+        guard
+            let sopClass = Self.nonEmpty(header.meta.string(.mediaStorageSOPClassUID) ?? dataSet.string(.sopClassUID)),
+            let sopInstance = Self.nonEmpty(
+                header.meta.string(.mediaStorageSOPInstanceUID) ?? dataSet.string(.sopInstanceUID))
+        else {
+            throw PXError.notDICOM(path: entry.relativePath, reason: "no SOP Class/Instance UID")
+        }
+        var record = dataSet
+        record.remove(.pixelData)
+        let bytes: [UInt8]
+        do {
+            bytes = try DataSetWriter.encode(record, transferSyntax: .explicitVRLittleEndian)
+        } catch {
+            throw PXError.malformedFile(path: entry.relativePath, reason: "\(error)")
+        }
+        self.path = entry.relativePath
+        self.arguments = [
+            entry.relativePath, entry.size, entry.modified, sopClass, sopInstance, header.transferSyntax.uid,
+            dataSet.string(.patientID) ?? "", dataSet.string(.patientName), dataSet.string(.studyInstanceUID) ?? "",
+            dataSet.string(.studyDate), dataSet.string(.studyDescription), dataSet.string(Tag(0x0008, 0x0050)),
+            dataSet.string(.seriesInstanceUID) ?? "", dataSet.string(.modality), dataSet.string(Tag(0x0020, 0x0011)),
+            dataSet.string(.seriesDescription), Data(bytes),
+        ]
+    }
+
+    static func nonEmpty(_ value: String?) -> String? {
+        guard let value, !value.isEmpty else { return nil }
+        return value
+    }
+}

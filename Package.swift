@@ -305,6 +305,8 @@ let package = Package(
             name: "PXSync",
             dependencies: [
                 "PX",
+                "PXIndex",
+                "DICOMNetwork",
                 "PXCommandLine",
                 "PXCommands",
                 "PXCore",

@@ -5,6 +5,7 @@ import PX
 import PXCommandLine
 import PXCommands
 import PXCore
+import PXIndex
 import PXStorage
 import Synchronization
 
@@ -86,7 +87,7 @@ public enum SyncCommand {
                 var place = try Place.parse(text, config: config)
                 if isDestination { place = try place.withLayout(sync.layout) }
                 resolved.append(
-                    try resolve(
+                    try await resolve(
                         place, isDestination: isDestination, config: config, calling: calling,
                         timeouts: timeouts.timeouts, backend: backend, logger: logger))
             }
@@ -95,7 +96,7 @@ public enum SyncCommand {
             var transfer = SyncTransfer(logger: logger)
             transfer.retrieve = SyncTransfer.Retrieve(rawValue: sync.retrieve) ?? .auto
             transfer.window = sync.window
-            var receiverFolder: FolderScan?
+            var receiverFolder: FolderPlace?
             if sync.receiverPort != nil, !sync.dryRun, case .folder(let folder) = destination,
                 resolved.contains(where: { if case .node = $0 { true } else { false } })
             {
@@ -140,8 +141,9 @@ public enum SyncCommand {
 
     /// A parsed place made ready: a node's connection, a folder read.
     static func resolve(
-        _ place: Place, isDestination: Bool, config: PXConfig, calling: LocalAE, timeouts: Timeouts, backend: any DICOMBackend, logger: Logger
-    ) throws(PXError) -> SyncPlace {
+        _ place: Place, isDestination: Bool, config: PXConfig, calling: LocalAE, timeouts: Timeouts,
+        backend: any DICOMBackend, logger: Logger
+    ) async throws(PXError) -> SyncPlace {
         switch place {
         case .node(let peer):
             let node: DICOMNode
@@ -167,8 +169,12 @@ public enum SyncCommand {
                 // A destination folder is made when missing (mkdir -p).
                 do { _ = try StorageRoot(path: path) } catch { throw .storage(error) }
             }
-            let folder = FolderScan(root: path, layout: layout)
-            try folder.refresh()
+            let folder = try FolderPlace(root: path, layout: layout, logger: logger)
+            // Files added or removed by hand since the last run are seen: only new or changed ones are read.
+            let report = try await folder.refresh()
+            logger.info(
+                "folder index refreshed",
+                metadata: ["root": "\(path)", "added": "\(report.added)", "removed": "\(report.removed)"])
             return .folder(folder)
         case .zip(let path):
             throw .usage("zip places (\(path)) are not supported by px-sync yet")
@@ -180,7 +186,7 @@ public enum SyncCommand {
     /// Runs `body` with px-sync's C-STORE receiver listening (native backend, in this process), placing into
     /// `folder`; stops it after.
     static func withReceiver(
-        port: Int, aeTitle: String, into folder: FolderScan, logger: Logger,
+        port: Int, aeTitle: String, into folder: FolderPlace, logger: Logger,
         _ body: () async throws(PXError) -> Void
     ) async throws(PXError) {
         let configuration = try ListenConfiguration(
@@ -193,6 +199,10 @@ public enum SyncCommand {
                 try await receiver.listen(configuration, logger: logger) { event in
                     switch event {
                     case .listening: started.ready()
+                    case .instanceReceived(let instance):
+                        do { try await folder.record(path: instance.path) } catch {
+                            logger.warning("received file not indexed", metadata: ["file": "\(instance.path)", "error": "\(error)"])
+                        }
                     case .storeFailed(let path, let uid, let error):
                         logger.warning("receiver could not store", metadata: ["path": "\(path ?? "-")", "uid": "\(uid ?? "-")", "error": "\(error)"])
                     default: break

@@ -1,6 +1,8 @@
 import DICOMData
+import DICOMNetwork
 import Logging
 import PXCore
+import PXIndex
 import PXStorage
 
 /// A place px-sync reads from or writes to, resolved: what it holds (``inventory``) and how studies get in
@@ -8,8 +10,8 @@ import PXStorage
 public enum SyncPlace: Sendable {
     /// A DIMSE node: C-FIND for the inventory; C-GET or C-MOVE out, C-STORE in.
     case node(NodePlace)
-    /// A folder of files: read by walking it, written through ``InstancePlacer``.
-    case folder(FolderScan)
+    /// A folder of files with its index (``FolderPlace``), written through ``InstancePlacer``.
+    case folder(FolderPlace)
 
     public var inventory: any PlaceInventory {
         switch self {
@@ -110,5 +112,39 @@ public enum SyncPlanner {
             }
         }
         return plan
+    }
+}
+
+extension FolderPlace {
+    /// The files of a transfer unit, from the index (what a C-GET of it would send).
+    func files(of unit: TransferUnit) async throws(PXError) -> [String] {
+        var identifier = DataSet()
+        identifier.set(.studyInstanceUID, vr: .UI, string: unit.studyInstanceUID)
+        if let series = unit.seriesInstanceUID { identifier.set(.seriesInstanceUID, vr: .UI, string: series) }
+        if !unit.sopInstanceUIDs.isEmpty { identifier.set(.sopInstanceUID, vr: .UI, strings: unit.sopInstanceUIDs) }
+        let level: QueryRetrieveLevel =
+            !unit.sopInstanceUIDs.isEmpty ? .image : unit.seriesInstanceUID != nil ? .series : .study
+        let request = QueryRetrieveRequest(
+            model: .studyRoot, level: level, identifier: identifier, callingAETitle: "PXSYNC", calledAETitle: "PXSYNC")
+        do {
+            return try await FolderPlaceProvider(place: self, moveDestinations: [:]).retrieve(request).map(\.path)
+        } catch {
+            throw PXError.from(error)
+        }
+    }
+
+    /// Records instances px has just placed here (paths below ``root``), reading their headers, in one
+    /// transaction; a file that cannot be read is left to the next ``refresh()``.
+    func recordPlaced(_ paths: [String], logger: Logger) async throws(PXError) {
+        var files: [PlacedFile] = []
+        files.reserveCapacity(paths.count)
+        for path in paths {
+            do {
+                files.append(PlacedFile(path: path, header: try Part10File.readHeader(contentsOf: path)))
+            } catch {
+                logger.warning("placed file not indexed", metadata: ["file": "\(path)", "error": "\(error)"])
+            }
+        }
+        if !files.isEmpty { try await record(files) }
     }
 }

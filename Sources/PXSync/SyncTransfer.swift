@@ -1,6 +1,7 @@
 import DICOMData
 import Logging
 import PXCore
+import PXIndex
 import PXStorage
 import Synchronization
 
@@ -95,13 +96,14 @@ public struct SyncTransfer: Sendable {
         }
     }
 
-    func get(_ unit: TransferUnit, into folder: FolderScan, session: any RetrieveSession) async throws(PXError)
+    func get(_ unit: TransferUnit, into folder: FolderPlace, session: any RetrieveSession) async throws(PXError)
         -> (Int, Int)
     {
         let request = try GetRequest(
             studyInstanceUID: unit.studyInstanceUID, seriesInstanceUID: unit.seriesInstanceUID,
             sopInstanceUIDs: unit.sopInstanceUIDs, root: folder.root, layout: folder.layout)
         let result = try await session.get(request) { _ in }
+        try await folder.recordPlaced(result.instances.map(\.path), logger: logger)
         if result.status.isFailure && result.completed == 0 { throw .dimseFailure(result.status, operation: "C-GET") }
         return (result.instances.count, result.failed + result.storeFailures.count)
     }
@@ -117,14 +119,10 @@ public struct SyncTransfer: Sendable {
         return (result.completed + result.warning, result.failed)
     }
 
-    func push(_ unit: TransferUnit, from folder: FolderScan, to node: NodePlace) async throws(PXError) -> (Int, Int) {
-        var entries = folder.files(ofStudy: unit.studyInstanceUID, series: unit.seriesInstanceUID)
-        if !unit.sopInstanceUIDs.isEmpty {
-            let wanted = Set(unit.sopInstanceUIDs)
-            entries.removeAll { !wanted.contains($0.sopInstanceUID) }
-        }
-        guard !entries.isEmpty else { return (0, 0) }
-        var request = PushRequest(files: entries.map { PushFile(readingHeaderOf: $0.path) })
+    func push(_ unit: TransferUnit, from folder: FolderPlace, to node: NodePlace) async throws(PXError) -> (Int, Int) {
+        let paths = try await folder.files(of: unit)
+        guard !paths.isEmpty else { return (0, 0) }
+        var request = PushRequest(files: paths.map { PushFile(readingHeaderOf: $0) })
         request.window = window
         let result = try await node.backend.push(request, connection: node.connection, logger: logger) { _ in }
         if let failure = result.failure, result.completed + result.warning == 0 { throw failure }

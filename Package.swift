@@ -307,6 +307,7 @@ let package = Package(
                 "PX",
                 "PXIndex",
                 "DICOMNetwork",
+                "DICOMWeb",
                 "PXCommandLine",
                 "PXCommands",
                 "PXCore",

@@ -1,5 +1,6 @@
 import ArgumentParser
 import DICOMData
+import DICOMWeb
 import Logging
 import PX
 import PXCommandLine
@@ -8,6 +9,10 @@ import PXCore
 import PXIndex
 import PXStorage
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// px-sync's own options (the query keys are ``QueryOptions``).
 public struct SyncOptions: ParsableArguments {
@@ -92,6 +97,13 @@ public enum SyncCommand {
                         timeouts: timeouts.timeouts, backend: backend, logger: logger))
             }
             let destination = resolved.removeLast()
+            // C-MOVE is not a DICOMweb transaction (PS3.18): a DICOMweb place pairs with folders only.
+            if case .node(let target) = destination {
+                for case .node(let source) in resolved where source.isDICOMweb || target.isDICOMweb {
+                    throw PXError.usage(
+                        "px-sync between a DICOMweb place and a node is not supported: sync through a folder")
+                }
+            }
             let selection = try selection(sync: sync, query: query)
             var transfer = SyncTransfer(logger: logger)
             transfer.retrieve = SyncTransfer.Retrieve(rawValue: sync.retrieve) ?? .auto
@@ -107,6 +119,8 @@ public enum SyncCommand {
                 sources: resolved, destination: destination, transfer: transfer, force: sync.force,
                 dryRun: sync.dryRun, parallel: sync.parallel, report: report, logger: logger
             ) { event in output.write(event, pretty: false) }
+            let hold = try StagingHold(destination: destination, dryRun: sync.dryRun)
+            defer { hold.release() }
             if let port = sync.receiverPort, let folder = receiverFolder {
                 try await withReceiver(port: port, aeTitle: sync.receiverAETitle, into: folder, logger: logger) {
                     () async throws(PXError) in try await engine.run(selection)
@@ -156,7 +170,8 @@ public enum SyncCommand {
                 node = try DICOMNode(host: entry.host, port: entry.port, calledAETitle: entry.aeTitle)
                 tls = entry.tls
             case .url(let url):
-                throw .usage("DICOMweb places (\(url)) are not supported by px-sync yet")
+                return try await resolve(.web(url: url), isDestination: isDestination, config: config, calling: calling,
+                    timeouts: timeouts, backend: backend, logger: logger)
             }
             var connection = Connection(node: node, local: calling, timeouts: timeouts)
             connection.tls = tls
@@ -179,7 +194,19 @@ public enum SyncCommand {
         case .zip(let path):
             throw .usage("zip places (\(path)) are not supported by px-sync yet")
         case .web(let url):
-            throw .usage("DICOMweb places (\(url)) are not supported by px-sync yet")
+            // A [nodes.NAME] with this url brings its credentials and transfer syntax; a URL alone takes them
+            // from $PX_DICOMWEB_TOKEN / $PX_DICOMWEB_BASIC, as the other commands do.
+            let web: DICOMWebBackend
+            let place: DICOMWebPlace
+            if let entry = config.nodes.values.first(where: { $0.url == url }), let configured = try entry.dicomWebPlace() {
+                place = configured
+                web = DICOMWebBackend(place: place, transferSyntax: entry.transferSyntax)
+            } else {
+                place = try DICOMWebPlace(url: url, authentication: DICOMWebPlace.authenticationFromEnvironment())
+                web = DICOMWebBackend(place: place)
+            }
+            let node = try DICOMNode(host: place.host, port: place.port, calledAETitle: "DICOMWEB")
+            return .node(NodePlace(backend: web, connection: Connection(node: node, local: calling, timeouts: timeouts), logger: logger))
         }
     }
 
@@ -232,5 +259,33 @@ final class ReceiverState: Sendable {
             if now.ready { return nil }
             do { try await Task.sleep(for: .milliseconds(10)) } catch { return .aborted("cancelled") }
         }
+    }
+}
+
+/// Keeps a folder destination's staging folder (`.px-incoming`) for the whole run: every retrieval into the
+/// folder (C-GET on the native backend, WADO-RS) removes it with rmdir when it ends, which, with `--parallel`
+/// retrievals into the same root, pulled it from under the others (their next temporary file failed with
+/// ENOENT). A file in it makes those rmdirs fail harmlessly; it is removed, and the folder with it, at the end.
+struct StagingHold {
+    let file: String?
+    let folder: String?
+
+    init(destination: SyncPlace, dryRun: Bool) throws(PXError) {
+        guard !dryRun, case .folder(let place) = destination else {
+            (file, folder) = (nil, nil)
+            return
+        }
+        let staging: String
+        do { staging = try StorageRoot(path: place.root).stagingFolder() } catch { throw .storage(error) }
+        let path = staging + "/.px-sync-hold"
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else { throw .io("cannot hold the staging folder (\(POSIX.errorText()))", path: path) }
+        close(descriptor)
+        (file, folder) = (path, staging)
+    }
+
+    func release() {
+        if let file { unlink(file) }
+        if let folder { rmdir(folder) }
     }
 }

@@ -174,21 +174,7 @@ extension SyncOrthancTests {
         try #require(copied.exitCode == 0, "\(copied.stdout)")
         // Delete the largest study in Orthanc (REST: /tools/lookup, DELETE /studies/ID).
         let study = context.largestStudy
-        let deleted = try await PeerHarness.runAsync(
-            TestSupport.python,
-            [
-                "-c",
-                """
-                import json, sys, urllib.request
-                base = "http://127.0.0.1:" + sys.argv[1]
-                found = json.load(urllib.request.urlopen(urllib.request.Request(base + "/tools/lookup", data=sys.argv[2].encode(), method="POST")))
-                ids = [f["ID"] for f in found if f["Type"] == "Study"]
-                assert len(ids) == 1, found
-                urllib.request.urlopen(urllib.request.Request(base + "/studies/" + ids[0], method="DELETE"))
-                """,
-                String(context.httpPort), study,
-            ])
-        try #require(deleted.exitCode == 0, "\(deleted.stderr)")
+        try await SyncTests.deleteFromOrthanc(study: study, httpPort: context.httpPort)
         let dry = try await SyncTests.sync([folder, context.peer, "--dry-run"])
         #expect(SyncTests.events(dry, "planned").compactMap { $0["StudyInstanceUID"]?.stringValue } == [study], "\(dry.stdout)")
         let pushed = try await SyncTests.sync([folder, context.peer, "--backend", "native", "--window", "4"])
@@ -203,6 +189,40 @@ extension SyncOrthancTests {
         let fetched = try await SyncTests.sync([context.peer, back])
         #expect(fetched.exitCode == 0, "\(fetched.stdout)")
         try SyncTests.expectFolder(back, equals: context.corpus.dataSets)
+    }
+}
+
+/// px-sync with a DICOMweb place: Orthanc's DICOMweb plugin (QIDO-RS inventory, WADO-RS into a folder, STOW-RS
+/// from a folder).
+@Suite("px-sync against Orthanc's DICOMweb", .serialized, OrthancCommandPeer(dicomWeb: true), .timeLimit(.minutes(10)))
+struct SyncDICOMwebTests {
+    @Test("DICOMweb -> folder -> DICOMweb: identical data sets, second runs transfer 0, a deleted study is stored back alone")
+    func webAndFolder() async throws {
+        let context = try #require(OrthancCommandPeer.current, "the suite's Orthanc is not running")
+        let web = "http://127.0.0.1:\(context.httpPort)/dicom-web"
+        let folder = context.work + "/sync-web"
+        let got = try await SyncTests.sync([web, folder])
+        #expect(got.exitCode == 0, "\(got.stdout) \(got.stderr)")
+        #expect(got.json?["data"]?["instancesTransferred"] == .number("6"), "\(got.stdout)")
+        try SyncTests.expectFolder(folder, equals: context.corpus.dataSets)
+        let again = try await SyncTests.sync([web, folder])
+        #expect(again.json?["data"]?["alreadyPresent"] == .number("5"), "\(again.stdout)")
+        #expect(again.json?["data"]?["instancesTransferred"] == .number("0"))
+
+        let study = context.largestStudy
+        try await SyncTests.deleteFromOrthanc(study: study, httpPort: context.httpPort)
+        let stored = try await SyncTests.sync([folder, web])
+        #expect(stored.exitCode == 0, "\(stored.stdout) \(stored.stderr)")
+        #expect(stored.json?["data"]?["transferred"] == .number("1"), "\(stored.stdout)")
+        #expect(
+            stored.json?["data"]?["instancesTransferred"] == .number(String(context.corpus.studies[study]?.count ?? -1)))
+        let storedAgain = try await SyncTests.sync([folder, web])
+        #expect(storedAgain.json?["data"]?["alreadyPresent"] == .number("5"), "\(storedAgain.stdout)")
+
+        // A DICOMweb place and a DIMSE node cannot be paired (no C-MOVE in DICOMweb): a usage error.
+        let refused = try await SyncTests.sync([web, context.peer])
+        #expect(refused.exitCode == 64, "\(refused.stdout)")
+        #expect(refused.json?["error"]?["code"]?.stringValue == "usage")
     }
 }
 
@@ -287,6 +307,25 @@ extension SyncOrthancTests {
 enum SyncTests {
     static func sync(_ arguments: [String], stdin: String? = nil) async throws -> PeerHarness.Run {
         try await PeerHarness.runAsync("px-sync", arguments, stdin: stdin)
+    }
+
+    /// Deletes a study from Orthanc through its REST API (/tools/lookup, DELETE /studies/ID).
+    static func deleteFromOrthanc(study: String, httpPort: Int) async throws {
+        let deleted = try await PeerHarness.runAsync(
+            TestSupport.python,
+            [
+                "-c",
+                """
+                import json, sys, urllib.request
+                base = "http://127.0.0.1:" + sys.argv[1]
+                found = json.load(urllib.request.urlopen(urllib.request.Request(base + "/tools/lookup", data=sys.argv[2].encode(), method="POST")))
+                ids = [f["ID"] for f in found if f["Type"] == "Study"]
+                assert len(ids) == 1, found
+                urllib.request.urlopen(urllib.request.Request(base + "/studies/" + ids[0], method="DELETE"))
+                """,
+                String(httpPort), study,
+            ])
+        try #require(deleted.exitCode == 0, "\(deleted.stderr)")
     }
 
     /// The NDJSON events named `name` a run printed.

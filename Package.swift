@@ -124,6 +124,7 @@ let package = Package(
             name: "PXStorage",
             dependencies: [
                 "DICOMData",
+                "CZlib",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -336,6 +337,13 @@ let package = Package(
             path: "Tests/PXTestSupport",
             swiftSettings: strictSettings
         ),
+        // A process the zip place tests kill with SIGKILL while it archives (it is a test's child, not a tool).
+        .executableTarget(
+            name: "zip-archive-child",
+            dependencies: ["PXStorage"],
+            path: "Tests/ZipArchiveChild",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "PXCoreTests",
             dependencies: ["PXCore", "DICOMData"],
@@ -343,7 +351,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PXStorageTests",
-            dependencies: ["PXStorage", "DICOMData"],
+            dependencies: ["PXStorage", "DICOMData", "PXTestSupport", "PXCore", "zip-archive-child"],
             swiftSettings: strictSettings
         ),
         .testTarget(

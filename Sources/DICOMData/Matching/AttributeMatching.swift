@@ -26,7 +26,7 @@ public enum AttributeMatching {
     }
 
     /// Whether the element takes part in matching.
-    static func isMatchingKey(_ tag: Tag) -> Bool {
+    public static func isMatchingKey(_ tag: Tag) -> Bool {
         tag.group > 0x0002 && tag != .specificCharacterSet && tag != .queryRetrieveLevel && !tag.isGroupLength
             && tag != Tag(0x0008, 0x0054)  // Retrieve AE Title: return key only.
     }

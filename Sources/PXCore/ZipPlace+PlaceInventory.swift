@@ -1,0 +1,62 @@
+import DICOMData
+import PXStorage
+
+extension PXError {
+    /// A zip place's error: `io` for a file-system failure, a missing entry or a placement that failed,
+    /// `malformedFile` (naming the archive and the zip code) for an archive the reader refuses.
+    public static func zip(_ error: ZipError) -> PXError {
+        if let storage = error.storage { return .storage(storage) }
+        switch error.code {
+        case .io, .missingEntry: return .io(error.message, path: error.path)
+        default: return .malformedFile(path: error.path ?? "zip archive", reason: "zip \(error.code): \(error.message)")
+        }
+    }
+}
+
+/// A zip place answers px-sync's questions from its archives: keys from each archive's manifest, counts and
+/// instance UIDs from its central directory (no DICOM header is read).
+extension ZipPlace: PlaceInventory {
+    public func studies(matching keys: DataSet) async throws(PXError) -> [StudyHolding] {
+        let studies: [ZipPlace.Study]
+        do { studies = try self.studies() } catch { throw .zip(error) }
+        var holdings: [StudyHolding] = []
+        for study in studies {
+            var record = study.record
+            // What a C-FIND SCP would answer for them (PS3.4 §C.6.2.1.2), so keys can match them too.
+            record.set(Tag(0x0020, 0x1206), vr: .IS, string: String(study.series.count))
+            record.set(Tag(0x0020, 0x1208), vr: .IS, string: String(study.instanceCount))
+            let modalities = Set(study.series.compactMap { $0.record.string(.modality)?.trimmingSpaces }).sorted()
+            if !modalities.isEmpty { record.set(Tag(0x0008, 0x0061), vr: .CS, strings: modalities) }
+            guard AttributeMatching.matches(keys, record) else { continue }
+            holdings.append(
+                StudyHolding(
+                    studyInstanceUID: study.studyInstanceUID, patientID: record.string(.patientID),
+                    patientName: record.string(.patientName), studyDate: record.string(.studyDate),
+                    studyDescription: record.string(.studyDescription),
+                    accessionNumber: record.string(Tag(0x0008, 0x0050)), seriesCount: study.series.count,
+                    instanceCount: study.instanceCount))
+        }
+        return holdings
+    }
+
+    public func series(ofStudy studyInstanceUID: String) async throws(PXError) -> [SeriesHolding] {
+        let found: ZipPlace.Study?
+        do { found = try self.study(studyInstanceUID) } catch { throw .zip(error) }
+        guard let study = found else { return [] }
+        return study.series.map { series in
+            SeriesHolding(
+                studyInstanceUID: studyInstanceUID, seriesInstanceUID: series.seriesInstanceUID,
+                modality: series.record.string(.modality), seriesNumber: series.record.string(Tag(0x0020, 0x0011)),
+                seriesDescription: series.record.string(.seriesDescription),
+                instanceCount: series.sopInstanceUIDs.count)
+        }
+    }
+
+    public func instances(ofStudy studyInstanceUID: String, series seriesInstanceUID: String) async throws(PXError)
+        -> Set<String>
+    {
+        let found: ZipPlace.Study?
+        do { found = try self.study(studyInstanceUID) } catch { throw .zip(error) }
+        return found?.series.first { $0.seriesInstanceUID == seriesInstanceUID }?.sopInstanceUIDs ?? []
+    }
+}

@@ -1,0 +1,146 @@
+import CZlib
+
+/// Raw deflate (RFC 1951, no zlib header: APPNOTE §4.4.5 method 8) of one entry, chunk by chunk.
+final class ZipDeflater {
+    private var stream = z_stream()
+    private var output: [UInt8]
+    private let path: String?
+
+    init(level: Int32, path: String?, chunkSize: Int = 256 * 1024) throws(ZipError) {
+        self.path = path
+        self.output = [UInt8](repeating: 0, count: chunkSize)
+        let status = deflateInit2_(
+            &stream, level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+            Int32(MemoryLayout<z_stream>.size))
+        guard status == Z_OK else { throw .io("zlib deflate initialisation failed (\(status))", path: path) }
+    }
+
+    deinit { deflateEnd(&stream) }
+
+    /// Compresses `input` (`finish`: the last of the entry) and hands each compressed chunk to `sink`.
+    func deflate(
+        _ input: UnsafeRawBufferPointer, finish: Bool, sink: (UnsafeRawBufferPointer) throws(ZipError) -> Void
+    ) throws(ZipError) {
+        var none: UInt8 = 0
+        let base: UnsafeMutablePointer<UInt8> =
+            input.baseAddress.map { UnsafeMutablePointer(mutating: $0.assumingMemoryBound(to: UInt8.self)) }
+            ?? withUnsafeMutablePointer(to: &none) { $0 }
+        stream.next_in = base
+        stream.avail_in = UInt32(input.count)
+        defer {
+            stream.next_in = nil
+            stream.avail_in = 0
+        }
+        let chunkSize = output.count
+        while true {
+            var status: Int32 = Z_OK
+            let produced = output.withUnsafeMutableBytes { buffer in
+                stream.next_out = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                stream.avail_out = UInt32(chunkSize)
+                status = CZlib.deflate(&stream, finish ? Z_FINISH : Z_NO_FLUSH)
+                return chunkSize - Int(stream.avail_out)
+            }
+            if produced > 0 {
+                try output.withZipBytes { buffer throws(ZipError) in
+                    try sink(UnsafeRawBufferPointer(rebasing: buffer[..<produced]))
+                }
+            }
+            if status == Z_STREAM_END { return }
+            guard status == Z_OK || status == Z_BUF_ERROR else {
+                throw .io("zlib deflate failed (\(status))", path: path)
+            }
+            // More to do while the output filled up, or (finishing) until the stream ends.
+            if !finish && stream.avail_in == 0 && produced < chunkSize { return }
+        }
+    }
+}
+
+/// Raw inflate of one entry held to what its headers declare: never more output than the uncompressed
+/// size, never more input than the compressed size, and the stream must end exactly there (a lying size
+/// or a truncated stream is an error, not a shorter file).
+final class ZipInflater {
+    private var stream = z_stream()
+    private var output: [UInt8]
+    private let path: String?
+    private let name: String
+    private let expectedOutput: UInt64
+    private(set) var totalOut: UInt64 = 0
+    private(set) var finished = false
+
+    init(name: String, expectedOutput: UInt64, path: String?, chunkSize: Int = 256 * 1024) throws(ZipError) {
+        self.path = path
+        self.name = name
+        self.expectedOutput = expectedOutput
+        self.output = [UInt8](repeating: 0, count: chunkSize)
+        guard inflateInit2_(&stream, -MAX_WBITS, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+            throw .io("zlib inflate initialisation failed", path: path)
+        }
+    }
+
+    deinit { inflateEnd(&stream) }
+
+    /// Inflates `input`, the next compressed bytes (`isLast`: the entry's compressed size ends here).
+    func inflate(
+        _ input: UnsafeRawBufferPointer, isLast: Bool, sink: (UnsafeRawBufferPointer) throws(ZipError) -> Void
+    ) throws(ZipError) {
+        if finished {
+            guard input.isEmpty else {
+                throw .sizeMismatch("entry \(name.debugDescription): deflate stream ends before its compressed size", path: path)
+            }
+            return
+        }
+        var none: UInt8 = 0
+        let base: UnsafeMutablePointer<UInt8> =
+            input.baseAddress.map { UnsafeMutablePointer(mutating: $0.assumingMemoryBound(to: UInt8.self)) }
+            ?? withUnsafeMutablePointer(to: &none) { $0 }
+        stream.next_in = base
+        stream.avail_in = UInt32(input.count)
+        defer {
+            stream.next_in = nil
+            stream.avail_in = 0
+        }
+        let chunkSize = output.count
+        while true {
+            var status: Int32 = Z_OK
+            let produced = output.withUnsafeMutableBytes { buffer in
+                stream.next_out = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                stream.avail_out = UInt32(chunkSize)
+                status = CZlib.inflate(&stream, Z_NO_FLUSH)
+                return chunkSize - Int(stream.avail_out)
+            }
+            totalOut += UInt64(produced)
+            guard totalOut <= expectedOutput else {
+                throw .sizeMismatch(
+                    "entry \(name.debugDescription) inflates past its declared size of \(expectedOutput) bytes", path: path)
+            }
+            if produced > 0 {
+                try output.withZipBytes { buffer throws(ZipError) in
+                    try sink(UnsafeRawBufferPointer(rebasing: buffer[..<produced]))
+                }
+            }
+            switch status {
+            case Z_STREAM_END:
+                finished = true
+                guard stream.avail_in == 0, isLast else {
+                    throw .sizeMismatch(
+                        "entry \(name.debugDescription): deflate stream ends before its compressed size", path: path)
+                }
+                return
+            case Z_OK, Z_BUF_ERROR:
+                if stream.avail_in == 0 && produced < chunkSize {
+                    guard !isLast else {
+                        throw .sizeMismatch(
+                            "entry \(name.debugDescription): deflate stream does not end within its compressed size",
+                            path: path)
+                    }
+                    return
+                }
+                if status == Z_BUF_ERROR && produced == 0 {
+                    throw .checksum("entry \(name.debugDescription): deflate stream stalled", path: path)
+                }
+            default:
+                throw .checksum("entry \(name.debugDescription): corrupt deflate stream (zlib \(status))", path: path)
+            }
+        }
+    }
+}

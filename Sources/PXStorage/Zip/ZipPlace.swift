@@ -1,0 +1,357 @@
+import DICOMData
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A folder of zipped studies, as dicomsync's zipped place keeps them: `ROOT/<PatientID>-<PatientName>/
+/// <StudyInstanceUID>.zip`, one archive per study (names made safe by ``StorageLayout``'s sanitiser and
+/// UID encoding), each holding
+/// - ``manifestName`` first: the study's patient and study keys and each series' keys, as DICOM JSON
+///   (PS3.18 §F.2), so keys come without reading a DICOM header;
+/// - `<SeriesInstanceUID>/<SOPInstanceUID>.dcm` for every instance, so counts and instance UIDs come from
+///   the central directory alone.
+///
+/// Archives are written by ``ZipWriter`` (complete or not at all) and read by ``ZipReader`` (hostile
+/// archives refused). Hidden files (a killed writer's `.<name>.partial-*`) and anything else are ignored.
+public struct ZipPlace: Sendable, Hashable {
+    /// The place's folder.
+    public let root: String
+    public let limits: ZipLimits
+    /// The deflate level for entries that are deflated.
+    public let level: Int32
+
+    /// The manifest entry's name.
+    public static let manifestName = "px-study.json"
+    /// The manifest's format version.
+    static let manifestVersion = 1
+
+    /// `<patient folder>/<study>.zip` under the root.
+    static let archiveLayout = Self.layout("{PatientID}-{PatientName}/{StudyInstanceUID}.zip")
+    /// `<series>/<instance>.dcm` inside an archive; long enough fields that no UID (at most 64 bytes, PS3.5
+    /// §9.1, 192 once encoded) is cut, so every entry name decodes back to its UIDs.
+    static let entryLayout = Self.layout("{SeriesInstanceUID}/{SOPInstanceUID}.dcm", maximumFieldLength: 200)
+
+    private static func layout(_ template: String, maximumFieldLength: Int = 64) -> StorageLayout {
+        // Both templates are valid (ZipPlaceTests parse them).
+        (try? StorageLayout(template: template, maximumFieldLength: maximumFieldLength)) ?? StorageLayout()
+    }
+
+    public init(root: String, limits: ZipLimits = ZipLimits(), level: Int32 = 1) {
+        self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+        self.limits = limits
+        self.level = level
+    }
+
+    // MARK: Listing
+
+    /// One study's archive as listed: its keys from the manifest, its series and instances from the central
+    /// directory.
+    public struct Study: Sendable {
+        /// The archive's path.
+        public var path: String
+        public var studyInstanceUID: String
+        /// Patient and study keys (PatientID, PatientName, StudyDate, StudyDescription, AccessionNumber, ...).
+        public var record: DataSet
+        public var series: [Series]
+
+        public var instanceCount: Int { series.reduce(0) { $0 + $1.sopInstanceUIDs.count } }
+    }
+
+    public struct Series: Sendable {
+        public var seriesInstanceUID: String
+        /// Series keys (Modality, SeriesNumber, SeriesDescription, ...).
+        public var record: DataSet
+        public var sopInstanceUIDs: Set<String>
+    }
+
+    /// The archives under the root (`<folder>/<name>.zip`, hidden names skipped), sorted by path.
+    public func archivePaths() throws(ZipError) -> [String] {
+        var paths: [String] = []
+        for folder in try Self.names(in: root) where !folder.hasPrefix(".") {
+            let folderPath = root + "/" + folder
+            guard Self.isDirectory(folderPath) else { continue }
+            for name in try Self.names(in: folderPath) where !name.hasPrefix(".") && name.hasSuffix(".zip") {
+                paths.append(folderPath + "/" + name)
+            }
+        }
+        return paths.sorted()
+    }
+
+    /// Every study the place holds. A root that does not exist holds none.
+    public func studies() throws(ZipError) -> [Study] {
+        var studies: [Study] = []
+        for path in try archivePaths() { studies.append(try study(at: path)) }
+        return studies
+    }
+
+    /// The archive of one study, or `nil` when the place does not hold it.
+    public func study(_ studyInstanceUID: String) throws(ZipError) -> Study? {
+        try archivePath(of: studyInstanceUID).map { (path) throws(ZipError) in try study(at: path) }
+    }
+
+    /// Where the archive of a study is: `<any patient folder>/<encoded UID>.zip`.
+    public func archivePath(of studyInstanceUID: String) throws(ZipError) -> String? {
+        let name = Self.archiveLayout.encodeUID(studyInstanceUID) + ".zip"
+        for folder in try Self.names(in: root) where !folder.hasPrefix(".") {
+            let candidate = root + "/" + folder + "/" + name
+            var info = stat()
+            if lstat(candidate, &info) == 0 && info.st_mode & S_IFMT == S_IFREG { return candidate }
+        }
+        return nil
+    }
+
+    /// Lists one archive.
+    public func study(at path: String) throws(ZipError) -> Study {
+        let reader = try ZipReader(path: path, limits: limits)
+        return try Self.list(reader)
+    }
+
+    /// The manifest and the central directory of an open archive.
+    static func list(_ reader: ZipReader) throws(ZipError) -> Study {
+        guard let entry = reader.entry(named: manifestName) else {
+            throw .malformed("no \(manifestName): not an archive of a zip place", path: reader.path)
+        }
+        let manifest = try Manifest(bytes: reader.contents(of: entry, maximumSize: 16 << 20), path: reader.path)
+        var byFolder: [String: Int] = [:]
+        var series: [Series] = []
+        for record in manifest.series {
+            guard let uid = record.string(.seriesInstanceUID)?.trimmingSpaces else { continue }
+            byFolder[entryLayout.encodeUID(uid)] = series.count
+            series.append(Series(seriesInstanceUID: uid, record: record, sopInstanceUIDs: []))
+        }
+        for entry in reader.entries where entry.name != manifestName && !entry.isDirectory {
+            let parts = entry.name.split(separator: "/")
+            guard parts.count == 2, parts[1].hasSuffix(".dcm"), let index = byFolder[String(parts[0])] else {
+                throw .malformed("entry \(entry.name.debugDescription) is not <series>/<instance>.dcm of a listed series", path: reader.path)
+            }
+            series[index].sopInstanceUIDs.insert(decodeUID(String(parts[1].dropLast(4))))
+        }
+        return Study(
+            path: reader.path, studyInstanceUID: manifest.studyInstanceUID, record: manifest.study,
+            series: series.filter { !$0.sopInstanceUIDs.isEmpty })
+    }
+
+    /// The inverse of ``StorageLayout/encodeUID(_:)`` for an uncut name: `_XX` is the byte 0xXX.
+    static func decodeUID(_ name: String) -> String {
+        guard name.contains("_") else { return name }
+        var bytes: [UInt8] = []
+        var utf8 = Array(name.utf8)[...]
+        while let byte = utf8.popFirst() {
+            if byte == UInt8(ascii: "_"), utf8.count >= 2,
+                let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16)
+            {
+                bytes.append(value)
+                utf8 = utf8.dropFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    // MARK: Archiving
+
+    /// What ``archive(study:files:fsync:)`` did.
+    public struct ArchiveResult: Sendable, Hashable {
+        /// The study's archive.
+        public var path: String
+        /// Instances added to it by this call (already archived ones are not counted).
+        public var added: Int
+        /// Instances it holds now.
+        public var instances: Int
+        /// Series it holds now.
+        public var series: Int
+        /// Whether an older archive of the study was replaced (it is `false` for a new one, and for a call
+        /// that added nothing and so left the archive as it was).
+        public var replaced: Bool
+    }
+
+    /// Archives Part 10 files of one study into its zip: a new archive, or, when the place holds the study
+    /// already and the files add instances to it, a new archive with the old entries (copied as they are
+    /// stored) and the new ones, which replaces the old atomically. Files already archived (by SOP
+    /// Instance UID) are skipped; when nothing is new the archive is left untouched.
+    ///
+    /// Each entry is stored when its transfer syntax is already compressed (encapsulated pixel data,
+    /// Deflated Explicit VR Little Endian) and deflated otherwise.
+    ///
+    /// - Throws: ``ZipError/Code/malformed`` for a file that is not Part 10 or of another study;
+    ///   ``ZipError`` of the writer or of reading the older archive.
+    public func archive(study studyInstanceUID: String, files: [String], fsync: Bool = true) throws(ZipError)
+        -> ArchiveResult
+    {
+        struct Incoming {
+            var path: String
+            var entryName: String
+            var method: ZipMethod
+        }
+        var incoming: [Incoming] = []
+        var seen = Set<String>()
+        var first: DataSet?
+        var seriesRecords: [String: DataSet] = [:]
+        var seriesOrder: [String] = []
+        for file in files {
+            let header: Part10File
+            do {
+                header = try Part10File.readHeader(contentsOf: file)
+            } catch {
+                throw .malformed("not a readable DICOM file (\(error))", path: file)
+            }
+            let ds = header.dataSet
+            guard let study = ds.string(.studyInstanceUID)?.trimmingSpaces, study == studyInstanceUID else {
+                throw .malformed("file is not of study \(studyInstanceUID)", path: file)
+            }
+            guard let seriesUID = ds.string(.seriesInstanceUID)?.trimmingSpaces, !seriesUID.isEmpty,
+                let sop = ds.string(.sopInstanceUID)?.trimmingSpaces, !sop.isEmpty
+            else { throw .malformed("file lacks a Series or SOP Instance UID", path: file) }
+            let entryName = Self.entryLayout.components(for: ds).joined(separator: "/")
+            guard seen.insert(entryName).inserted else { continue }
+            if first == nil { first = ds }
+            if seriesRecords[seriesUID] == nil {
+                seriesRecords[seriesUID] = Manifest.seriesRecord(of: ds)
+                seriesOrder.append(seriesUID)
+            }
+            let syntax = header.transferSyntax
+            incoming.append(
+                Incoming(
+                    path: file, entryName: entryName,
+                    method: syntax.isEncapsulated || syntax.isDeflated ? .stored : .deflate))
+        }
+        guard let first else { throw .malformed("no files to archive for study \(studyInstanceUID)", path: root) }
+
+        // An older archive of the study: keep its entries, its manifest's records first.
+        let existingPath = try archivePath(of: studyInstanceUID)
+        let older: (reader: ZipReader, manifest: Manifest)? = try existingPath.map { (path) throws(ZipError) in
+            let reader = try ZipReader(path: path, limits: limits)
+            guard let entry = reader.entry(named: Self.manifestName) else {
+                throw .malformed("no \(Self.manifestName): not an archive of a zip place", path: path)
+            }
+            return (reader, try Manifest(bytes: reader.contents(of: entry), path: path))
+        }
+        let fresh = incoming.filter { older?.reader.entry(named: $0.entryName) == nil }
+        if let older, fresh.isEmpty {
+            let listed = try Self.list(older.reader)
+            return ArchiveResult(
+                path: older.reader.path, added: 0, instances: listed.instanceCount, series: listed.series.count,
+                replaced: false)
+        }
+        var manifest = older?.manifest ?? Manifest(study: Manifest.studyRecord(of: first), studyInstanceUID: studyInstanceUID, series: [])
+        let known = Set(manifest.series.compactMap { $0.string(.seriesInstanceUID)?.trimmingSpaces })
+        for uid in seriesOrder where !known.contains(uid) {
+            if let record = seriesRecords[uid] { manifest.series.append(record) }
+        }
+
+        let path: String
+        if let existingPath {
+            path = existingPath
+        } else {
+            let names = Self.archiveLayout.components(for: first)
+            let folder = root + "/" + names[0]
+            try Self.makeFolder(root)
+            try Self.makeFolder(folder)
+            path = folder + "/" + names[1]
+        }
+        let writer = try ZipWriter(path: path, level: level)
+        try writer.addData(manifest.encoded(), as: Self.manifestName, method: .deflate)
+        if let older {
+            for entry in older.reader.entries where entry.name != Self.manifestName {
+                try writer.addCopy(of: entry, from: older.reader)
+            }
+        }
+        for file in fresh { try writer.addFile(at: file.path, as: file.entryName, method: file.method) }
+        try writer.finish(fsync: fsync)
+        let instances = (older?.reader.entries.count).map { $0 - 1 } ?? 0
+        return ArchiveResult(
+            path: path, added: fresh.count, instances: instances + fresh.count, series: manifest.series.count,
+            replaced: older != nil)
+    }
+
+    // MARK: Reading instances
+
+    /// One instance of a study written to a new file `destination` (for C-STORE from a zip place, a
+    /// StorableFile can be made of it), checked against its CRC-32.
+    public func extractInstance(
+        study studyInstanceUID: String, series seriesInstanceUID: String, instance sopInstanceUID: String,
+        to destination: String
+    ) throws(ZipError) {
+        guard let path = try archivePath(of: studyInstanceUID) else {
+            throw .missingEntry(studyInstanceUID, path: root)
+        }
+        let reader = try ZipReader(path: path, limits: limits)
+        let name = Self.entryName(series: seriesInstanceUID, instance: sopInstanceUID)
+        guard let entry = reader.entry(named: name) else { throw .missingEntry(name, path: path) }
+        try reader.extract(entry, to: destination)
+    }
+
+    /// `<series>/<instance>.dcm` for two UIDs.
+    public static func entryName(series: String, instance: String) -> String {
+        entryLayout.encodeUID(series) + "/" + entryLayout.encodeUID(instance) + ".dcm"
+    }
+
+    /// Extracts every instance of a study into a folder place through `placer`: each entry is written to
+    /// a file in the placer's staging folder, its header read, and the file placed atomically at its
+    /// sanitised name (``InstancePlacer``). Entries are checked (size, CRC-32) before they are placed.
+    ///
+    /// - Returns: Where each instance went.
+    public func extract(study studyInstanceUID: String, into placer: InstancePlacer) throws(ZipError)
+        -> [InstancePlacer.Placement]
+    {
+        guard let path = try archivePath(of: studyInstanceUID) else {
+            throw .missingEntry(studyInstanceUID, path: root)
+        }
+        let reader = try ZipReader(path: path, limits: limits)
+        _ = try Self.list(reader)  // only entries of the place's shape
+        let staging: String
+        do { staging = try placer.storage.stagingFolder() } catch { throw .placement(error) }
+        var placements: [InstancePlacer.Placement] = []
+        for entry in reader.entries where entry.name != Self.manifestName && !entry.isDirectory {
+            let temporary = staging + "/zip-\(getpid())-\(Self.temporaryCounter.next()).part"
+            try reader.extract(entry, to: temporary, fsync: false)
+            let dataSet: DataSet
+            do {
+                dataSet = try Part10File.readHeader(contentsOf: temporary).dataSet
+            } catch {
+                unlink(temporary)
+                throw .malformed("entry \(entry.name.debugDescription) is not a readable DICOM file (\(error))", path: path)
+            }
+            do {
+                placements.append(try placer.place(temporaryFile: temporary, dataSet: dataSet))
+            } catch {
+                throw .placement(error)
+            }
+        }
+        return placements
+    }
+
+    static let temporaryCounter = ZipCounter()
+
+    // MARK: Files
+
+    static func names(in folder: String) throws(ZipError) -> [String] {
+        guard let dir = opendir(folder) else {
+            if errno == ENOENT { return [] }
+            throw .io("cannot list", path: folder, errno: errno)
+        }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+    }
+
+    static func makeFolder(_ path: String) throws(ZipError) {
+        if mkdir(path, 0o755) != 0 && errno != EEXIST { throw .io("cannot create directory", path: path, errno: errno) }
+        guard isDirectory(path) else { throw .io("not a folder (or a symbolic link)", path: path) }
+    }
+}

@@ -1,0 +1,385 @@
+import CZlib
+import DICOMData
+import Foundation
+import PXStorage
+import PXTestSupport
+import Testing
+
+/// ``ZipWriter`` and ``ZipReader`` on real files: round trips (stored, deflate, empty, many entries),
+/// Debian's `unzip -t` on our archives, our reader on Info-ZIP's `zip` output, and hand-built hostile
+/// archives, each refused with its named ``ZipError/Code``.
+@Suite(.timeLimit(.minutes(2)), .requires("unzip", "zip")) struct ZipCodecTests {
+    static func bytes(_ count: Int, seed: UInt64) -> [UInt8] {
+        var state = seed | 1
+        return (0..<count).map { _ in
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            return UInt8(truncatingIfNeeded: state)
+        }
+    }
+
+    /// Writes `contents` as files and archives them; returns the archive's path.
+    static func archive(_ contents: [(String, [UInt8], ZipMethod)], in directory: String) throws -> String {
+        let path = directory + "/a.zip"
+        let writer = try ZipWriter(path: path)
+        for (index, (name, data, method)) in contents.enumerated() {
+            let source = directory + "/src-\(index)"
+            try Data(data).write(to: URL(fileURLWithPath: source))
+            try writer.addFile(at: source, as: name, method: method)
+        }
+        try writer.finish(fsync: false)
+        return path
+    }
+
+    @Test func roundTripStoredAndDeflatedAndEmpty() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-zip-") { dir in
+            let random = Self.bytes(3_000_000, seed: 7)
+            let text = Array(String(repeating: "DICOM zip ", count: 100_000).utf8)
+            let contents: [(String, [UInt8], ZipMethod)] = [
+                ("1.2.3/1.2.3.4.dcm", random, .stored), ("1.2.3/1.2.3.5.dcm", text, .deflate),
+                ("empty-stored", [], .stored), ("empty-deflated", [], .deflate), ("über/名前.dcm", random, .deflate),
+            ]
+            let path = try Self.archive(contents, in: dir)
+            let reader = try ZipReader(path: path)
+            #expect(reader.entries.map(\.name) == contents.map(\.0))
+            for (name, data, method) in contents {
+                let entry = try #require(reader.entry(named: name))
+                #expect(entry.method == method)
+                #expect(try reader.contents(of: entry, maximumSize: 8 << 20) == data)
+            }
+            #expect(try #require(reader.entry(named: "1.2.3/1.2.3.5.dcm")).compressedSize < 100_000)
+            // No partial file left beside it.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.contains("partial") }.isEmpty)
+            // Info-ZIP's unzip tests every entry's CRC and sizes.
+            let test = try await TestSupport.run("unzip", ["-t", path])
+            #expect(test.status == 0, "\(test.output)")
+            #expect(test.output.contains("No errors detected"))
+            // ... and extracts the same bytes.
+            let out = dir + "/out"
+            let unzip = try await TestSupport.run("unzip", ["-q", path, "-d", out])
+            #expect(unzip.status == 0, "\(unzip.output)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: out + "/über/名前.dcm")) == Data(random))
+        }
+    }
+
+    @Test func readsInfoZipArchives() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-zip-") { dir in
+            let data = Self.bytes(200_000, seed: 3) + Array(repeating: 0, count: 500_000)
+            try Data(data).write(to: URL(fileURLWithPath: dir + "/f.bin"))
+            // -fd: data descriptors (bit 3, written by streaming zippers) are read too.
+            let zip = try await TestSupport.run("bash", ["-c", "cd \(dir) && zip -q -9 z.zip f.bin && cat f.bin | zip -q -fd s.zip -"])
+            #expect(zip.status == 0, "\(zip.output)")
+            for (archive, name) in [("z.zip", "f.bin"), ("s.zip", "-")] {
+                let reader = try ZipReader(path: dir + "/" + archive)
+                let entry = try #require(reader.entry(named: name))
+                #expect(entry.method == .deflate)
+                #expect(try reader.contents(of: entry) == data)
+            }
+        }
+    }
+
+    @Test func manyEntriesPastTheSixteenBitCountUseZip64() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-zip-") { dir in
+            let path = dir + "/many.zip"
+            let writer = try ZipWriter(path: path)
+            let count = 65_540
+            for index in 0..<count {
+                try writer.addData(Array("\(index)".utf8), as: "e/\(index)", method: .stored)
+            }
+            try writer.finish(fsync: false)
+            // The end record's counts are 0xFFFF: the Zip64 end record and locator hold the real ones.
+            let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+            #expect(Array(bytes.suffix(22).prefix(4)) == [0x50, 0x4b, 0x05, 0x06])
+            #expect(bytes[bytes.count - 12] == 0xFF && bytes[bytes.count - 11] == 0xFF)
+            #expect(Array(bytes.suffix(42).prefix(4)) == [0x50, 0x4b, 0x06, 0x07])
+            let reader = try ZipReader(path: path)
+            #expect(reader.entries.count == count)
+            #expect(try reader.contents(of: try #require(reader.entry(named: "e/65539"))) == Array("65539".utf8))
+            let test = try await TestSupport.run("unzip", ["-tq", path])
+            #expect(test.status == 0, "\(test.output)")
+        }
+    }
+
+    /// A 4 GiB + 1 MiB sparse file, deflated: the entry's uncompressed size passes 32 bits, so its local
+    /// header gets Zip64 sizes up front and its central directory entry a Zip64 extra field, and the
+    /// archive is read back and tested by `unzip -t`. Bounded: the sparse source costs no disk and its
+    /// zeros deflate to about 18 MiB at level 1. (An offset past 4 GiB is covered by
+    /// zip64RecordsAreParsedFromHandBuiltArchive and the Zip64 end records by the 65540-entry test.)
+    @Test(.timeLimit(.minutes(3))) func largeEntryPastFourGiB() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-zip-") { dir in
+            let size: UInt64 = (4 << 30) + (1 << 20)
+            let source = dir + "/sparse.bin"
+            let fd = open(source, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            #expect(fd >= 0)
+            let tail = Array("the end".utf8)
+            #expect(pwrite(fd, tail, tail.count, off_t(size) - off_t(tail.count)) == tail.count)
+            close(fd)
+            let path = dir + "/big.zip"
+            let writer = try ZipWriter(path: path)
+            try writer.addData(Array("first".utf8), as: "first", method: .stored)
+            try writer.addFile(at: source, as: "big", method: .deflate)
+            try writer.addData(Array("after".utf8), as: "after", method: .deflate)
+            try writer.finish(fsync: false)
+            unlink(source)
+            // Zeros deflate about 1000 to 1: allow it here (the default limits call it a bomb).
+            let reader = try ZipReader(path: path, limits: ZipLimits(maximumRatio: 2000))
+            let big = try #require(reader.entry(named: "big"))
+            #expect(big.uncompressedSize == size)
+            #expect(big.compressedSize < 32 << 20)
+            #expect(try reader.contents(of: try #require(reader.entry(named: "after"))) == Array("after".utf8))
+            var last: [UInt8] = []
+            var total: UInt64 = 0
+            try reader.read(big) { chunk in
+                total += UInt64(chunk.count)
+                if chunk.count >= tail.count { last = Array(chunk.suffix(tail.count)) }
+            }
+            #expect(total == size)
+            #expect(last == tail)
+            #expect(throws: ZipError.self) { try ZipReader(path: path) }
+            let test = try await TestSupport.run("unzip", ["-tq", path])
+            #expect(test.status == 0, "\(test.output)")
+        }
+    }
+
+    // MARK: Hostile archives
+
+    /// An archive assembled field by field, so each test can lie in exactly one place.
+    struct RawZip {
+        struct Entry {
+            var name: String
+            var data: [UInt8]
+            var method: UInt16 = 0
+            var flags: UInt16 = 0
+            var crc: UInt32? = nil
+            var compressedSize: UInt32? = nil
+            var uncompressedSize: UInt32? = nil
+            var localUncompressedSize: UInt32? = nil
+            var offsetOverride: UInt32? = nil
+            var centralExtra: [UInt8] = []
+        }
+        var entries: [Entry]
+        var centralSizeDelta: Int = 0
+        var entryCountOverride: UInt16? = nil
+
+        static func crc(_ data: [UInt8]) -> UInt32 {
+            UInt32(data.withUnsafeBufferPointer { crc32(0, $0.baseAddress, uInt($0.count)) })
+        }
+
+        func bytes() -> [UInt8] {
+            var out: [UInt8] = []
+            var central: [UInt8] = []
+            func le16(_ v: UInt16, _ a: inout [UInt8]) { a += [UInt8(v & 0xFF), UInt8(v >> 8)] }
+            func le32(_ v: UInt32, _ a: inout [UInt8]) { for s in [0, 8, 16, 24] { a.append(UInt8((v >> UInt32(s)) & 0xFF)) } }
+            for entry in entries {
+                let offset = UInt32(out.count)
+                let name = Array(entry.name.utf8)
+                let crc = entry.crc ?? Self.crc(entry.method == 8 ? [] : entry.data)
+                let csize = entry.compressedSize ?? UInt32(entry.data.count)
+                let usize = entry.uncompressedSize ?? UInt32(entry.data.count)
+                le32(0x0403_4b50, &out); le16(20, &out); le16(entry.flags, &out); le16(entry.method, &out)
+                le16(0, &out); le16(0x21, &out); le32(crc, &out); le32(csize, &out)
+                le32(entry.localUncompressedSize ?? usize, &out); le16(UInt16(name.count), &out); le16(0, &out)
+                out += name
+                out += entry.data
+                le32(0x0201_4b50, &central); le16(0x031E, &central); le16(20, &central); le16(entry.flags, &central)
+                le16(entry.method, &central); le16(0, &central); le16(0x21, &central); le32(crc, &central)
+                le32(csize, &central); le32(usize, &central); le16(UInt16(name.count), &central)
+                le16(UInt16(entry.centralExtra.count), &central); le16(0, &central); le16(0, &central)
+                le16(0, &central); le32(0, &central); le32(entry.offsetOverride ?? offset, &central)
+                central += name
+                central += entry.centralExtra
+            }
+            let centralOffset = UInt32(out.count)
+            out += central
+            le32(0x0605_4b50, &out); le16(0, &out); le16(0, &out)
+            le16(entryCountOverride ?? UInt16(entries.count), &out); le16(entryCountOverride ?? UInt16(entries.count), &out)
+            le32(UInt32(Int(central.count) + centralSizeDelta), &out); le32(centralOffset, &out); le16(0, &out)
+            return out
+        }
+    }
+
+    static func deflated(_ data: [UInt8]) -> [UInt8] {
+        var stream = z_stream()
+        deflateInit2_(&stream, 9, Z_DEFLATED, -MAX_WBITS, 9, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        defer { deflateEnd(&stream) }
+        var input = data
+        var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(data.count))) + 64)
+        let produced = input.withUnsafeMutableBufferPointer { inp in
+            output.withUnsafeMutableBufferPointer { outp in
+                stream.next_in = inp.baseAddress
+                stream.avail_in = uInt(inp.count)
+                stream.next_out = outp.baseAddress
+                stream.avail_out = uInt(outp.count)
+                _ = deflate(&stream, Z_FINISH)
+                return outp.count - Int(stream.avail_out)
+            }
+        }
+        return Array(output.prefix(produced))
+    }
+
+    /// Writes `raw` and returns the code opening it, or reading every entry, fails with.
+    static func failure(_ raw: [UInt8], limits: ZipLimits = ZipLimits()) throws -> ZipError.Code? {
+        let path = NSTemporaryDirectory() + "px-zip-hostile-" + UUID().uuidString + ".zip"
+        try Data(raw).write(to: URL(fileURLWithPath: path))
+        defer { unlink(path) }
+        do {
+            let reader = try ZipReader(path: path, limits: limits)
+            for entry in reader.entries { try reader.read(entry) { _ in } }
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+
+    @Test func aWellFormedHandBuiltArchiveReads() throws {
+        let text = Array(String(repeating: "abc", count: 1000).utf8)
+        var deflated = RawZip.Entry(name: "d", data: Self.deflated(text), method: 8)
+        deflated.crc = RawZip.crc(text)
+        deflated.uncompressedSize = UInt32(text.count)
+        #expect(try Self.failure(RawZip(entries: [.init(name: "a/b.dcm", data: [1, 2, 3]), deflated]).bytes()) == nil)
+    }
+
+    @Test(arguments: [
+        "../evil.dcm", "a/../../evil", "/etc/passwd", "a\\..\\b", "C:/x", "a//b", "./a", "a/./b", "nul\u{0}x",
+        "tab\tname", "",
+    ])
+    func unsafeNamesAreRefused(name: String) throws {
+        #expect(try Self.failure(RawZip(entries: [.init(name: name, data: [1])]).bytes()) == .unsafeName)
+    }
+
+    @Test func invalidUTF8NameIsRefused() throws {
+        var raw = RawZip(entries: [.init(name: "ab", data: [1])]).bytes()
+        // The name in the central directory: 46 bytes after its header.
+        let central = raw.count - 22 - 48
+        raw[central + 46] = 0xFF
+        #expect(try Self.failure(raw) == .unsafeName)
+    }
+
+    @Test func overlappingEntriesAreRefused() throws {
+        // Two central entries pointing at the same local header (the overlapping-files bomb).
+        var raw = RawZip(entries: [.init(name: "a", data: Array(repeating: 7, count: 100)), .init(name: "b", data: [1])])
+        raw.entries[1].offsetOverride = 0
+        #expect(try Self.failure(raw.bytes()) == .overlapping)
+        // An entry whose data runs into the central directory.
+        var long = RawZip(entries: [.init(name: "a", data: [1, 2, 3])])
+        long.entries[0].compressedSize = 40
+        long.entries[0].uncompressedSize = 40
+        #expect(try Self.failure(long.bytes()) == .overlapping)
+    }
+
+    @Test func lyingSizesAreRefused() throws {
+        let text = Array(String(repeating: "xyz", count: 10_000).utf8)
+        // Deflate data that inflates past the declared uncompressed size.
+        var small = RawZip.Entry(name: "d", data: Self.deflated(text), method: 8)
+        small.crc = RawZip.crc(text)
+        small.uncompressedSize = 100
+        #expect(try Self.failure(RawZip(entries: [small]).bytes()) == .sizeMismatch)
+        // Declared larger than it inflates to.
+        var large = small
+        large.uncompressedSize = UInt32(text.count + 10)
+        #expect(try Self.failure(RawZip(entries: [large]).bytes()) == .sizeMismatch)
+        // A local header that disagrees with the central directory.
+        var local = RawZip.Entry(name: "s", data: [1, 2, 3, 4])
+        local.localUncompressedSize = 3
+        #expect(try Self.failure(RawZip(entries: [local]).bytes()) == .sizeMismatch)
+        // Stored with two sizes.
+        var stored = RawZip.Entry(name: "s", data: [1, 2, 3, 4])
+        stored.uncompressedSize = 5
+        #expect(try Self.failure(RawZip(entries: [stored]).bytes()) == .sizeMismatch)
+    }
+
+    @Test func badCRCIsRefused() throws {
+        var entry = RawZip.Entry(name: "a", data: [1, 2, 3])
+        entry.crc = 0xDEAD_BEEF
+        #expect(try Self.failure(RawZip(entries: [entry]).bytes()) == .checksum)
+        var corrupt = RawZip.Entry(name: "d", data: [0xFF, 0xFF, 0xFF, 0xFF], method: 8)
+        corrupt.uncompressedSize = 10
+        #expect(try Self.failure(RawZip(entries: [corrupt]).bytes()) == .checksum)
+    }
+
+    @Test func bombsAreRefusedFromTheirDeclaredSizes() throws {
+        let zeros = [UInt8](repeating: 0, count: 20 << 20)
+        var bomb = RawZip.Entry(name: "bomb", data: Self.deflated(zeros), method: 8)
+        bomb.crc = RawZip.crc(zeros)
+        bomb.uncompressedSize = UInt32(zeros.count)
+        // 20 MiB from ~20 KiB: past the ratio once past the 16 MiB floor.
+        #expect(try Self.failure(RawZip(entries: [bomb]).bytes()) == .tooLarge)
+        // The absolute limits: one entry, and the total.
+        let plain = RawZip(entries: [.init(name: "a", data: Array(repeating: 1, count: 1000)), .init(name: "b", data: Array(repeating: 2, count: 1000))]).bytes()
+        #expect(try Self.failure(plain, limits: ZipLimits(maximumEntrySize: 999)) == .tooLarge)
+        #expect(try Self.failure(plain, limits: ZipLimits(maximumTotalSize: 1999)) == .tooLarge)
+        #expect(try Self.failure(plain, limits: ZipLimits(maximumEntries: 1)) == .tooLarge)
+        #expect(try Self.failure(plain) == nil)
+    }
+
+    @Test func encryptedEntriesAreRefused() throws {
+        var entry = RawZip.Entry(name: "secret", data: Array(repeating: 9, count: 24))
+        entry.flags = 1
+        #expect(try Self.failure(RawZip(entries: [entry]).bytes()) == .encrypted)
+        entry.flags = 1 << 6
+        #expect(try Self.failure(RawZip(entries: [entry]).bytes()) == .encrypted)
+    }
+
+    @Test func unsupportedMethodsAndDuplicatesAreRefused() throws {
+        #expect(try Self.failure(RawZip(entries: [.init(name: "a", data: [1], method: 12)]).bytes()) == .unsupported)
+        #expect(try Self.failure(RawZip(entries: [.init(name: "a", data: [1]), .init(name: "a", data: [2])]).bytes()) == .duplicateName)
+    }
+
+    @Test func truncatedAndOversizedDirectoriesAreRefused() throws {
+        let raw = RawZip(entries: [.init(name: "a/b", data: Array(repeating: 5, count: 500))]).bytes()
+        // Every cut of the archive is refused, none crashes or reads past the end.
+        for length in stride(from: 0, to: raw.count, by: 7) {
+            #expect(try Self.failure(Array(raw.prefix(length))) != nil, "cut at \(length)")
+        }
+        #expect(try Self.failure(Array(raw.prefix(raw.count - 1))) == .truncated)
+        // A central directory that claims more bytes than lie before its end record.
+        var big = RawZip(entries: [.init(name: "a", data: [1])])
+        big.centralSizeDelta = 1000
+        #expect(try Self.failure(big.bytes()) == .truncated)
+        // More entries than the central directory can hold.
+        var many = RawZip(entries: [.init(name: "a", data: [1])])
+        many.entryCountOverride = 50
+        #expect(try Self.failure(many.bytes()) == .malformed)
+        #expect(try Self.failure(Array("not a zip at all, just text".utf8)) == .truncated)
+    }
+
+    @Test func zip64RecordsAreParsedFromHandBuiltArchive() throws {
+        // Sizes and offset in the central directory set to all ones, the real values in a Zip64 extra
+        // field (APPNOTE §4.5.3), in the order uncompressed, compressed, offset.
+        var entry = RawZip.Entry(name: "z", data: [1, 2, 3])
+        var extra: [UInt8] = [0x01, 0x00, 24, 0]
+        for value: UInt64 in [3, 3, 0] { for s in stride(from: 0, to: 64, by: 8) { extra.append(UInt8((value >> UInt64(s)) & 0xFF)) } }
+        entry.centralExtra = extra
+        var raw = RawZip(entries: [entry]).bytes()
+        // Patch the central sizes and offset to 0xFFFFFFFF.
+        let central = raw.count - 22 - (46 + 1 + extra.count)
+        for field in [20, 24, 42] { for i in 0..<4 { raw[central + field + i] = 0xFF } }
+        let path = NSTemporaryDirectory() + "px-zip64-" + UUID().uuidString + ".zip"
+        try Data(raw).write(to: URL(fileURLWithPath: path))
+        defer { unlink(path) }
+        let reader = try ZipReader(path: path)
+        let z = try #require(reader.entry(named: "z"))
+        #expect(z.uncompressedSize == 3 && z.compressedSize == 3)
+        #expect(try reader.contents(of: z) == [1, 2, 3])
+        // Without the extra field the all-ones values are refused.
+        raw.removeSubrange((central + 47)..<(central + 47 + extra.count))
+        raw[central + 30] = 0
+        let endStart = raw.count - 22
+        let cdSize = 47
+        raw[endStart + 12] = UInt8(cdSize)
+        raw[endStart + 13] = 0
+        #expect(try Self.failure(raw) == .malformed)
+    }
+
+    @Test func writerRefusesUnsafeAndDuplicateNames() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-zip-") { dir in
+            let writer = try ZipWriter(path: dir + "/w.zip")
+            #expect(throws: ZipError.self) { try writer.addData([1], as: "../x", method: .stored) }
+            try writer.addData([1], as: "x", method: .stored)
+            #expect(throws: ZipError.self) { try writer.addData([1], as: "x", method: .stored) }
+            writer.abandon()
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir).isEmpty)
+        }
+    }
+}

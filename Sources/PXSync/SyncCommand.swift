@@ -97,12 +97,9 @@ public enum SyncCommand {
                         timeouts: timeouts.timeouts, backend: backend, logger: logger))
             }
             let destination = resolved.removeLast()
-            // C-MOVE is not a DICOMweb transaction (PS3.18): a DICOMweb place pairs with folders only.
-            if case .node(let target) = destination {
-                for case .node(let source) in resolved where source.isDICOMweb || target.isDICOMweb {
-                    throw PXError.usage(
-                        "px-sync between a DICOMweb place and a node is not supported: sync through a folder")
-                }
+            for source in resolved where !SyncTransfer.pairs(source, destination) {
+                throw PXError.usage(
+                    "px-sync \(source.label) -> \(destination.label): this pair is not supported (sync through a folder)")
             }
             let selection = try selection(sync: sync, query: query)
             var transfer = SyncTransfer(logger: logger)
@@ -192,7 +189,10 @@ public enum SyncCommand {
                 metadata: ["root": "\(path)", "added": "\(report.added)", "removed": "\(report.removed)"])
             return .folder(folder)
         case .zip(let path):
-            throw .usage("zip places (\(path)) are not supported by px-sync yet")
+            if isDestination {
+                do { _ = try StorageRoot(path: path) } catch { throw .storage(error) }
+            }
+            return .zip(ZipPlace(root: path))
         case .web(let url):
             // A [nodes.NAME] with this url brings its credentials and transfer syntax; a URL alone takes them
             // from $PX_DICOMWEB_TOKEN / $PX_DICOMWEB_BASIC, as the other commands do.

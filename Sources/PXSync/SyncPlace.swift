@@ -12,11 +12,14 @@ public enum SyncPlace: Sendable {
     case node(NodePlace)
     /// A folder of files with its index (``FolderPlace``), written through ``InstancePlacer``.
     case folder(FolderPlace)
+    /// A zip folder (one archive per study): filled from and extracted into folders.
+    case zip(ZipPlace)
 
     public var inventory: any PlaceInventory {
         switch self {
         case .node(let node): return node
         case .folder(let folder): return folder
+        case .zip(let zip): return zip
         }
     }
 
@@ -25,6 +28,7 @@ public enum SyncPlace: Sendable {
         switch self {
         case .node(let node): return "\(node.connection.node.calledAETitle)@\(node.connection.node.host):\(node.connection.node.port)"
         case .folder(let folder): return folder.root
+        case .zip(let zip): return "zip:" + zip.root
         }
     }
 }

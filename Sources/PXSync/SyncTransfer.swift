@@ -91,8 +91,12 @@ public struct SyncTransfer: Sendable {
             return try await move(unit, to: target.connection.node.calledAETitle, session: retrieving(node))
         case (.folder(let folder), .node(let target)):
             return try await push(unit, from: folder, to: target)
-        case (.folder, .folder):
-            throw .usage("px-sync from a folder to a folder is not supported yet")
+        case (.folder(let folder), .zip(let zip)):
+            return try await archive(unit, from: folder, into: zip)
+        case (.zip(let zip), .folder(let folder)):
+            return try await extract(unit, from: zip, into: folder)
+        case (.folder, .folder), (.zip, .zip), (.zip, .node), (.node, .zip):
+            throw .usage("px-sync \(source.label) -> \(destination.label): this pair is not supported (sync through a folder)")
         }
     }
 
@@ -127,6 +131,50 @@ public struct SyncTransfer: Sendable {
         let result = try await node.backend.push(request, connection: node.connection, logger: logger) { _ in }
         if let failure = result.failure, result.completed + result.warning == 0 { throw failure }
         return (result.completed + result.warning, result.failed)
+    }
+}
+
+extension SyncTransfer {
+    /// Whether px-sync transfers from `source` to `destination`: node <-> folder, node -> node (C-MOVE, not
+    /// with DICOMweb, which has no C-MOVE, PS3.18), folder <-> zip.
+    public static func pairs(_ source: SyncPlace, _ destination: SyncPlace) -> Bool {
+        switch (source, destination) {
+        case (.node, .folder), (.folder, .node), (.folder, .zip), (.zip, .folder): return true
+        case (.node(let from), .node(let to)): return !from.isDICOMweb && !to.isDICOMweb
+        default: return false
+        }
+    }
+
+    /// Folder -> zip: the study's archive gets the instances it lacks (a new archive replaces the old
+    /// atomically, ``ZipPlace/archive(study:files:fsync:)``); the whole study's files are offered, those
+    /// already archived are skipped by the zip place.
+    func archive(_ unit: TransferUnit, from folder: FolderPlace, into zip: ZipPlace) async throws(PXError) -> (Int, Int) {
+        let whole = TransferUnit(
+            studyInstanceUID: unit.studyInstanceUID, seriesInstanceUID: nil, sopInstanceUIDs: [], instances: nil)
+        let files = try await folder.files(of: whole)
+        guard !files.isEmpty else { return (0, 0) }
+        do {
+            return (try zip.archive(study: unit.studyInstanceUID, files: files).added, 0)
+        } catch {
+            throw .zip(error)
+        }
+    }
+
+    /// Zip -> folder: the study's archive extracted through the folder's placer (atomic placement); instances
+    /// the folder holds already are kept, the others counted and recorded in the folder's index.
+    func extract(_ unit: TransferUnit, from zip: ZipPlace, into folder: FolderPlace) async throws(PXError) -> (Int, Int) {
+        let placements: [InstancePlacer.Placement]
+        do {
+            let placer = try InstancePlacer(root: folder.root, layout: folder.layout, duplicates: .keep, fsync: false)
+            placements = try zip.extract(study: unit.studyInstanceUID, into: placer)
+        } catch let error as ZipError {
+            throw .zip(error)
+        } catch {
+            throw PXError.from(error)
+        }
+        let new = placements.filter { $0.duplicate == nil }.map(\.path)
+        try await folder.recordPlaced(new, logger: logger)
+        return (new.count, 0)
     }
 }
 

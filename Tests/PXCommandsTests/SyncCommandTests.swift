@@ -192,6 +192,38 @@ extension SyncOrthancTests {
     }
 }
 
+extension SyncOrthancTests {
+    @Test("Orthanc -> folder -> zip place -> new folder: identical data sets; second runs transfer 0")
+    func folderAndZip() async throws {
+        let context = try Self.context()
+        let folder = context.work + "/sync-zip-src"
+        let zips = context.work + "/sync-zips"
+        let back = context.work + "/sync-zip-back"
+        defer {
+            for path in [folder, zips, back] { try? FileManager.default.removeItem(atPath: path) }
+        }
+        let got = try await SyncTests.sync([context.peer, folder])
+        try #require(got.exitCode == 0, "\(got.stdout)")
+        let archived = try await SyncTests.sync([folder, "zip:" + zips])
+        #expect(archived.exitCode == 0, "\(archived.stdout) \(archived.stderr)")
+        #expect(archived.json?["data"]?["instancesTransferred"] == .number("6"), "\(archived.stdout)")
+        let zipFiles = SyncTests.files(under: zips).filter { $0.hasSuffix(".zip") }
+        #expect(zipFiles.count == 5, "\(zipFiles)")
+        let archivedAgain = try await SyncTests.sync([folder, "zip:" + zips])
+        #expect(archivedAgain.json?["data"]?["alreadyPresent"] == .number("5"), "\(archivedAgain.stdout)")
+        let extracted = try await SyncTests.sync(["zip:" + zips, back])
+        #expect(extracted.exitCode == 0, "\(extracted.stdout) \(extracted.stderr)")
+        #expect(extracted.json?["data"]?["instancesTransferred"] == .number("6"), "\(extracted.stdout)")
+        try SyncTests.expectFolder(back, equals: context.corpus.dataSets)
+        let extractedAgain = try await SyncTests.sync(["zip:" + zips, back])
+        #expect(extractedAgain.json?["data"]?["alreadyPresent"] == .number("5"), "\(extractedAgain.stdout)")
+        // A node and a zip place are not paired directly.
+        let refused = try await SyncTests.sync([context.peer, "zip:" + zips])
+        #expect(refused.exitCode == 64, "\(refused.stdout)")
+        #expect(refused.json?["error"]?["code"]?.stringValue == "usage")
+    }
+}
+
 /// px-sync with a DICOMweb place: Orthanc's DICOMweb plugin (QIDO-RS inventory, WADO-RS into a folder, STOW-RS
 /// from a folder).
 @Suite("px-sync against Orthanc's DICOMweb", .serialized, OrthancCommandPeer(dicomWeb: true), .timeLimit(.minutes(10)))

@@ -9,44 +9,49 @@ struct PXSyncMain: PXCommand {
         abstract: "Make sure studies of the SOURCE places are in the DEST place: transfer only what is missing.",
         discussion: """
             PLACES
-              AE@host:port, host:AE:port, host:port   a DIMSE node (C-FIND, C-GET/C-MOVE, C-STORE)
-              NAME                                    [places.NAME] or [nodes.NAME] of the config file
-              /path, ./path, ../path, ~/path, folder:PATH
-                                                      a folder of DICOM files (any tree; new files
-                                                      are placed in pypx's tree or --layout)
-              zip:PATH, http(s)://host/dicom-web      zip and DICOMweb places (not yet)
-            A bare word is a config name, never a folder: write ./word for that. Config:
+              AE@host:port, host:AE:port, host:port  a DIMSE node
+              /path ./path ../path ~/path folder:P   a folder of DICOM files (any tree;
+                                                     new files in pypx's tree or --layout)
+              zip:PATH                               a zip place: one .zip per study
+              http(s)://host/dicom-web               a DICOMweb service
+              NAME                                   [places.NAME] or [nodes.NAME]
+            A bare word is a config name, never a folder (write ./word). Config:
               [places.archive]
               path = "/data/archive"
-              kind = "folder"            # or "zip"
+              kind = "folder"                        # or "zip"
               layout = "{PatientID}/{StudyInstanceUID}/{SOPInstanceUID}.dcm"
 
             SELECTION (one of)
-              px-find's keys: --PatientID, --StudyDate 20240101-20241231, -k Keyword=value, ...
-              a px-find result on stdin:  px-find pacs --PatientID P1 | px-sync pacs ./data
-              --from-file ids.csv: a header line naming a PatientID, AccessionNumber or
-                StudyInstanceUID column, then one value per line; bad or unknown lines are
-                reported (event "failed" with "line") and the rest is synced.
-              nothing: every study of each source.
+              px-find's keys: --PatientID P1, --StudyDate 20240101-20241231, -k K=V
+              a px-find result on stdin: px-find pacs --PatientID P1 | px-sync pacs ./d
+              --from-file ids.csv: a header naming a PatientID, AccessionNumber or
+                StudyInstanceUID column, then one value a line; bad or unknown lines
+                are reported (event "failed" with "line"), the rest is synced
+              nothing: every study of each source
 
-            PLAN AND TRANSFER
-              Each study is compared with the destination: study counts, then series counts,
-              then SOP Instance UIDs only where counts differ (or a node leaves them empty,
-              as dcmqrscp does). Only what is missing is transferred; --force sends all;
+            PLAN
+              Each study is compared with DEST: study counts, then series counts, then
+              SOP Instance UIDs where counts differ or a node leaves them empty (as
+              dcmqrscp does). Only what is missing is sent; --force sends all;
               --dry-run prints the plan. A second run transfers nothing.
-              node -> folder: C-GET into the folder (atomic placement, no partial file at a
-                final name); C-MOVE to px-sync's own receiver (--receiver-port, its AE
-                --receiver-aet known to the node) when the node refuses C-GET, or with
-                --retrieve move.
-              folder -> node: C-STORE, --window operations outstanding.
-              node -> node: C-MOVE to the destination's AE title (the source must know it).
-              --parallel N studies at once. Interrupted? Run it again: it finishes the rest.
+
+            TRANSFER
+              node -> folder    C-GET (atomic placement, no partial file at a final
+                                name); C-MOVE to px-sync's own receiver when C-GET is
+                                refused or with --retrieve move (--receiver-port,
+                                --receiver-aet: the node must know that AE)
+              folder -> node    C-STORE, --window operations outstanding
+              node -> node      C-MOVE to DEST's AE title (the source must know it)
+              folder <-> zip    archive / extract
+              DICOMweb <-> folder  WADO-RS / STOW-RS
+            --parallel N studies at once, each lane keeping its association for many
+            C-GETs/C-MOVEs (native backend). Interrupted? Run again: it does the rest.
 
             OUTPUT
-              NDJSON events on stdout, one per line: planned, studyStarted, studyFinished,
-              skipped (already present), failed; then the envelope, data = {found,
-              alreadyPresent, transferred, failed, planned, instancesTransferred, studies,
-              lineErrors}. A progress line on stderr when it is a terminal.
+              NDJSON events on stdout: planned, studyStarted, studyFinished, skipped
+              (already present), failed; then the envelope, data = {found,
+              alreadyPresent, transferred, failed, planned, instancesTransferred,
+              studies, lineErrors}. Progress on stderr when it is a terminal.
 
             \(PXExit.helpTable)
             """

@@ -54,6 +54,7 @@ bench: setup
 	PX_BENCH_TRASH=bench-data/trash bash scripts/bench-push.sh
 	PX_BENCH_TRASH=bench-data/trash bash scripts/bench-listen.sh
 	bash scripts/bench-tls.sh
+	bash scripts/bench-sync.sh
 	rm -rf bench-data/trash
 
 # libFuzzer targets (Fuzz/, a package of its own) for the PDU, data set, DICOM JSON and storage layout

@@ -2,6 +2,7 @@ import DICOMData
 import PXCommandLine
 import PXCore
 import PXSync
+import PXTestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(10))) struct PlaceParsingTests {
@@ -87,5 +88,29 @@ import Testing
             return
         }
         #expect(uidErrors.map(\.number) == [3])
+    }
+}
+
+/// px-sync's usage and connection errors: the JSON envelope with the error, and the exit status for it.
+@Suite(.timeLimit(.minutes(10))) struct SyncErrorTests {
+    @Test func usageAndConnectionErrors() async throws {
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-sync-")
+        let one = try await PeerHarness.runAsync("px-sync", [work])
+        #expect(one.exitCode == 64)
+        #expect(one.json?["error"]?["code"]?.stringValue == "usage")
+        let unknown = try await PeerHarness.runAsync("px-sync", ["nosuchname", work + "/d"])
+        #expect(unknown.exitCode == 64)
+        #expect(unknown.json?["error"]?["message"]?.stringValue?.contains("./nosuchname") == true, "\(unknown.stdout)")
+        let badLayout = try await PeerHarness.runAsync(
+            "px-sync", ["QR@127.0.0.1:104", work + "/d", "--layout", "{NoSuchKeyword}.dcm"])
+        #expect(badLayout.exitCode == 64, "\(badLayout.stdout)")
+        let port = try TestSupport.freePort()
+        for backend in ["dcmtk", "native"] {
+            let refused = try await PeerHarness.runAsync(
+                "px-sync", ["QR@127.0.0.1:\(port)", work + "/d", "--backend", backend])
+            #expect(refused.exitCode == 1, "\(backend): \(refused.stdout)")
+            #expect(refused.json?["error"]?["code"]?.stringValue == "connectionRefused", "\(backend): \(refused.stdout)")
+            #expect(refused.json?["data"]?["found"] == .number("0"))
+        }
     }
 }

@@ -9,7 +9,8 @@
 # Prints JSON lines.
 #
 # usage: scripts/bench-sync.sh [WORKDIR]   (default: bench-data/ in the project)
-# env:   PX_BENCH_ROUNDS (default 5), PX_BENCH_NOOP (default 10000 instances; 0 skips the no-op part)
+# env:   PX_BENCH_ROUNDS (default 5), PX_BENCH_NOOP (default 10000 instances; 0 skips the no-op part),
+#        PX_BENCH_BIN (use the px-sync in this folder instead of building a release one)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$root/bench-data}
@@ -22,8 +23,12 @@ mkdir -p "$work"
 work=$(cd "$work" && pwd)
 . "$root/scripts/bench-common.sh"
 ct=$(bench_ct300 "$work")
-(cd "$root" && swift build -c release --static-swift-stdlib --product px-sync >/dev/null)
-bin="$root/.build/release"
+if [ -n "${PX_BENCH_BIN:-}" ]; then
+    bin=$PX_BENCH_BIN  # a build already there (e.g. .build/debug for a quick look; figures then not comparable)
+else
+    (cd "$root" && swift build -c release --static-swift-stdlib --product px-sync >/dev/null)
+    bin="$root/.build/release"
+fi
 time_ms() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N); echo $(( (t1 - t0) / 1000000 )); }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 

@@ -29,7 +29,8 @@ else
     (cd "$root" && swift build -c release --static-swift-stdlib --product px-sync >/dev/null)
     bin="$root/.build/release"
 fi
-time_ms() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N); echo $(( (t1 - t0) / 1000000 )); }
+# stdin from /dev/null: px-sync reads a px-find result from a stdin that is not a terminal.
+time_ms() { local t0 t1; t0=$(date +%s%N); "$@" </dev/null >/dev/null 2>&1; t1=$(date +%s%N); echo $(( (t1 - t0) / 1000000 )); }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 # --- 10 studies of 30: the CT corpus with its study and series UIDs rewritten (bench data only)
@@ -120,7 +121,7 @@ PY
 fi
 find "$small" -name '*.dcm' -print0 | xargs -0 -n 2000 storescu -aec ORTHANC 127.0.0.1 "$dicom_port"
 rm -rf "$work/noop-out"
-"$bin/px-sync" --backend native "$peer" "$work/noop-out" --PatientID 'NOOP*' >/dev/null
+"$bin/px-sync" --backend native "$peer" "$work/noop-out" --PatientID "NOOP*" </dev/null >/dev/null
 samples=$(mktemp -d)
 for _ in $(seq "$rounds"); do
     time_ms "$bin/px-sync" --backend native "$peer" "$work/noop-out" --PatientID 'NOOP*' >>"$samples/noop"

@@ -54,6 +54,7 @@ bench: setup
 	PX_BENCH_TRASH=bench-data/trash bash scripts/bench-push.sh
 	PX_BENCH_TRASH=bench-data/trash bash scripts/bench-listen.sh
 	bash scripts/bench-tls.sh
+	bash scripts/bench-move.sh
 	bash scripts/bench-sync.sh
 	rm -rf bench-data/trash
 

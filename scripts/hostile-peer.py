@@ -16,6 +16,10 @@
     hostile-peer.py no-read HOST PORT --seconds T
         Associates with a tiny receive buffer and sends C-ECHO-RQs without ever reading the responses.
         Prints {"closedAfter": <seconds until the server closed, or null>}.
+    hostile-peer.py echo-loop HOST PORT --seconds T
+        Associates and sends valid C-ECHO-RQs one after another, reading each response, for up to T seconds.
+        Prints {"closedAfter": <seconds until the server ended the association, or null>, "echoes": N,
+        "abortSource": <source of the server's A-ABORT (2: service provider), or null>}.
     hostile-peer.py pre-association HOST PORT --connections N --bytes B --seconds T
         Opens N connections, each sending the first B bytes of a ~1 MB A-ASSOCIATE-RQ and nothing more;
         holds them for T seconds. Prints {"opened", "closedByServer"}.
@@ -282,6 +286,30 @@ def trickle(args):
     print(json.dumps({"closedAfter": wait_closed(sock, start, args.seconds, send)}))
 
 
+def echo_loop(args):
+    sock = associate(args.host, args.port, [(VERIFICATION, [IMPLICIT])])
+    start = time.monotonic()
+    echoes = 0
+    closed = None
+    source = None
+    while time.monotonic() - start < args.seconds:
+        try:
+            sock.sendall(pdata(1, 0x03, echo_command((echoes + 1) & 0xFFFF)))
+            kind, body = recv_pdu(sock)
+        except OSError:
+            closed = time.monotonic() - start
+            break
+        if kind == 0x07:  # A-ABORT: reserved, reserved, source, reason (PS3.8 §9.3.8)
+            source = body[2] if len(body) >= 4 else None
+            closed = time.monotonic() - start
+            break
+        if kind != 0x04:
+            closed = time.monotonic() - start
+            break
+        echoes += 1
+    print(json.dumps({"closedAfter": closed, "echoes": echoes, "abortSource": source}))
+
+
 def no_read(args):
     sock = associate(args.host, args.port, [(VERIFICATION, [IMPLICIT])], rcvbuf=4096)
     start = time.monotonic()
@@ -397,6 +425,10 @@ def main():
     p.add_argument("host")
     p.add_argument("port", type=int)
     p.add_argument("--seconds", type=float, default=30)
+    p = sub.add_parser("echo-loop")
+    p.add_argument("host")
+    p.add_argument("port", type=int)
+    p.add_argument("--seconds", type=float, default=30)
     p = sub.add_parser("pre-association")
     p.add_argument("host")
     p.add_argument("port", type=int)
@@ -404,7 +436,7 @@ def main():
     p.add_argument("--bytes", type=int, default=1000000)
     p.add_argument("--seconds", type=float, default=10)
     args = parser.parse_args()
-    {"bomb-file": bomb_file, "measure": measure, "store": store, "trickle": trickle, "no-read": no_read, "pre-association": pre_association}[
+    {"bomb-file": bomb_file, "measure": measure, "store": store, "trickle": trickle, "no-read": no_read, "echo-loop": echo_loop, "pre-association": pre_association}[
         args.mode
     ](args)
 

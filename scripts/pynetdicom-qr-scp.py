@@ -23,9 +23,8 @@ Needs pydicom 3 and pynetdicom 3 (scripts/setup-test-env.sh installs them into .
 """
 
 import argparse
-import json
+import importlib.util
 import os
-import signal
 import sys
 import threading
 
@@ -43,14 +42,12 @@ except ImportError:  # pragma: no cover - environment problem
                      "use .venv/bin/python\n")
     sys.exit(1)
 
-_print_lock = threading.Lock()
-
-
-def emit(**fields):
-    line = json.dumps(fields, ensure_ascii=False)
-    with _print_lock:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
+# emit() and serve_until_stopped() are pynetdicom-scp.py's (one definition of the peers' event lines).
+_spec = importlib.util.spec_from_file_location(
+    "pynetdicom_scp", os.path.join(os.path.dirname(os.path.abspath(__file__)), "pynetdicom-scp.py"))
+_scp = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_scp)
+emit = _scp.emit
 
 
 def load(folder):
@@ -142,21 +139,7 @@ def main(argv):
         (evt.EVT_C_GET, handle_retrieve, ["C-GET", files, dests, args.abort_on_second_request, served]),
         (evt.EVT_C_MOVE, handle_retrieve, ["C-MOVE", files, dests, args.abort_on_second_request, served]),
     ]
-    server = ae.start_server((args.host, args.port), block=False, evt_handlers=handlers)
-    host, port = server.server_address[:2]
-
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
-    parent = os.getppid()
-    emit(event="listening", host=host, port=port, aeTitle=args.aet)
-    while not stop.wait(0.5):
-        if os.getppid() != parent:
-            sys.stderr.write("pynetdicom-qr-scp.py: parent process gone, stopping\n")
-            break
-    server.shutdown()
-    emit(event="stopped")
-    return 0
+    return _scp.serve_until_stopped(ae, args.host, args.port, args.aet, handlers, "pynetdicom-qr-scp.py")
 
 
 if __name__ == "__main__":

@@ -113,17 +113,23 @@ def main(argv):
         ae.add_supported_context(context.abstract_syntax, ALL_TRANSFER_SYNTAXES)
 
     handlers = [(evt.EVT_C_ECHO, handle_echo), (evt.EVT_C_STORE, handle_store, [outdir, set(args.abort_on)])]
-    server = ae.start_server((args.host, args.port), block=False, evt_handlers=handlers)
+    return serve_until_stopped(ae, args.host, args.port, args.aet, handlers, "pynetdicom-scp.py")
+
+
+def serve_until_stopped(ae, host, port, aet, handlers, name):
+    """Runs ae's server until SIGTERM/SIGINT or until the parent process goes away, with the
+    "listening" and "stopped" events (shared with pynetdicom-qr-scp.py)."""
+    server = ae.start_server((host, port), block=False, evt_handlers=handlers)
     host, port = server.server_address[:2]
 
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
     parent = os.getppid()
-    emit(event="listening", host=host, port=port, aeTitle=args.aet)
+    emit(event="listening", host=host, port=port, aeTitle=aet)
     while not stop.wait(0.5):
         if os.getppid() != parent:
-            sys.stderr.write("pynetdicom-scp.py: parent process gone, stopping\n")
+            sys.stderr.write(f"{name}: parent process gone, stopping\n")
             break
     server.shutdown()
     emit(event="stopped")

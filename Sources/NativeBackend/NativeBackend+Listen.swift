@@ -68,6 +68,9 @@ extension NativeBackend {
             writeTimeout: .milliseconds(Int64(configuration.limits.writeTimeout * 1000)),
             maximumPendingConnections: configuration.limits.maximumPendingConnections)
         serverConfiguration.decodingBudget = DecodingBudget(limit: configuration.limits.decodingMemory)
+        if configuration.limits.maximumAssociationSeconds > 0 {
+            serverConfiguration.maximumAssociationLifetime = .seconds(configuration.limits.maximumAssociationSeconds)
+        }
         serverConfiguration.tls = configuration.tls?.network
         let server: DICOMServer
         do {

@@ -13,6 +13,9 @@ public struct CommandOutput: Sendable {
     public var command: [String]
     /// Where the bytes go: stdout, or what a test collects.
     let sink: @Sendable ([UInt8]) -> Void
+    /// The `data` array a command spooled (px-find), spliced into the envelope where `data` is
+    /// ``JSONArraySpool/placeholder``.
+    public var spool: JSONArraySpool?
 
     public init(
         pretty: Bool, command: [String] = CommandLine.arguments,
@@ -39,7 +42,31 @@ public struct CommandOutput: Sendable {
     /// Writes the envelope and returns the exit status for it.
     @discardableResult
     public func finish(backend: String, data: JSONValue?, error: PXError?) -> Int32 {
-        write(PXOutput.envelope(backend: backend, command: command, data: data, error: error))
+        let envelope = PXOutput.envelope(backend: backend, command: command, data: data, error: error)
+        guard let spool, data == JSONArraySpool.placeholder else {
+            write(envelope)
+            return error.map(PXExit.code(for:)) ?? PXExit.success
+        }
+        var text: [UInt8] = []
+        envelope.write(into: &text, pretty: pretty, indent: 0)
+        var marker: [UInt8] = []
+        JSONArraySpool.placeholder.write(into: &marker, pretty: false, indent: 0)
+        guard let at = text.firstRange(of: marker) else {
+            write(envelope)
+            return error.map(PXExit.code(for:)) ?? PXExit.success
+        }
+        if let failure = spool.flush() {
+            write(PXOutput.envelope(backend: backend, command: command, data: nil, error: .io(failure)))
+            return PXExit.code(for: .io(failure))
+        }
+        sink(Array(text[..<at.lowerBound]))
+        if let failure = spool.copy(to: sink) {
+            // Too late for the envelope: the array is closed (shorter) and the run fails.
+            sink(Array(text[at.upperBound...]) + [0x0A])
+            CommandOutput.writeStandardError("px: \(failure)\n")
+            return PXExit.code(for: .io(failure))
+        }
+        sink(Array(text[at.upperBound...]) + [0x0A])
         return error.map(PXExit.code(for:)) ?? PXExit.success
     }
 

@@ -72,6 +72,12 @@ public struct ListenOptions: ParsableArguments {
     )
     public var decodingMemory: Int = ListenLimits().decodingMemory >> 20
     @Option(
+        name: .customLong("max-association-seconds"),
+        help:
+            "Seconds one association may last, whatever it does; then it is aborted and its slot freed (native; 0: no limit)."
+    )
+    public var maxAssociationSeconds: Double = ListenLimits().maximumAssociationSeconds
+    @Option(
         name: .customLong("on-series-complete"), parsing: .remaining,
         help: ArgumentHelp(
             "CMD ARGS...: run once per completed series (no shell), with PX_SERIES_DIR, PX_SERIES_UID, PX_STUDY_UID, PX_PATIENT_ID, PX_INSTANCES and PX_COMPLETION_REASON set. Must come last.",
@@ -99,6 +105,7 @@ public struct ListenOptions: ParsableArguments {
         limits.writeTimeout = writeTimeout
         limits.maximumPendingConnections = maxPendingConnections
         limits.decodingMemory = decodingMemory << 20
+        limits.maximumAssociationSeconds = maxAssociationSeconds
         return try limits.validated()
     }
 

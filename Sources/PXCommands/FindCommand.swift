@@ -11,27 +11,44 @@ public enum FindCommand {
     ) async throws {
         let logger = logging.makeLogger(label: "px-find")
         let format = outputOptions.format
-        let output = outputOptions.output
-        // A table is for people: the envelope follows it only to report a failure.
+        var spoolingOutput = outputOptions.output
+        // A single-level query in pypx or DICOM JSON shape: each match goes to a temporary file as it
+        // arrives and none is kept, so memory stays flat however many the peer sends (issue 14).
+        let spooled = query.singleLevel != nil && (format == .pypx || format == .dicomJSON)
+        let spool = spooled ? try JSONArraySpool(pretty: spoolingOutput.pretty) : nil
+        spoolingOutput.spool = spool
+        let output = spoolingOutput
+        // A table or a tree is for people: the envelope follows it only to report a failure.
+        let forPeople = format == .table || format == .tree
         try await CommandRunner.run(
             output: output, backend: backend, executables: connection.executables(for: "findscu"), tool: "findscu",
             peer: connection,
-            envelopeOnSuccess: format != .table
+            envelopeOnSuccess: !forPeople
         ) { dicomBackend, data in
             let conn = try connection.connection(timeouts: timeouts.timeouts)
             let keys = try query.matchingKeys()
             var failure: PXError?
+            if format == .tree, let level = query.singleLevel, level != .study {
+                throw PXError.usage("--format tree shows studies: use it without --level, or with --level study")
+            }
             if let level = query.singleLevel {
                 let request = FindRequest(
                     level: level, model: query.model, identifier: try query.identifier(level: level, keys: keys),
-                    limit: query.limit, maxResponses: query.responseBound, keepMatches: format != .ndjson)
+                    limit: query.limit, maxResponses: query.responseBound, keepMatches: forPeople)
                 let result = try await dicomBackend.find(request, connection: conn, logger: logger) { response in
-                    if format == .ndjson, let ds = response.identifier {
+                    guard let ds = response.identifier else { return }
+                    if format == .ndjson {
                         output.write(PXOutput.ndjsonLine(ds), pretty: false)
+                    } else if let spool {
+                        spool.append(format == .pypx ? PXOutput.pypxEntry(ds, index: spool.count) : ds.dicomJSON())
                     }
                 }
                 if format == .table { output.writeText(PXOutput.table(result.matches)) }
-                data = format == .table ? nil : PXOutput.findData(result, format: format)
+                if format == .tree {
+                    let studies = result.matches.map { StudyWithSeries(study: $0, series: [], seriesStatus: result.status) }
+                    output.writeText(PXOutput.tree(PXOutput.treeStudies(studies, seriesKnown: false)))
+                }
+                data = forPeople ? nil : spool != nil ? JSONArraySpool.placeholder : PXOutput.findData(result, format: format)
                 if result.status.isFailure { failure = .dimseFailure(result.status, operation: "C-FIND") }
             } else {
                 let seriesKeys = keys.filter { QueryDefaults.seriesKeywords.contains($0.keyword) }
@@ -52,9 +69,11 @@ public enum FindCommand {
                         PXOutput.table(
                             studies.flatMap { s in s.series.isEmpty ? [s.study] : s.series.map { merge(s.study, $0) } })
                     )
+                case .tree:
+                    output.writeText(PXOutput.tree(PXOutput.treeStudies(studies)))
                 default: break
                 }
-                data = format == .table ? nil : PXOutput.findData(studies, format: format)
+                data = forPeople ? nil : PXOutput.findData(studies, format: format)
                 if status.isFailure { failure = .dimseFailure(status, operation: "C-FIND") }
                 if let bad = studies.first(where: { $0.seriesStatus.isFailure }) {
                     failure = failure ?? .dimseFailure(bad.seriesStatus, operation: "C-FIND (series)")

@@ -69,6 +69,9 @@ public struct ListenLimits: Hashable, Sendable {
     /// Bytes all associations together may spend decoding received headers; beyond it a C-STORE is
     /// refused with 0xA700.
     public var decodingMemory = 256 << 20
+    /// Seconds one association may last, whatever it does (an endless stream of valid C-ECHOs included);
+    /// then px-listen aborts it and frees its slot. 0: no limit.
+    public var maximumAssociationSeconds: Double = 3600
 
     /// The defaults.
     public init() {}
@@ -81,6 +84,7 @@ public struct ListenLimits: Hashable, Sendable {
         guard writeTimeout > 0 else { throw .usage("--write-timeout must be positive") }
         guard maximumPendingConnections >= 1 else { throw .usage("--max-pending-connections must be at least 1") }
         guard decodingMemory >= 1 << 20 else { throw .usage("--decoding-memory must be at least 1 MiB") }
+        guard maximumAssociationSeconds >= 0 else { throw .usage("--max-association-seconds must not be negative") }
         return self
     }
 }

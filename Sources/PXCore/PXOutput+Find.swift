@@ -12,6 +12,8 @@ extension PXOutput {
         case ndjson
         /// A text table for people.
         case table
+        /// Patient → study (→ series) with counts, for people (``PXOutput/tree(_:)``).
+        case tree
     }
 
     /// pypx's synthetic index entry, `{"tag": 0, "value": N, "label": "uid"}`.
@@ -33,7 +35,8 @@ extension PXOutput {
     /// Data for a single-level find: a list of entries in the chosen format.
     public static func findData(_ matches: [DataSet], format: FindFormat) -> JSONValue {
         switch format {
-        case .pypx, .table: return .array(matches.enumerated().map { pypxEntry($0.element, index: $0.offset) })
+        case .pypx, .table, .tree:
+            return .array(matches.enumerated().map { pypxEntry($0.element, index: $0.offset) })
         case .dicomJSON: return .array(matches.map { $0.dicomJSON() })
         case .ndjson: return .object([JSONMember("count", .integer(matches.count))])
         }
@@ -50,14 +53,13 @@ extension PXOutput {
     /// `{"study": ..., "series": [...]}` pairs for DICOM JSON.
     public static func findData(_ studies: [StudyWithSeries], format: FindFormat) -> JSONValue {
         switch format {
-        case .pypx, .table:
+        case .pypx, .table, .tree:
             return .array(
                 studies.enumerated().map { index, study in
                     var members: [JSONMember] = []
                     if case .object(let m) = pypxEntry(study.study, index: index) { members = m }
                     let series: [JSONValue] = study.series.enumerated().map { seriesIndex, series in
-                        var entry: [JSONMember] = []
-                        if case .object(let m) = pypxEntry(series, index: seriesIndex) { entry = m }
+                        var entry = pypxSeriesMembers(series, study: study.study, index: seriesIndex)
                         entry.append(pypxSynthetic("label", "SERIES", label: "RetrieveLevel"))
                         entry.append(
                             pypxSynthetic("status", study.seriesStatus.isFailure ? "error" : "success", label: "status")
@@ -81,6 +83,37 @@ extension PXOutput {
                 JSONMember("series", .integer(studies.reduce(0) { $0 + $1.series.count })),
             ])
         }
+    }
+
+    /// The study's patient and study keys that pypx 3.x's series entries repeat, so that a consumer reads
+    /// them from the series (pypx 3.12.6 against dcmqrscp).
+    public static let pypxSeriesStudyKeywords: Set<String> = [
+        "SpecificCharacterSet", "PatientID", "PatientName", "PatientBirthDate", "PatientAge", "PatientSex",
+        "StudyDate", "StudyDescription", "AccessionNumber",
+    ]
+
+    /// A series entry's members as pypx 3.x has them: the index, the series' own `{tag, value, label}`
+    /// members and those of ``pypxSeriesStudyKeywords`` that the series response leaves out or empty, taken
+    /// from the study, all in tag order. Each value is decoded with its own data set's Specific Character
+    /// Set (PS3.5 §6.1.2.5), so a study in Latin-1 and a series in UTF-8 both read right; the series'
+    /// SpecificCharacterSet, when it has one, is the one reported.
+    static func pypxSeriesMembers(_ series: DataSet, study: DataSet, index: Int) -> [JSONMember] {
+        guard case .object(var members) = series.pypxJSON(), case .object(let studyMembers) = study.pypxJSON() else {
+            return [pypxIndex(index)]
+        }
+        for member in studyMembers where pypxSeriesStudyKeywords.contains(member.key) {
+            if let at = members.firstIndex(where: { $0.key == member.key }) {
+                if members[at].value["value"] == .string("") { members[at] = member }
+            } else {
+                members.append(member)
+            }
+        }
+        // Tags are fixed-width "gggg,eeee" text: their order is the tag order.
+        let ordered = members.enumerated().sorted { a, b in
+            let (x, y) = (a.element.value["tag"]?.stringValue ?? "", b.element.value["tag"]?.stringValue ?? "")
+            return x == y ? a.offset < b.offset : x < y
+        }
+        return [pypxIndex(index)] + ordered.map(\.element)
     }
 
     static func pypxSynthetic(_ key: String, _ value: String, label: String) -> JSONMember {

@@ -19,7 +19,9 @@ struct PXFind: PXCommand {
 
             Formats: pypx (default), dicom-json (PS3.18 datasets), ndjson (one flat
             {Keyword: value} line per response, written as each arrives, then the
-            envelope), table.
+            envelope), table, tree (a summary line, "2 patients | 3 studies | 56 series |
+            17174 instances", then patient -> study -> series with their counts; with
+            --level study, patient -> study).
 
             Examples:
               px-find QRSCP@127.0.0.1:11112 --PatientName 'Doe*'

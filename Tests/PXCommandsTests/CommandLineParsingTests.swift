@@ -141,7 +141,7 @@ import Testing
         ),
         (
             "px-find", ["127.0.0.1:1", "--format", "csv"],
-            "The value 'csv' is invalid for '--format <format>'. Please provide one of 'pypx', 'dicom-json', 'ndjson' or 'table'."
+            "The value 'csv' is invalid for '--format <format>'. Please provide one of 'pypx', 'dicom-json', 'ndjson', 'table' or 'tree'."
         ),
         (
             "px-listen", ["--on-duplicate", "replace"],

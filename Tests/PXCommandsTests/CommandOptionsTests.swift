@@ -34,7 +34,7 @@ import Testing
         #expect(DuplicatePolicy(argument: "rename") == .rename)
         // What --help lists.
         #expect(QueryLevel.allValueStrings == ["patient", "study", "series", "image"])
-        #expect(PXOutput.FindFormat.allValueStrings == ["pypx", "dicom-json", "ndjson", "table"])
+        #expect(PXOutput.FindFormat.allValueStrings == ["pypx", "dicom-json", "ndjson", "table", "tree"])
     }
 }
 

@@ -160,6 +160,28 @@ import Testing
         await listener.stop()
     }
 
+    /// A peer that keeps its association busy with valid C-ECHOs, answered at once, is aborted (A-ABORT from the
+    /// service provider) when the association reaches --max-association-seconds (2 s here), and its slot is free
+    /// again. Without the limit every idle and rate check is satisfied and it holds the slot forever.
+    @Test func anEndlessStreamOfEchoesEndsAtTheMaximumAssociationLifetime() async throws {
+        guard PeerHarness.requireTools(Self.tools) else { return }
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-hostile-")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let listener = try await ListenerProcess.start(
+            backend: "native", root: work + "/root", work: work,
+            extra: ["--max-associations", "1", "--max-association-seconds", "2"])
+        let loop = try await Self.peer(["echo-loop", "127.0.0.1", String(listener.port), "--seconds", "30"])
+        let closed = try #require(Self.number(loop["closedAfter"]), "the echoing peer kept its association: \(loop)")
+        #expect(closed >= 1.9 && closed < 15, "aborted after \(closed) s")
+        #expect((Self.number(loop["echoes"]) ?? 0) > 0, "\(loop)")
+        #expect(loop["abortSource"] == .number("2"), "\(loop)")
+        #expect(await listener.waitFor(seconds: 5) { $0.contains { $0["event"]?.stringValue == "associationClosed" } })
+        #expect(listener.events("associationClosed").first?["aborted"] == JSONValue.bool(true))
+        #expect(try await Self.echo(listener.port).ok)
+        #expect(listener.stderr().contains("maximum association lifetime"))
+        await listener.stop()
+    }
+
     /// Connections that never complete their A-ASSOCIATE-RQ: 100 sending most of a ~1 MB request are closed on
     /// its header (the limit is 64 KiB), and of 200 that send 3 bytes only the newest 20
     /// (`--max-pending-connections 20`) stay open. Meanwhile a legitimate peer associates, and px-listen's

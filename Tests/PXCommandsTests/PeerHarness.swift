@@ -47,6 +47,24 @@ enum PeerHarness {
                 path(executable), arguments, stdin: stdin, environment: environment, separateErrorOutput: true))
     }
 
+    /// Starts one of the Python peers in scripts/ (each prints `{"event": "listening", "port": N}` when it is
+    /// ready); returns it and its port.
+    static func startPythonPeer(_ script: String, _ arguments: [String], log: String) async throws -> (PeerProcess, Int)
+    {
+        let peer = try PeerProcess(
+            TestSupport.python, [TestSupport.repositoryRoot + "/scripts/" + script] + arguments, logFile: log)
+        do {
+            let listening = try await peer.waitForEvent { $0["event"]?.stringValue == "listening" }
+            guard case .number(let n)? = listening["port"], let port = Int(n) else {
+                throw PeerProcess.PeerFailed(description: "\(script) listens on no port: \(peer.log)")
+            }
+            return (peer, port)
+        } catch {
+            await peer.stop()
+            throw error
+        }
+    }
+
     /// Fails the test (never skips) when a peer tool or the venv is missing.
     static func requireTools(_ tools: [String]) -> Bool {
         var ok = true

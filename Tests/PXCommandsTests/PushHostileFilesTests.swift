@@ -145,19 +145,7 @@ import Testing
     /// Starts scripts/pynetdicom-scp.py; returns it and its port once it listens.
     static func startPynetdicom(_ output: String, log: String, extra: [String] = []) async throws -> (PeerProcess, Int)
     {
-        let scp = try PeerProcess(
-            TestSupport.python,
-            [TestSupport.repositoryRoot + "/scripts/pynetdicom-scp.py", output, "--aet", "PYSCP"] + extra, logFile: log)
-        do {
-            let listening = try await scp.waitForEvent { $0["event"]?.stringValue == "listening" }
-            guard case .number(let n)? = listening["port"], let port = Int(n) else {
-                throw PeerProcess.PeerFailed(description: "pynetdicom-scp.py listens on no port: \(scp.log)")
-            }
-            return (scp, port)
-        } catch {
-            await scp.stop()
-            throw error
-        }
+        try await PeerHarness.startPythonPeer("pynetdicom-scp.py", [output, "--aet", "PYSCP"] + extra, log: log)
     }
 
     /// px-push of `paths` to a storescp started with `options` (on a free port), stopped afterwards.

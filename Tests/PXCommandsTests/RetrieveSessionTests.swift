@@ -26,19 +26,7 @@ import Testing
     }
 
     static func startQR(_ folder: String, log: String, extra: [String] = []) async throws -> (PeerProcess, Int) {
-        let scp = try PeerProcess(
-            TestSupport.python, [TestSupport.repositoryRoot + "/scripts/pynetdicom-qr-scp.py", folder] + extra,
-            logFile: log)
-        do {
-            let listening = try await scp.waitForEvent { $0["event"]?.stringValue == "listening" }
-            guard case .number(let n)? = listening["port"], let port = Int(n) else {
-                throw PeerProcess.PeerFailed(description: "pynetdicom-qr-scp.py listens on no port: \(scp.log)")
-            }
-            return (scp, port)
-        } catch {
-            await scp.stop()
-            throw error
-        }
+        try await PeerHarness.startPythonPeer("pynetdicom-qr-scp.py", [folder] + extra, log: log)
     }
 
     static func count(_ scp: PeerProcess, _ event: String) -> Int {

@@ -61,6 +61,10 @@ public struct DICOMServer: Sendable {
         public var connectionLimits = ConnectionLimits()
         /// What reading one received instance's header may cost (``ReceivedInstance/readHeader()``).
         public var headerLimits = HeaderLimits()
+        /// How long one connection may be served, whatever it does: then it gets an A-ABORT (service-provider
+        /// source, PS3.8 §9.3.8) and is closed, so a peer that keeps an association busy with valid requests
+        /// (an endless stream of C-ECHOs) cannot hold a ``maximumAssociations`` slot forever. `nil`: no limit.
+        public var maximumAssociationLifetime: TimeAmount? = nil
         /// The memory all associations together may spend decoding received instances; shared by every copy
         /// of this configuration.
         public var decodingBudget = DecodingBudget(limit: 256 << 20)
@@ -231,6 +235,17 @@ public struct DICOMServer: Sendable {
         defer { self.openChannels.remove(key) }
         var logger = self.logger
         logger[metadataKey: "peer.address"] = "\(connection.channel.remoteAddress.map { "\($0)" } ?? "?")"
+        let lifetime = self.configuration.maximumAssociationLifetime.map { limit in
+            let channel = connection.channel
+            return channel.eventLoop.scheduleTask(in: limit) { [logger] in
+                logger.notice(
+                    "aborting the association: it reached the maximum association lifetime",
+                    metadata: ["limit.seconds": "\(limit.nanoseconds / 1_000_000_000)"])
+                let abort = PDU.abort(Abort(source: .serviceProvider, reason: .reasonNotSpecified))
+                channel.writeAndFlush(abort).whenComplete { _ in channel.close(promise: nil) }
+            }
+        }
+        defer { lifetime?.cancel() }
         do {
             try await connection.executeThenClose { inbound, outbound in
                 let association = AssociationConnection(

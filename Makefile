@@ -15,6 +15,7 @@ release:
 # The seven commands into $(PREFIX)/bin (static Swift stdlib: nothing else to install with them).
 PREFIX ?= /usr/local
 COMMANDS := px-echo px-find px-move px-get px-listen px-push px-dump
+COMMANDS += px-serve px-ls
 install: release
 	install -d "$(DESTDIR)$(PREFIX)/bin"
 	bin=$$($(SWIFT) build -c release --show-bin-path) && \
@@ -41,8 +42,10 @@ test: setup
 	$(SWIFT) test --skip-build --filter DICOMNetworkTests
 
 # Builds px, starts an embedded default peer on free loopback ports, runs the commands, stops the peer.
+# Without DCMTK (or with PX_DEMO_PEER=serve) the peer is px-serve over a folder place.
 demo: setup
-	bash scripts/demo.sh
+	if [ "$${PX_DEMO_PEER:-}" != serve ] && command -v dcmqrscp >/dev/null 2>&1; then bash scripts/demo.sh; \
+	else bash scripts/demo-serve.sh; fi
 
 # Benchmarks (release builds, static Swift stdlib: ~3 ms less start-up per process); figures go
 # to stdout as JSON lines. Each script can also be run alone.
@@ -56,6 +59,7 @@ bench: setup
 	bash scripts/bench-tls.sh
 	bash scripts/bench-move.sh
 	bash scripts/bench-sync.sh
+	bash scripts/bench-index.sh
 	rm -rf bench-data/trash
 
 # libFuzzer targets (Fuzz/, a package of its own) for the PDU, data set, DICOM JSON and storage layout

@@ -34,6 +34,8 @@ let package = Package(
         .executable(name: "px-get", targets: ["px-get"]),
         .executable(name: "px-sync", targets: ["px-sync"]),
         .library(name: "PXIndex", targets: ["PXIndex"]),
+        .executable(name: "px-serve", targets: ["px-serve"]),
+        .executable(name: "px-ls", targets: ["px-ls"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -231,6 +233,10 @@ let package = Package(
             dependencies: [
                 "PXCommandLine",
                 "PXCore",
+                "PXIndex",
+                "NativeBackend",
+                "DICOMNetwork",
+                .product(name: "NIOCore", package: "swift-nio"),
                 "PXStorage",
                 "DICOMData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -272,6 +278,28 @@ let package = Package(
         ),
         .executableTarget(
             name: "px-listen",
+            dependencies: [
+                "PXCommandLine",
+                "PXCommands",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        // A folder place served over DIMSE (issue 12).
+        .executableTarget(
+            name: "px-serve",
+            dependencies: [
+                "PXCommandLine",
+                "PXCommands",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        // A folder place listed as px-find lists a node (issue 12).
+        .executableTarget(
+            name: "px-ls",
             dependencies: [
                 "PXCommandLine",
                 "PXCommands",
@@ -370,13 +398,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 "px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get",
                 "PXSync", "px-sync",
+                "px-serve", "px-ls",
             ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "PXIndexTests",
             dependencies: [
-                "PXIndex", "PXCore", "PXStorage", "DICOMData", "DICOMNetwork",
+                "PXIndex", "PXCore", "PXStorage", "DICOMData", "DICOMNetwork", "PXTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

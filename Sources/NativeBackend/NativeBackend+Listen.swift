@@ -37,6 +37,27 @@ extension NativeBackend {
         _ configuration: ListenConfiguration, logger: Logger,
         onEvent: @Sendable (ListenEvent) async -> Void
     ) async throws(PXError) {
+        try await self.receive(configuration, queryRetrieve: nil, onPlaced: nil, logger: logger, onEvent: onEvent)
+    }
+
+    /// px-serve: ``listen(_:logger:onEvent:)``'s C-STORE SCP, with the same promises, that also serves C-FIND,
+    /// C-MOVE and C-GET (PS3.4 Annex C) from `queryRetrieve`, and calls `onPlaced` with each file's final path
+    /// and header once it is at its final name, before the C-STORE-RSP (so an index that records it answers the
+    /// next query with it).
+    public func serve(
+        _ configuration: ListenConfiguration, queryRetrieve: QueryRetrieveSCPConfiguration,
+        onPlaced: @escaping @Sendable (String, Part10File) async -> Void, logger: Logger,
+        onEvent: @Sendable (ListenEvent) async -> Void
+    ) async throws(PXError) {
+        try await self.receive(
+            configuration, queryRetrieve: queryRetrieve, onPlaced: onPlaced, logger: logger, onEvent: onEvent)
+    }
+
+    private func receive(
+        _ configuration: ListenConfiguration, queryRetrieve: QueryRetrieveSCPConfiguration?,
+        onPlaced: (@Sendable (String, Part10File) async -> Void)?, logger: Logger,
+        onEvent: @Sendable (ListenEvent) async -> Void
+    ) async throws(PXError) {
         let placer: InstancePlacer
         let incoming: String
         do {
@@ -51,7 +72,8 @@ extension NativeBackend {
         let book = SeriesBook(storage: placer.storage, seriesTimeout: configuration.seriesTimeout, logger: logger) {
             continuation.yield(.seriesComplete($0))
         }
-        let storage = LayoutStorage(placer: placer, book: book, logger: logger, events: continuation)
+        let storage = LayoutStorage(
+            placer: placer, book: book, logger: logger, events: continuation, onPlaced: onPlaced)
         var serverConfiguration = DICOMServer.Configuration(
             host: "0.0.0.0", port: configuration.port, aeTitle: configuration.aeTitle, temporaryDirectory: incoming,
             acceptsAnyCalledAETitle: configuration.acceptsAnyCalledAETitle,
@@ -72,6 +94,7 @@ extension NativeBackend {
             serverConfiguration.maximumAssociationLifetime = .seconds(configuration.limits.maximumAssociationSeconds)
         }
         serverConfiguration.tls = configuration.tls?.network
+        serverConfiguration.queryRetrieve = queryRetrieve
         let server: DICOMServer
         do {
             server = try await DICOMServer.bind(configuration: serverConfiguration, storage: storage, logger: logger)
@@ -126,11 +149,15 @@ final class LayoutStorage: StorageDelegate {
     let senderAETitle: String?
     /// Set when associations are being aborted at shutdown: their series are not complete.
     let shuttingDown = Atomic<Bool>(false)
+    /// Told each placed file's final path and header (px-serve records it in the place's index).
+    let onPlaced: (@Sendable (String, Part10File) async -> Void)?
 
     init(
         placer: InstancePlacer, book: SeriesBook<ContinuousClock>?, logger: Logger, events: ListenEventChannel,
-        reportsDataSetLength: Bool = false, senderAETitle: String? = nil
+        reportsDataSetLength: Bool = false, senderAETitle: String? = nil,
+        onPlaced: (@Sendable (String, Part10File) async -> Void)? = nil
     ) {
+        self.onPlaced = onPlaced
         self.placer = placer
         self.book = book
         self.logger = logger
@@ -188,6 +215,7 @@ final class LayoutStorage: StorageDelegate {
             } catch {
                 throw PXError.storage(error)
             }
+            await onPlaced?(placement.path, header)
             await book?.added(placement, facts: SeriesFacts(ds), association: instance.associationID)
             events.yield(
                 .instanceReceived(

@@ -176,7 +176,8 @@ public final class FolderPlace: PlaceInventory, Sendable {
 
     /// Brings the index in line with the folder: walks it, stats every file, reads the header (bounded by
     /// ``HeaderLimits``) only of files that are new or whose size or modification time changed, and drops the
-    /// rows of files that are gone. Symbolic links are not followed; `.px*` folders are skipped.
+    /// rows of files that are gone. Symbolic links are not followed; `.px*` folders and pypx's info files
+    /// (``PXStorage/PypxInfoFile``) are skipped.
     public func refresh() async throws(PXError) -> RefreshReport {
         let walk: (files: [FolderWalk.Entry], unreadableFolders: Int)
         do {
@@ -208,6 +209,9 @@ public final class FolderPlace: PlaceInventory, Sendable {
         var toRead: [FolderWalk.Entry] = []
         var wasIndexed = Set<String>()
         for entry in walk.files {
+            // pypx's info files (px-listen's and px-serve's trees) are the place's bookkeeping, not instances.
+            let name = entry.relativePath.split(separator: "/").last.map(String.init) ?? entry.relativePath
+            if PypxInfoFile.names.contains(name) { continue }
             seen.insert(entry.relativePath)
             if let old = known[entry.relativePath] {
                 if old.size == entry.size && old.modified == entry.modified {

@@ -7,6 +7,17 @@ import Logging
     import Darwin
 #endif
 
+/// The names of pypx's bookkeeping files in a tree (``SeriesBook``): not instances, so a walker of a place that
+/// indexes instances passes over them.
+public enum PypxInfoFile {
+    public static let patient = "patient.info"
+    public static let study = "study.info"
+    public static let series = "series.info"
+    public static let receiving = "receiving.series"
+    /// All four.
+    public static let names: Set<String> = [patient, study, series, receiving]
+}
+
 /// Keeps pypx's completion files and decides when a series is complete.
 ///
 /// For each series folder (pypx's tree, issue 5): `patient.info` and `study.info` in the patient and
@@ -76,21 +87,21 @@ public actor SeriesBook<C: Clock> where C.Duration == Duration {
             lastActivity: now)
         if directories.count == 3 {
             writeOnce(
-                Array(folders.prefix(1)), "patient.info",
+                Array(folders.prefix(1)), PypxInfoFile.patient,
                 [
                     "[PATIENT]", "patientid = \(facts.patientID)", "patientname = \(facts.patientName)",
                     "location = \(directories[0])",
                 ])
             writeOnce(
-                Array(folders.prefix(2)), "study.info",
+                Array(folders.prefix(2)), PypxInfoFile.study,
                 [
                     "[STUDY]", "studydescription = \(facts.studyDescription)", "studydate = \(facts.studyDate)",
                     "studyinstanceuid = \(facts.studyUID)", "location = \(directories[1])",
                 ])
         }
-        guard let folder = openFolder(folders, "receiving.series") else { return }
-        unlinkat(folder.descriptor, "series.info", 0)
-        write(folder, "receiving.series", seriesLines(facts, directory: seriesDirectory, instances: nil))
+        guard let folder = openFolder(folders, PypxInfoFile.receiving) else { return }
+        unlinkat(folder.descriptor, PypxInfoFile.series, 0)
+        write(folder, PypxInfoFile.receiving, seriesLines(facts, directory: seriesDirectory, instances: nil))
     }
 
     /// An association ended: its series with no other association still sending are complete.
@@ -129,10 +140,11 @@ public actor SeriesBook<C: Clock> where C.Duration == Duration {
 
     private func complete(_ key: String, reason: String) {
         guard let entry = receiving.removeValue(forKey: key) else { return }
-        if let folder = openFolder(entry.folders, "series.info") {
+        if let folder = openFolder(entry.folders, PypxInfoFile.series) {
             write(
-                folder, "series.info", seriesLines(entry.facts, directory: entry.directory, instances: entry.instances))
-            unlinkat(folder.descriptor, "receiving.series", 0)
+                folder, PypxInfoFile.series,
+                seriesLines(entry.facts, directory: entry.directory, instances: entry.instances))
+            unlinkat(folder.descriptor, PypxInfoFile.receiving, 0)
         }
         emit(
             SeriesCompletion(

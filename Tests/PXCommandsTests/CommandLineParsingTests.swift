@@ -87,7 +87,9 @@ import Testing
 /// Every command's `--help` explains its exit codes, and its text fits an 80-column terminal without
 /// being re-wrapped mid-line by ArgumentParser.
 @Suite(.timeLimit(.minutes(10))) struct HelpTextTests {
-    @Test(arguments: ["px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get", "px-dump"])
+    @Test(arguments: [
+        "px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get", "px-dump", "px-serve", "px-ls",
+    ])
     func exitTableAndWidth(command: String) throws {
         // A wide terminal: ArgumentParser wraps nothing, so the lines are the ones we wrote.
         let run = try PeerHarness.run(command, ["--help"], environment: ["COLUMNS": "200"])
@@ -120,6 +122,8 @@ import Testing
         ("px-get", ["127.0.0.1:1", "--no-such-option"], "Unknown option '--no-such-option'"),
         ("px-listen", ["--port", "70000"], "--port 70000 is out of range 0-65535"),
         ("px-push", ["127.0.0.1:1", "a.dcm", "--window", "0", "--backend", "native"], "--window must be at least 1"),
+        ("px-serve", ["place", "--move-destination", "NOPE"], "--move-destination 'NOPE': expected AE=host:port"),
+        ("px-ls", ["place", "--limit", "many"], "The value 'many' is invalid for '--limit <limit>'"),
     ])
     func envelope(command: String, arguments: [String], message: String) throws {
         let run = try PeerHarness.run(command, arguments)

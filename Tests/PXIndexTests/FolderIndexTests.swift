@@ -1,9 +1,11 @@
 import DICOMData
 import DICOMNetwork
+import Foundation
 import Logging
 import PXCore
 import PXIndex
 import PXStorage
+import PXTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -15,16 +17,12 @@ import Testing
 @Suite(.timeLimit(.minutes(2))) struct FolderIndexTests {
     static let logger = Logger(label: "px.test.index")
 
-    static func temporaryDirectory() -> String {
-        var template = Array("/tmp/px-index-test.XXXXXX".utf8CString)
-        _ = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    static func temporaryDirectory() throws -> String {
+        try TestSupport.makeTemporaryDirectory(prefix: "px-index-test-")
     }
 
     static func write(_ bytes: [UInt8], to path: String) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        defer { close(fd) }
-        _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
     }
 
     /// A small CT instance of patient `patient`, study `1.2.<study>`, series `1.2.<study>.<series>`.
@@ -66,7 +64,7 @@ import Testing
     }
 
     @Test func refreshIndexesThenReadsOnlyWhatChanged() async throws {
-        let root = Self.temporaryDirectory()
+        let root = try Self.temporaryDirectory()
         defer { _ = system("rm -rf '\(root)'") }
         try Self.populate(root)
         let place = try FolderPlace(root: root, logger: Self.logger)
@@ -95,7 +93,7 @@ import Testing
     }
 
     @Test func inventoryAnswersStudiesSeriesAndInstances() async throws {
-        let root = Self.temporaryDirectory()
+        let root = try Self.temporaryDirectory()
         defer { _ = system("rm -rf '\(root)'") }
         try Self.populate(root)
         let place = try FolderPlace(root: root, logger: Self.logger)
@@ -127,7 +125,7 @@ import Testing
     }
 
     @Test func recordMakesAPlacedFileVisibleWithoutAWalk() async throws {
-        let root = Self.temporaryDirectory()
+        let root = try Self.temporaryDirectory()
         defer { _ = system("rm -rf '\(root)'") }
         let place = try FolderPlace(root: root, logger: Self.logger)
         #expect(try await place.studies(matching: DataSet()).isEmpty)
@@ -152,11 +150,13 @@ import Testing
     }
 
     @Test func hostileContentsAreCountedAndSkipped() async throws {
-        let root = Self.temporaryDirectory()
-        let outside = Self.temporaryDirectory()
+        let root = try Self.temporaryDirectory()
+        let outside = try Self.temporaryDirectory()
         defer { _ = system("rm -rf '\(root)' '\(outside)'") }
         try Self.populate(root)
         Self.write(Array("not DICOM at all".utf8), to: root + "/notes.txt")
+        // pypx's bookkeeping: neither indexed nor counted as unreadable.
+        Self.write(Array("[PATIENT]\npatientid = P1\n".utf8), to: root + "/P1/patient.info")
         Self.write([], to: root + "/empty.dcm")
         // A DICOM file with no SOP Instance UID.
         var anonymous = DataSet()
@@ -190,7 +190,7 @@ import Testing
     }
 
     @Test func aCorruptIndexIsSetAsideAndRebuilt() async throws {
-        let root = Self.temporaryDirectory()
+        let root = try Self.temporaryDirectory()
         defer { _ = system("rm -rf '\(root)'") }
         try Self.populate(root)
         mkdir(root + "/.px", 0o755)
@@ -217,7 +217,7 @@ import Testing
     }
 
     @Test func queryRetrieveOverTheIndexAtEveryLevel() async throws {
-        let root = Self.temporaryDirectory()
+        let root = try Self.temporaryDirectory()
         defer { _ = system("rm -rf '\(root)'") }
         try Self.populate(root)
         let place = try FolderPlace(root: root, logger: Self.logger)

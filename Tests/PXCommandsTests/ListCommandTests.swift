@@ -1,0 +1,59 @@
+import DICOMData
+import Foundation
+import PXTestSupport
+import Testing
+
+/// px-ls: a folder place listed with px-find's keys and formats; the same answers as px-find asking px-serve
+/// over the same place, and the index brought up to date (or not, with --no-refresh) before each listing.
+@Suite(.serialized, .timeLimit(.minutes(5))) struct ListCommandTests {
+    static func lines(_ stdout: String) -> [String] {
+        stdout.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("{\"status\"") }
+    }
+
+    @Test func listsAsPxFindAsksPxServe() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-ls-") { work in
+            let place = work + "/place"
+            try ServeCommandTests.makePlace(place)
+            for arguments in [
+                ["--format", "ndjson"], ["--format", "ndjson", "--PatientID", "P1"],
+                ["--format", "ndjson", "--level", "image", "--StudyInstanceUID", "1.2.826.0.1.1"],
+                ["--format", "ndjson", "--level", "patient", "--model", "patient"],
+            ] {
+                let ls = try await PeerHarness.runAsync("px-ls", [place] + arguments)
+                #expect(ls.exitCode == 0, "\(ls.stdout) \(ls.stderr)")
+                #expect(ls.json?["backend"]?.stringValue == "place")
+                let (server, port) = try await ServeCommandTests.start(place, work: work)
+                let find = try await PeerHarness.runAsync(
+                    "px-find", ["PXSERVE@127.0.0.1:\(port)", "--backend", "native"] + arguments)
+                server.kill()
+                #expect(find.exitCode == 0, "\(find.stdout) \(find.stderr)")
+                #expect(!Self.lines(ls.stdout).isEmpty)
+                #expect(Self.lines(ls.stdout) == Self.lines(find.stdout), "\(arguments)")
+            }
+            // The default (pypx) shape: studies with their series nested.
+            let pypx = try await PeerHarness.runAsync("px-ls", [place, "--PatientID", "P1"])
+            let studies = pypx.json?["data"]?.arrayValue ?? []
+            #expect(studies.count == 1)
+            #expect(studies.first?["series"]?.arrayValue?.count == 2, "\(pypx.stdout)")
+            #expect(studies.first?["NumberOfStudyRelatedInstances"]?["value"]?.stringValue == "3")
+        }
+    }
+
+    @Test func refreshesTheIndexUnlessToldNotTo() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-ls-refresh-") { work in
+            let place = work + "/place"
+            try ServeCommandTests.makePlace(place)
+            let first = try await PeerHarness.runAsync("px-ls", [place, "--level", "study", "--format", "ndjson"])
+            #expect(Self.lines(first.stdout).count == 2)
+            try FileManager.default.removeItem(atPath: place + "/in/2-1-1.dcm")
+            let stale = try await PeerHarness.runAsync(
+                "px-ls", [place, "--level", "study", "--format", "ndjson", "--no-refresh"])
+            #expect(Self.lines(stale.stdout).count == 2)
+            let fresh = try await PeerHarness.runAsync("px-ls", [place, "--level", "study", "--format", "ndjson"])
+            #expect(Self.lines(fresh.stdout).count == 1, "\(fresh.stdout)")
+            let missing = try await PeerHarness.runAsync("px-ls", [work + "/nowhere"])
+            #expect(missing.exitCode != 0)
+            #expect(missing.json?["error"]?["code"]?.stringValue == "io")
+        }
+    }
+}

@@ -69,5 +69,11 @@ let package = Package(
             ],
             swiftSettings: settings
         ),
+        // The zip reader (hostile archives: names, overlaps, lying sizes, bombs) and a rewrite by the writer.
+        .executableTarget(
+            name: "fuzz-zip",
+            dependencies: ["FuzzSupport", .product(name: "PXStorage", package: px)],
+            swiftSettings: settings
+        ),
     ]
 )

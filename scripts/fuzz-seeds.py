@@ -147,6 +147,56 @@ def main() -> None:
     ):
         write(out / "layout", name, bytes([options]) + ff.join(fields))
 
+    zip_seeds(out / "zip")
+
+
+def zip_seeds(out: Path) -> None:
+    """Zip archives for fuzz-zip: stored and deflated entries, a zip place's shape, a data descriptor,
+    Zip64 extra fields, and the hostile shapes the reader refuses (the fuzzer mutates from both)."""
+    import struct
+    import zipfile
+
+    def archive(entries, **options) -> bytes:
+        raw = io.BytesIO()
+        with zipfile.ZipFile(raw, "w", **options) as z:
+            for name, data, method in entries:
+                info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
+                info.compress_type = method
+                z.writestr(info, data)
+        return raw.getvalue()
+
+    text = b"DICM zip " * 200
+    write(out, "stored", archive([("a.dcm", b"hello", zipfile.ZIP_STORED)]))
+    write(out, "deflated", archive([("1.2/1.2.3.dcm", text, zipfile.ZIP_DEFLATED), ("e", b"", zipfile.ZIP_DEFLATED)]))
+    manifest = b'{"px-zip-place": 1, "study": {"0020000D": {"vr": "UI", "Value": ["1.2"]}}, "series": []}'
+    write(out, "place", archive([("px-study.json", manifest, zipfile.ZIP_DEFLATED), ("1.2.1/1.2.1.1.dcm", text, 8)]))
+    write(out, "folders", archive([("d/", b"", zipfile.ZIP_STORED), ("d/f", b"x", zipfile.ZIP_STORED)]))
+    write(out, "traversal", archive([("../evil", b"x", zipfile.ZIP_STORED)]))
+    write(out, "comment", archive([("c", b"xyz", zipfile.ZIP_STORED)]) [:-2] + struct.pack("<H", 5) + b"hello")
+    # A data descriptor (bit 3): sizes after the data, as streaming writers make them.
+    body = zlib.compressobj(6, zlib.DEFLATED, -15)
+    deflated = body.compress(text) + body.flush()
+    crc = zlib.crc32(text)
+    local = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 8, 8, 0, 0x21, 0, 0, 0, 1, 0) + b"s" + deflated
+    local += struct.pack("<IIII", 0x08074B50, crc, len(deflated), len(text))
+    central = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 0x031E, 20, 8, 8, 0, 0x21, crc, len(deflated), len(text),
+                          1, 0, 0, 0, 0, 0, 0) + b"s"
+    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 1, 1, len(central), len(local), 0)
+    write(out, "descriptor", local + central + end)
+    # Zip64: all-ones sizes and offset in the central directory, the values in a Zip64 extra field, and a
+    # Zip64 end record and locator.
+    data = b"zip64"
+    local = struct.pack("<IHHHHHIIIHH", 0x04034B50, 45, 0, 0, 0, 0x21, zlib.crc32(data), len(data), len(data), 1, 0)
+    local += b"z" + data
+    extra = struct.pack("<HHQQQ", 1, 24, len(data), len(data), 0)
+    central = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 0x032D, 45, 0, 0, 0, 0x21, zlib.crc32(data),
+                          0xFFFFFFFF, 0xFFFFFFFF, 1, len(extra), 0, 0, 0, 0, 0xFFFFFFFF) + b"z" + extra
+    record_at = len(local) + len(central)
+    record = struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 0x032D, 45, 0, 0, 1, 1, len(central), len(local))
+    locator = struct.pack("<IIQI", 0x07064B50, 0, record_at, 1)
+    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+    write(out, "zip64", local + central + record + locator + end)
+
 
 if __name__ == "__main__":
     main()

@@ -68,7 +68,8 @@ import Testing
             let data = Self.bytes(200_000, seed: 3) + Array(repeating: 0, count: 500_000)
             try Data(data).write(to: URL(fileURLWithPath: dir + "/f.bin"))
             // -fd: data descriptors (bit 3, written by streaming zippers) are read too.
-            let zip = try await TestSupport.run("bash", ["-c", "cd \(dir) && zip -q -9 z.zip f.bin && cat f.bin | zip -q -fd s.zip -"])
+            let zip = try await TestSupport.run(
+                "bash", ["-c", "cd \(dir) && zip -q -9 z.zip f.bin && cat f.bin | zip -q -fd s.zip -"])
             #expect(zip.status == 0, "\(zip.output)")
             for (archive, name) in [("z.zip", "f.bin"), ("s.zip", "-")] {
                 let reader = try ZipReader(path: dir + "/" + archive)
@@ -170,38 +171,66 @@ import Testing
             var out: [UInt8] = []
             var central: [UInt8] = []
             func le16(_ v: UInt16, _ a: inout [UInt8]) { a += [UInt8(v & 0xFF), UInt8(v >> 8)] }
-            func le32(_ v: UInt32, _ a: inout [UInt8]) { for s in [0, 8, 16, 24] { a.append(UInt8((v >> UInt32(s)) & 0xFF)) } }
+            func le32(_ v: UInt32, _ a: inout [UInt8]) {
+                for s in [0, 8, 16, 24] { a.append(UInt8((v >> UInt32(s)) & 0xFF)) }
+            }
             for entry in entries {
                 let offset = UInt32(out.count)
                 let name = Array(entry.name.utf8)
                 let crc = entry.crc ?? Self.crc(entry.method == 8 ? [] : entry.data)
                 let csize = entry.compressedSize ?? UInt32(entry.data.count)
                 let usize = entry.uncompressedSize ?? UInt32(entry.data.count)
-                le32(0x0403_4b50, &out); le16(20, &out); le16(entry.flags, &out); le16(entry.method, &out)
-                le16(0, &out); le16(0x21, &out); le32(crc, &out); le32(csize, &out)
-                le32(entry.localUncompressedSize ?? usize, &out); le16(UInt16(name.count), &out); le16(0, &out)
+                le32(0x0403_4b50, &out)
+                le16(20, &out)
+                le16(entry.flags, &out)
+                le16(entry.method, &out)
+                le16(0, &out)
+                le16(0x21, &out)
+                le32(crc, &out)
+                le32(csize, &out)
+                le32(entry.localUncompressedSize ?? usize, &out)
+                le16(UInt16(name.count), &out)
+                le16(0, &out)
                 out += name
                 out += entry.data
-                le32(0x0201_4b50, &central); le16(0x031E, &central); le16(20, &central); le16(entry.flags, &central)
-                le16(entry.method, &central); le16(0, &central); le16(0x21, &central); le32(crc, &central)
-                le32(csize, &central); le32(usize, &central); le16(UInt16(name.count), &central)
-                le16(UInt16(entry.centralExtra.count), &central); le16(0, &central); le16(0, &central)
-                le16(0, &central); le32(0, &central); le32(entry.offsetOverride ?? offset, &central)
+                le32(0x0201_4b50, &central)
+                le16(0x031E, &central)
+                le16(20, &central)
+                le16(entry.flags, &central)
+                le16(entry.method, &central)
+                le16(0, &central)
+                le16(0x21, &central)
+                le32(crc, &central)
+                le32(csize, &central)
+                le32(usize, &central)
+                le16(UInt16(name.count), &central)
+                le16(UInt16(entry.centralExtra.count), &central)
+                le16(0, &central)
+                le16(0, &central)
+                le16(0, &central)
+                le32(0, &central)
+                le32(entry.offsetOverride ?? offset, &central)
                 central += name
                 central += entry.centralExtra
             }
             let centralOffset = UInt32(out.count)
             out += central
-            le32(0x0605_4b50, &out); le16(0, &out); le16(0, &out)
-            le16(entryCountOverride ?? UInt16(entries.count), &out); le16(entryCountOverride ?? UInt16(entries.count), &out)
-            le32(UInt32(Int(central.count) + centralSizeDelta), &out); le32(centralOffset, &out); le16(0, &out)
+            le32(0x0605_4b50, &out)
+            le16(0, &out)
+            le16(0, &out)
+            le16(entryCountOverride ?? UInt16(entries.count), &out)
+            le16(entryCountOverride ?? UInt16(entries.count), &out)
+            le32(UInt32(Int(central.count) + centralSizeDelta), &out)
+            le32(centralOffset, &out)
+            le16(0, &out)
             return out
         }
     }
 
     static func deflated(_ data: [UInt8]) -> [UInt8] {
         var stream = z_stream()
-        deflateInit2_(&stream, 9, Z_DEFLATED, -MAX_WBITS, 9, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        deflateInit2_(
+            &stream, 9, Z_DEFLATED, -MAX_WBITS, 9, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         defer { deflateEnd(&stream) }
         var input = data
         var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(data.count))) + 64)
@@ -258,7 +287,9 @@ import Testing
 
     @Test func overlappingEntriesAreRefused() throws {
         // Two central entries pointing at the same local header (the overlapping-files bomb).
-        var raw = RawZip(entries: [.init(name: "a", data: Array(repeating: 7, count: 100)), .init(name: "b", data: [1])])
+        var raw = RawZip(entries: [
+            .init(name: "a", data: Array(repeating: 7, count: 100)), .init(name: "b", data: [1]),
+        ])
         raw.entries[1].offsetOverride = 0
         #expect(try Self.failure(raw.bytes()) == .overlapping)
         // An entry whose data runs into the central directory.
@@ -306,7 +337,10 @@ import Testing
         // 20 MiB from ~20 KiB: past the ratio once past the 16 MiB floor.
         #expect(try Self.failure(RawZip(entries: [bomb]).bytes()) == .tooLarge)
         // The absolute limits: one entry, and the total.
-        let plain = RawZip(entries: [.init(name: "a", data: Array(repeating: 1, count: 1000)), .init(name: "b", data: Array(repeating: 2, count: 1000))]).bytes()
+        let plain = RawZip(entries: [
+            .init(name: "a", data: Array(repeating: 1, count: 1000)),
+            .init(name: "b", data: Array(repeating: 2, count: 1000)),
+        ]).bytes()
         #expect(try Self.failure(plain, limits: ZipLimits(maximumEntrySize: 999)) == .tooLarge)
         #expect(try Self.failure(plain, limits: ZipLimits(maximumTotalSize: 1999)) == .tooLarge)
         #expect(try Self.failure(plain, limits: ZipLimits(maximumEntries: 1)) == .tooLarge)
@@ -323,7 +357,9 @@ import Testing
 
     @Test func unsupportedMethodsAndDuplicatesAreRefused() throws {
         #expect(try Self.failure(RawZip(entries: [.init(name: "a", data: [1], method: 12)]).bytes()) == .unsupported)
-        #expect(try Self.failure(RawZip(entries: [.init(name: "a", data: [1]), .init(name: "a", data: [2])]).bytes()) == .duplicateName)
+        #expect(
+            try Self.failure(RawZip(entries: [.init(name: "a", data: [1]), .init(name: "a", data: [2])]).bytes())
+                == .duplicateName)
     }
 
     @Test func truncatedAndOversizedDirectoriesAreRefused() throws {
@@ -349,7 +385,9 @@ import Testing
         // field (APPNOTE §4.5.3), in the order uncompressed, compressed, offset.
         var entry = RawZip.Entry(name: "z", data: [1, 2, 3])
         var extra: [UInt8] = [0x01, 0x00, 24, 0]
-        for value: UInt64 in [3, 3, 0] { for s in stride(from: 0, to: 64, by: 8) { extra.append(UInt8((value >> UInt64(s)) & 0xFF)) } }
+        for value: UInt64 in [3, 3, 0] {
+            for s in stride(from: 0, to: 64, by: 8) { extra.append(UInt8((value >> UInt64(s)) & 0xFF)) }
+        }
         entry.centralExtra = extra
         var raw = RawZip(entries: [entry]).bytes()
         // Patch the central sizes and offset to 0xFFFFFFFF.
@@ -370,6 +408,17 @@ import Testing
         raw[endStart + 12] = UInt8(cdSize)
         raw[endStart + 13] = 0
         #expect(try Self.failure(raw) == .malformed)
+    }
+
+    /// Found by fuzz-zip: a Zip64 end record whose size field is near 2^64 overflowed the check that it
+    /// ends at the locator (a trap, not an error).
+    @Test func fuzzFoundZip64RecordSizeOverflowIsRefused() throws {
+        let input = try #require(
+            Data(
+                base64Encoded:
+                    "UEsDBC0AAAAAAAAAIQBqujfPBQAAAAUAAAABAAAAenppcDY0UEsBAi0DLQAAAAAAAAAhAGq6N8///////////wEAHAAAAAAAAAAAAAAA/////3oBABgABQAAAAAAAAAFAAAAAAAAAAAAAAAAAAAAUEsGBv////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////8sAAAAAAAAAC0WFhYWFhYWFhYWFhYWFhYWFvcWFhYWFhYWFhYWFhYWFhYWFhYWFhYWACQAAAAAEAAAUEsGBwAAAABvAAAAAAAAAAEAAABQSwUGAAAAAP///////////////wAA"
+            ))
+        #expect(try Self.failure(Array(input)) == .malformed)
     }
 
     @Test func writerRefusesUnsafeAndDuplicateNames() async throws {

@@ -140,9 +140,9 @@ final class Inflater {
 
 extension Array where Element == UInt8 {
     /// `withUnsafeBytes` for a body with typed throws (the standard one's `rethrows` loses the type).
-    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws(DICOMDataError) -> R) throws(DICOMDataError) -> R {
-        let result: Result<R, DICOMDataError> = self.withUnsafeBytes { raw in
-            do throws(DICOMDataError) { return .success(try body(raw)) } catch { return .failure(error) }
+    package func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        let result: Result<R, E> = self.withUnsafeBytes { raw in
+            do throws(E) { return .success(try body(raw)) } catch { return .failure(error) }
         }
         return try result.get()
     }

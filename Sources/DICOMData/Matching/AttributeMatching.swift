@@ -1,5 +1,3 @@
-import DICOMData
-
 /// Matching of one C-FIND/C-MOVE/C-GET key against an attribute of a stored record (PS3.4 §C.2.2.2).
 ///
 /// Kinds of matching, chosen from the key's value and VR:

@@ -1,4 +1,5 @@
 import CZlib
+import DICOMData
 
 /// Raw deflate (RFC 1951, no zlib header: APPNOTE §4.4.5 method 8) of one entry, chunk by chunk.
 final class ZipDeflater {
@@ -21,27 +22,13 @@ final class ZipDeflater {
     func deflate(
         _ input: UnsafeRawBufferPointer, finish: Bool, sink: (UnsafeRawBufferPointer) throws(ZipError) -> Void
     ) throws(ZipError) {
-        var none: UInt8 = 0
-        let base: UnsafeMutablePointer<UInt8> =
-            input.baseAddress.map { UnsafeMutablePointer(mutating: $0.assumingMemoryBound(to: UInt8.self)) }
-            ?? withUnsafeMutablePointer(to: &none) { $0 }
-        stream.next_in = base
-        stream.avail_in = UInt32(input.count)
-        defer {
-            stream.next_in = nil
-            stream.avail_in = 0
-        }
+        stream.setInput(input)
+        defer { stream.setInput(UnsafeRawBufferPointer(start: nil, count: 0)) }
         let chunkSize = output.count
         while true {
-            var status: Int32 = Z_OK
-            let produced = output.withUnsafeMutableBytes { buffer in
-                stream.next_out = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                stream.avail_out = UInt32(chunkSize)
-                status = CZlib.deflate(&stream, finish ? Z_FINISH : Z_NO_FLUSH)
-                return chunkSize - Int(stream.avail_out)
-            }
+            let (status, produced) = stream.step(into: &output) { CZlib.deflate(&$0, finish ? Z_FINISH : Z_NO_FLUSH) }
             if produced > 0 {
-                try output.withZipBytes { buffer throws(ZipError) in
+                try output.withBytes { buffer throws(ZipError) in
                     try sink(UnsafeRawBufferPointer(rebasing: buffer[..<produced]))
                 }
             }
@@ -85,36 +72,24 @@ final class ZipInflater {
     ) throws(ZipError) {
         if finished {
             guard input.isEmpty else {
-                throw .sizeMismatch("entry \(name.debugDescription): deflate stream ends before its compressed size", path: path)
+                throw .sizeMismatch(
+                    "entry \(name.debugDescription): deflate stream ends before its compressed size", path: path)
             }
             return
         }
-        var none: UInt8 = 0
-        let base: UnsafeMutablePointer<UInt8> =
-            input.baseAddress.map { UnsafeMutablePointer(mutating: $0.assumingMemoryBound(to: UInt8.self)) }
-            ?? withUnsafeMutablePointer(to: &none) { $0 }
-        stream.next_in = base
-        stream.avail_in = UInt32(input.count)
-        defer {
-            stream.next_in = nil
-            stream.avail_in = 0
-        }
+        stream.setInput(input)
+        defer { stream.setInput(UnsafeRawBufferPointer(start: nil, count: 0)) }
         let chunkSize = output.count
         while true {
-            var status: Int32 = Z_OK
-            let produced = output.withUnsafeMutableBytes { buffer in
-                stream.next_out = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                stream.avail_out = UInt32(chunkSize)
-                status = CZlib.inflate(&stream, Z_NO_FLUSH)
-                return chunkSize - Int(stream.avail_out)
-            }
+            let (status, produced) = stream.step(into: &output) { CZlib.inflate(&$0, Z_NO_FLUSH) }
             totalOut += UInt64(produced)
             guard totalOut <= expectedOutput else {
                 throw .sizeMismatch(
-                    "entry \(name.debugDescription) inflates past its declared size of \(expectedOutput) bytes", path: path)
+                    "entry \(name.debugDescription) inflates past its declared size of \(expectedOutput) bytes",
+                    path: path)
             }
             if produced > 0 {
-                try output.withZipBytes { buffer throws(ZipError) in
+                try output.withBytes { buffer throws(ZipError) in
                     try sink(UnsafeRawBufferPointer(rebasing: buffer[..<produced]))
                 }
             }
@@ -142,5 +117,28 @@ final class ZipInflater {
                 throw .checksum("entry \(name.debugDescription): corrupt deflate stream (zlib \(status))", path: path)
             }
         }
+    }
+}
+
+extension z_stream {
+    /// Points the stream's input at `input` (zlib accepts no pointer with no bytes).
+    mutating func setInput(_ input: UnsafeRawBufferPointer) {
+        next_in = input.baseAddress.map { UnsafeMutablePointer(mutating: $0.assumingMemoryBound(to: UInt8.self)) }
+        avail_in = UInt32(input.count)
+    }
+
+    /// One call of `call` (deflate or inflate) with `output` as the whole output space: its status and how
+    /// many bytes it wrote there.
+    mutating func step(into output: inout [UInt8], _ call: (inout z_stream) -> Int32) -> (status: Int32, produced: Int)
+    {
+        let size = output.count
+        var status: Int32 = Z_OK
+        output.withUnsafeMutableBytes { buffer in
+            next_out = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            avail_out = UInt32(size)
+            status = call(&self)
+            next_out = nil
+        }
+        return (status, size - Int(avail_out))
     }
 }

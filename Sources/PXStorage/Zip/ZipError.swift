@@ -80,7 +80,8 @@ public struct ZipError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     public static func unsafeName(_ name: String, path: String?) -> ZipError {
-        ZipError(.unsafeName, "refusing an entry name that could leave its folder: \(name.debugDescription)", path: path)
+        ZipError(
+            .unsafeName, "refusing an entry name that could leave its folder: \(name.debugDescription)", path: path)
     }
 
     public static func tooLarge(_ message: String, path: String?) -> ZipError {
@@ -88,7 +89,8 @@ public struct ZipError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     public static func overlapping(_ name: String, path: String?) -> ZipError {
-        ZipError(.overlapping, "entry \(name.debugDescription) overlaps another entry or the central directory", path: path)
+        ZipError(
+            .overlapping, "entry \(name.debugDescription) overlaps another entry or the central directory", path: path)
     }
 
     public static func sizeMismatch(_ message: String, path: String?) -> ZipError {

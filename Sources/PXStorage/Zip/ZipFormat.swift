@@ -69,16 +69,6 @@ extension Array where Element == UInt8 {
     }
 }
 
-extension Array where Element == UInt8 {
-    /// `withUnsafeBytes` for a body with typed throws (the standard one's `rethrows` loses the type).
-    func withZipBytes<R>(_ body: (UnsafeRawBufferPointer) throws(ZipError) -> R) throws(ZipError) -> R {
-        let result: Result<R, ZipError> = self.withUnsafeBytes { raw in
-            do throws(ZipError) { return .success(try body(raw)) } catch { return .failure(error) }
-        }
-        return try result.get()
-    }
-}
-
 /// Little-endian fields read from bytes at an offset (the caller checked the length).
 struct LittleEndianBytes {
     let bytes: ArraySlice<UInt8>

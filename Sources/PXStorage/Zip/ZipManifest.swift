@@ -18,17 +18,18 @@ struct Manifest {
     }
 
     /// Patient and study level keys a listing and C-FIND matching use (PS3.4 §C.6.2.1.2).
-    static let studyKeys: [Tag] = [
-        .specificCharacterSet, .studyDate, Tag(0x0008, 0x0030) /* StudyTime */, Tag(0x0008, 0x0050) /* AccessionNumber */,
-        Tag(0x0008, 0x0090) /* ReferringPhysicianName */, .studyDescription, .patientName, .patientID,
-        Tag(0x0010, 0x0030) /* PatientBirthDate */, Tag(0x0010, 0x0040) /* PatientSex */, .studyInstanceUID,
-        Tag(0x0020, 0x0010) /* StudyID */,
-    ]
+    static let studyKeys = tags(
+        "SpecificCharacterSet", "StudyDate", "StudyTime", "AccessionNumber", "ReferringPhysicianName",
+        "StudyDescription", "PatientName", "PatientID", "PatientBirthDate", "PatientSex", "StudyInstanceUID", "StudyID")
     /// Series level keys (PS3.4 §C.6.2.1.2).
-    static let seriesKeys: [Tag] = [
-        .specificCharacterSet, .seriesDate, Tag(0x0008, 0x0031) /* SeriesTime */, .modality, .seriesDescription,
-        Tag(0x0018, 0x0015) /* BodyPartExamined */, .seriesInstanceUID, Tag(0x0020, 0x0011) /* SeriesNumber */,
-    ]
+    static let seriesKeys = tags(
+        "SpecificCharacterSet", "SeriesDate", "SeriesTime", "Modality", "SeriesDescription", "BodyPartExamined",
+        "SeriesInstanceUID", "SeriesNumber")
+
+    /// The tags of dictionary keywords (all of them standard keywords the dictionary knows).
+    static func tags(_ keywords: String...) -> [Tag] {
+        keywords.compactMap { DataDictionary.entry(forKeyword: $0)?.tag }
+    }
 
     static func studyRecord(of dataSet: DataSet) -> DataSet { record(of: dataSet, keys: studyKeys) }
     static func seriesRecord(of dataSet: DataSet) -> DataSet { record(of: dataSet, keys: seriesKeys) }

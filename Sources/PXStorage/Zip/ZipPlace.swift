@@ -125,7 +125,9 @@ public struct ZipPlace: Sendable, Hashable {
         for entry in reader.entries where entry.name != manifestName && !entry.isDirectory {
             let parts = entry.name.split(separator: "/")
             guard parts.count == 2, parts[1].hasSuffix(".dcm"), let index = byFolder[String(parts[0])] else {
-                throw .malformed("entry \(entry.name.debugDescription) is not <series>/<instance>.dcm of a listed series", path: reader.path)
+                throw .malformed(
+                    "entry \(entry.name.debugDescription) is not <series>/<instance>.dcm of a listed series",
+                    path: reader.path)
             }
             series[index].sopInstanceUIDs.insert(decodeUID(String(parts[1].dropLast(4))))
         }
@@ -237,7 +239,9 @@ public struct ZipPlace: Sendable, Hashable {
                 path: older.reader.path, added: 0, instances: listed.instanceCount, series: listed.series.count,
                 replaced: false)
         }
-        var manifest = older?.manifest ?? Manifest(study: Manifest.studyRecord(of: first), studyInstanceUID: studyInstanceUID, series: [])
+        var manifest =
+            older?.manifest
+            ?? Manifest(study: Manifest.studyRecord(of: first), studyInstanceUID: studyInstanceUID, series: [])
         let known = Set(manifest.series.compactMap { $0.string(.seriesInstanceUID)?.trimmingSpaces })
         for uid in seriesOrder where !known.contains(uid) {
             if let record = seriesRecords[uid] { manifest.series.append(record) }
@@ -253,6 +257,7 @@ public struct ZipPlace: Sendable, Hashable {
             try Self.makeFolder(folder)
             path = folder + "/" + names[1]
         }
+        try Self.removeAbandoned(besides: path)
         let writer = try ZipWriter(path: path, level: level)
         try writer.addData(manifest.encoded(), as: Self.manifestName, method: .deflate)
         if let older {
@@ -314,7 +319,8 @@ public struct ZipPlace: Sendable, Hashable {
                 dataSet = try Part10File.readHeader(contentsOf: temporary).dataSet
             } catch {
                 unlink(temporary)
-                throw .malformed("entry \(entry.name.debugDescription) is not a readable DICOM file (\(error))", path: path)
+                throw .malformed(
+                    "entry \(entry.name.debugDescription) is not a readable DICOM file (\(error))", path: path)
             }
             do {
                 placements.append(try placer.place(temporaryFile: temporary, dataSet: dataSet))
@@ -343,6 +349,18 @@ public struct ZipPlace: Sendable, Hashable {
             if name != "." && name != ".." { names.append(name) }
         }
         return names
+    }
+
+    /// Removes the temporary archives (`.<name>.partial-<pid>-<n>`) that writers of `path` left when they
+    /// were killed: those whose process is gone. A live writer's file is left alone.
+    static func removeAbandoned(besides path: String) throws(ZipError) {
+        guard let slash = path.lastIndex(of: "/") else { return }
+        let folder = String(path[..<slash])
+        let prefix = "." + path[path.index(after: slash)...] + ".partial-"
+        for name in try names(in: folder) where name.hasPrefix(prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count).prefix { $0 != "-" }), pid > 0 else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { unlink(folder + "/" + name) }
+        }
     }
 
     static func isDirectory(_ path: String) -> Bool {

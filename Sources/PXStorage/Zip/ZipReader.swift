@@ -188,7 +188,9 @@ public final class ZipReader: Sendable {
                 let record = LittleEndianBytes(recordBytes[...])
                 guard record.u32(0) == ZipFormat.zip64EndSignature,
                     record.u64(4) >= UInt64(ZipFormat.zip64EndSize - 12),
-                    recordOffset + 12 + record.u64(4) == locatorOffset
+                    // Its size field counts what follows the first 12 bytes, up to the locator (no overflow:
+                    // the difference is at least 56).
+                    record.u64(4) == locatorOffset - recordOffset - 12
                 else { throw .malformed("bad Zip64 end of central directory record", path: path) }
                 disk = record.u32(16)
                 centralDisk = record.u32(20)
@@ -424,19 +426,10 @@ public final class ZipReader: Sendable {
         let end = start + total
         repeat {
             let count = Int(min(UInt64(chunk.count), end - position))
-            let got = chunk.withUnsafeMutableBytes { buffer in
-                Result { () throws(POSIX.Failure) in
-                    try POSIX.readFully(descriptor, into: buffer.baseAddress!, count: count, at: Int(position))
-                }
-            }
-            let n: Int
-            switch got {
-            case .success(let value): n = value
-            case .failure(let failure): throw .io("cannot read the archive", path: path, errno: failure.code)
-            }
+            let n = try Self.read(descriptor, into: &chunk, count: count, at: position, path: path)
             guard n == count else { throw .truncated("entry \(name.debugDescription) is cut short", path: path) }
             position += UInt64(n)
-            try chunk.withZipBytes { buffer throws(ZipError) in
+            try chunk.withBytes { buffer throws(ZipError) in
                 try body(UnsafeRawBufferPointer(rebasing: buffer[..<n]), position == end)
             }
         } while position < end
@@ -527,17 +520,24 @@ public final class ZipReader: Sendable {
         guard count > 0 else { return [] }
         guard offset <= UInt64(Int.max - count) else { throw .truncated("offset past the end of the file", path: path) }
         var bytes = [UInt8](repeating: 0, count: count)
-        let got = bytes.withUnsafeMutableBytes { buffer in
+        guard try read(fd, into: &bytes, count: count, at: offset, path: path) == count else {
+            throw .truncated("the archive ends early", path: path)
+        }
+        return bytes
+    }
+
+    /// `pread` of up to `count` bytes at `offset` into the start of `buffer`: how many there were.
+    private static func read(_ fd: Int32, into buffer: inout [UInt8], count: Int, at offset: UInt64, path: String)
+        throws(ZipError) -> Int
+    {
+        let got = buffer.withUnsafeMutableBytes { raw in
             Result { () throws(POSIX.Failure) in
-                try POSIX.readFully(fd, into: buffer.baseAddress!, count: count, at: Int(offset))
+                try POSIX.readFully(fd, into: raw.baseAddress!, count: count, at: Int(offset))
             }
         }
         switch got {
-        case .success(let n):
-            guard n == count else { throw .truncated("the archive ends early", path: path) }
-            return bytes
-        case .failure(let failure):
-            throw .io("cannot read the archive", path: path, errno: failure.code)
+        case .success(let n): return n
+        case .failure(let failure): throw .io("cannot read the archive", path: path, errno: failure.code)
         }
     }
 }

@@ -91,7 +91,7 @@ public final class ZipWriter {
                 }
                 total += UInt64(n)
                 guard total <= size else { throw .io("file grew while it was archived", path: source) }
-                try chunk.withZipBytes { buffer throws(ZipError) in
+                try chunk.withBytes { buffer throws(ZipError) in
                     try emit(UnsafeRawBufferPointer(rebasing: buffer[..<n]), n == 0)
                 }
                 if n == 0 { break }
@@ -103,7 +103,7 @@ public final class ZipWriter {
     /// Adds `bytes` as `name` (a small entry, such as a manifest).
     public func addData(_ bytes: [UInt8], as name: String, method: ZipMethod) throws(ZipError) {
         try addEntry(name: name, method: method, expectedSize: UInt64(bytes.count)) { (emit) throws(ZipError) in
-            try bytes.withZipBytes { buffer throws(ZipError) in try emit(buffer, true) }
+            try bytes.withBytes { buffer throws(ZipError) in try emit(buffer, true) }
         }
     }
 
@@ -344,7 +344,7 @@ public final class ZipWriter {
     // MARK: Output
 
     private func write(_ bytes: [UInt8]) throws(ZipError) {
-        try bytes.withZipBytes { raw throws(ZipError) in try write(raw) }
+        try bytes.withBytes { raw throws(ZipError) in try write(raw) }
     }
 
     /// Appends through a 1 MiB buffer; a larger chunk goes straight to the file.
@@ -360,7 +360,7 @@ public final class ZipWriter {
 
     private func flush() throws(ZipError) {
         guard !buffer.isEmpty else { return }
-        try buffer.withZipBytes { raw throws(ZipError) in try writeAll(raw) }
+        try buffer.withBytes { raw throws(ZipError) in try writeAll(raw) }
         buffer.removeAll(keepingCapacity: true)
     }
 

@@ -86,6 +86,8 @@ public enum SyncCommand {
         ) { backend, _ in
             let config = try PXConfig.load()
             let calling = try LocalAE(aeTitle: sync.callingAETitle ?? config.localAETitle ?? LocalAE.defaultTitle)
+            // The selection first: stdin is read before any place opens a file.
+            let selection = try selection(sync: sync, query: query)
             var resolved: [SyncPlace] = []
             for (index, text) in sync.places.enumerated() {
                 let isDestination = index == sync.places.count - 1
@@ -101,7 +103,6 @@ public enum SyncCommand {
                 throw PXError.usage(
                     "px-sync \(source.label) -> \(destination.label): this pair is not supported (sync through a folder)")
             }
-            let selection = try selection(sync: sync, query: query)
             var transfer = SyncTransfer(logger: logger)
             transfer.retrieve = SyncTransfer.Retrieve(rawValue: sync.retrieve) ?? .auto
             transfer.window = sync.window

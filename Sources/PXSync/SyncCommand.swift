@@ -77,6 +77,10 @@ public enum SyncCommand {
         sync: SyncOptions, query: QueryOptions, timeouts: TimeoutOptions, backend options: BackendOptions,
         logging: LoggingOptions, output outputOptions: OutputOptions
     ) async throws {
+        // The selection first, before the logger, the backend or any place exists: in bench runs with stdin
+        // from /dev/null, stdin read later was a regular file with other content (a descriptor 0 closed and
+        // reused meanwhile, somewhere; not found yet).
+        let chosen = Result { () throws(PXError) in try selection(sync: sync, query: query) }
         let logger = logging.makeLogger(label: "px-sync")
         let output = CommandOutput(pretty: false, command: outputOptions.output.command)
         let report = Report()
@@ -86,8 +90,7 @@ public enum SyncCommand {
         ) { backend, _ in
             let config = try PXConfig.load()
             let calling = try LocalAE(aeTitle: sync.callingAETitle ?? config.localAETitle ?? LocalAE.defaultTitle)
-            // The selection first: stdin is read before any place opens a file.
-            let selection = try selection(sync: sync, query: query)
+            let selection = try chosen.get()
             var resolved: [SyncPlace] = []
             for (index, text) in sync.places.enumerated() {
                 let isDestination = index == sync.places.count - 1
@@ -138,7 +141,7 @@ public enum SyncCommand {
             return try SyncSelection.parseBatch(text)
         }
         let keys = try query.matchingKeys()
-        if keys.isEmpty && !StandardInput.isTerminal {
+        if keys.isEmpty && stdinIsPipeOrFile {
             let text = StandardInput.readText()
             if !text.trimmed.isEmpty {
                 let studies = try RetrieveSelection.parse(pxFindOutput: text).map(\.studyInstanceUID)
@@ -149,6 +152,14 @@ public enum SyncCommand {
         var identifier = DataSet()
         for key in keys { identifier.set(key) }
         return .keys(identifier)
+    }
+
+    /// Whether stdin is a pipe or a file (a px-find result can be there), not a terminal, /dev/null or a socket.
+    static var stdinIsPipeOrFile: Bool {
+        var info = stat()
+        guard fstat(0, &info) == 0 else { return false }
+        let kind = info.st_mode & S_IFMT
+        return kind == S_IFIFO || kind == S_IFREG
     }
 
     /// A parsed place made ready: a node's connection, a folder read.

@@ -30,27 +30,19 @@ else
     bin="$root/.build/release"
 fi
 # stdin from /dev/null: px-sync reads a px-find result from a stdin that is not a terminal.
-time_ms() { local t0 t1; t0=$(date +%s%N); "$@" </dev/null >/dev/null 2>&1; t1=$(date +%s%N); echo $(( (t1 - t0) / 1000000 )); }
+time_ms() {
+    local t0 t1 status=0
+    t0=$(date +%s%N)
+    "$@" </dev/null >"$work/last-run.out" 2>&1 || status=$?
+    t1=$(date +%s%N)
+    [ "$status" = 0 ] || { echo "failed ($status): $* (output: $work/last-run.out)" >&2; tail -3 "$work/last-run.out" >&2; exit 1; }
+    echo $(( (t1 - t0) / 1000000 ))
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
-# --- 10 studies of 30: the CT corpus with its study and series UIDs rewritten (bench data only)
-studies="$work/ct300x10"
-if [ ! -f "$studies/.complete" ]; then
-    rm -rf "$studies" && mkdir -p "$studies"
-    "$python" - "$ct" "$studies" <<'PY'
-import glob, os, sys, pydicom
-files = sorted(glob.glob(sys.argv[1] + "/*.dcm"))
-for k, path in enumerate(files):
-    ds = pydicom.dcmread(path)
-    s = k // 30
-    ds.StudyInstanceUID = f"2.25.{9000000 + s}"
-    ds.SeriesInstanceUID = f"2.25.{9100000 + s}"
-    ds.PatientID = f"BENCH{s:03d}"
-    ds.AccessionNumber = f"ACCB{s:03d}"
-    ds.save_as(os.path.join(sys.argv[2], os.path.basename(path)), enforce_file_format=True)
-PY
-    touch "$studies/.complete"
-fi
+# --- 10 studies of 30 (the regrouping bench-move.sh uses): their StudyInstanceUIDs are the corpus's + ".1" ... ".10"
+studies=$(bench_ct10x30 "$work")
+base_study=$("$python" -c 'import glob, sys, pydicom; print(pydicom.dcmread(sorted(glob.glob(sys.argv[1] + "/*.dcm"))[0], stop_before_pixels=True).StudyInstanceUID)' "$ct")
 
 # --- peers: Orthanc (knows storescp as STORESCP), storescp
 scp_port=$(free_port)
@@ -68,8 +60,8 @@ for _ in $(seq 50); do echoscu -aec STORESCP 127.0.0.1 "$scp_port" 2>/dev/null &
 peer="ORTHANC@127.0.0.1:$dicom_port"
 
 movescu_all() {
-    for s in $(seq 0 9); do
-        movescu -S -aec ORTHANC -aem STORESCP -k QueryRetrieveLevel=STUDY -k "StudyInstanceUID=2.25.$((9000000 + s))" \
+    for s in $(seq 1 10); do
+        movescu -S -aec ORTHANC -aem STORESCP -k QueryRetrieveLevel=STUDY -k "StudyInstanceUID=$base_study.$s" \
             127.0.0.1 "$dicom_port" || return 1
     done
 }

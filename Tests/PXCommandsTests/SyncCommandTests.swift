@@ -115,6 +115,21 @@ struct SyncOrthancTests {
         try SyncTests.expectFolder(root, equals: context.corpus.dataSets)
     }
 
+    @Test("px-find | px-sync: the studies of a px-find result piped into px-sync, and nothing else")
+    func pipedFromFind() async throws {
+        let context = try Self.context()
+        let root = context.work + "/sync-piped"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let find = try await PeerHarness.runAsync("px-find", [context.peer, "--PatientID", "PAT001"])
+        try #require(find.exitCode == 0, "\(find.stderr)")
+        let run = try await SyncTests.sync([context.peer, root], stdin: find.stdout)
+        #expect(run.exitCode == 0, "\(run.stdout) \(run.stderr)")
+        #expect(run.json?["data"]?["found"] == .number("2"), "\(run.stdout)")
+        #expect(run.json?["data"]?["instancesTransferred"] == .number("3"), "\(run.stdout)")
+        try SyncTests.expectFolder(
+            root, equals: context.corpus.dataSets.filter { $0.value.string(.patientID) == "PAT001" })
+    }
+
     @Test("C-MOVE to px-sync's own receiver (--retrieve move): the same folder as C-GET")
     func moveToOwnReceiver() async throws {
         let context = try Self.context()

@@ -32,6 +32,7 @@ let package = Package(
         .executable(name: "px-listen", targets: ["px-listen"]),
         .executable(name: "px-push", targets: ["px-push"]),
         .executable(name: "px-get", targets: ["px-get"]),
+        .executable(name: "px-sync", targets: ["px-sync"]),
         .library(name: "PXIndex", targets: ["PXIndex"]),
         .executable(name: "px-serve", targets: ["px-serve"]),
         .executable(name: "px-ls", targets: ["px-ls"]),
@@ -329,6 +330,34 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // px-sync (issue 12): places, inventories, plan and transfers; the executable holds its --help.
+        .target(
+            name: "PXSync",
+            dependencies: [
+                "PX",
+                "PXIndex",
+                "DICOMNetwork",
+                "DICOMWeb",
+                "PXCommandLine",
+                "PXCommands",
+                "PXCore",
+                "PXStorage",
+                "DICOMData",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "px-sync",
+            dependencies: [
+                "PXCommandLine",
+                "PXSync",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
         // What every test target shares: the project's paths and venv, the built executables, processes,
         // peers and free ports (one definition each).
         .target(
@@ -369,6 +398,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 "px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get",
+                "PXSync", "px-sync",
                 "px-serve", "px-ls",
             ],
             swiftSettings: strictSettings

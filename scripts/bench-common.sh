@@ -13,6 +13,29 @@ bench_ct300() {
     echo "$ct"
 }
 
+# bench_ct10x30 WORKDIR: the 300 CT images regrouped into 10 studies of 30 (StudyInstanceUID / SeriesInstanceUID
+# of the corpus with ".1" ... ".10" appended, StudyID 1-10) in WORKDIR/ct10x30, made once; prints its path.
+bench_ct10x30() {
+    local ct studies="$1/ct10x30"
+    ct=$(bench_ct300 "$1")
+    if [ ! -f "$studies/.complete" ]; then
+        rm -rf "$studies" && mkdir -p "$studies"
+        "$python" - "$ct" "$studies" <<'PY'
+import sys, glob, os, pydicom
+files = sorted(glob.glob(sys.argv[1] + "/*.dcm"))
+for index, path in enumerate(files):
+    ds = pydicom.dcmread(path)
+    group = index // 30
+    ds.StudyInstanceUID = f"{ds.StudyInstanceUID}.{group + 1}"
+    ds.SeriesInstanceUID = f"{ds.SeriesInstanceUID}.{group + 1}"
+    ds.StudyID = str(group + 1)
+    ds.save_as(os.path.join(sys.argv[2], os.path.basename(path)), enforce_file_format=True)
+PY
+        touch "$studies/.complete"
+    fi
+    echo "$studies"
+}
+
 # A free TCP port on 127.0.0.1.
 free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 

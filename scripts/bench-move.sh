@@ -25,24 +25,8 @@ export TCP_NODELAY=1 LC_ALL=C
 mkdir -p "$work"
 . "$root/scripts/bench-common.sh"
 ct=$(bench_ct300 "$work")
-
 # The 300 images regrouped into 10 studies of 30 (StudyInstanceUID / SeriesInstanceUID per group).
-studies="$work/ct10x30"
-if [ ! -f "$studies/.complete" ]; then
-    rm -rf "$studies" && mkdir -p "$studies"
-    "$python" - "$ct" "$studies" <<'PY'
-import sys, glob, os, pydicom
-files = sorted(glob.glob(sys.argv[1] + "/*.dcm"))
-for index, path in enumerate(files):
-    ds = pydicom.dcmread(path)
-    group = index // 30
-    ds.StudyInstanceUID = f"{ds.StudyInstanceUID}.{group + 1}"
-    ds.SeriesInstanceUID = f"{ds.SeriesInstanceUID}.{group + 1}"
-    ds.StudyID = str(group + 1)
-    ds.save_as(os.path.join(sys.argv[2], os.path.basename(path)), enforce_file_format=True)
-PY
-    touch "$studies/.complete"
-fi
+studies=$(bench_ct10x30 "$work")
 mapfile -t uids < <("$python" - "$studies" <<'PY'
 import sys, glob, pydicom
 seen = []

@@ -27,7 +27,6 @@ fi
 PYDICOM_VERSION=3.0.2
 PYNETDICOM_VERSION=3.0.4
 APT_PACKAGES=(dcmtk orthanc orthanc-dicomweb zlib1g-dev python3 python3-venv openssl libsqlite3-dev)  # openssl: the TLS tests make their certificates
-
 APT_PACKAGES+=(unzip zip)  # zip place tests: unzip -t checks our archives; zip writes Info-ZIP ones for our reader
 
 root_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

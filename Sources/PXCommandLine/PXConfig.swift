@@ -22,6 +22,11 @@ import PXCore
 /// credentials_env = "PACS_TOKEN"     # from this variable (default PX_DICOMWEB_TOKEN / _BASIC),
 /// # credentials_file = "/run/secrets/pacs"   # or the first line of this file
 /// transfer_syntax = "1.2.840.10008.1.2.1"    # WADO-RS Accept transfer-syntax (default *: as stored)
+///
+/// [places.archive]                   # a folder or zip place (see ``Place``)
+/// path = "/data/archive"
+/// kind = "folder"                    # or "zip"
+/// layout = "{PatientID}/{StudyInstanceUID}/{SOPInstanceUID}.dcm"   # optional, folders only
 /// ```
 public struct PXConfig: Hashable, Sendable {
     public struct Node: Hashable, Sendable {
@@ -59,6 +64,8 @@ public struct PXConfig: Hashable, Sendable {
     }
 
     public var nodes: [String: Node]
+    /// `[places.NAME]`: folder and zip places by name.
+    public var places: [String: PlaceEntry] = [:]
     /// `[local] ae_title`: the default calling AE title.
     public var localAETitle: String?
 
@@ -100,6 +107,9 @@ public struct PXConfig: Hashable, Sendable {
         var local: String?
         if case .string(let ae)? = tables["local"]?["ae_title"] { local = ae }
         self.init(nodes: nodes, localAETitle: local)
+        for (name, keys) in tables where name.hasPrefix("places.") {
+            places[String(name.dropFirst("places.".count))] = try PlaceEntry.parse(keys, table: name)
+        }
     }
 
     /// A node's TLS keys: `tls = true` turns TLS on; `ca`, `cert`, `key` (paths) and `verify` (`peer` or
@@ -159,7 +169,8 @@ public struct PXConfig: Hashable, Sendable {
         return String(cString: raw)
     }
 
-    static func readFile(_ path: String) -> String? {
+    /// A file's text, `nil` when it cannot be read (the config file, px-sync's --from-file).
+    public static func readFile(_ path: String) -> String? {
         guard let f = fopen(path, "rb") else { return nil }
         defer { fclose(f) }
         var bytes: [UInt8] = []

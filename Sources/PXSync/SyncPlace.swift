@@ -1,0 +1,154 @@
+import DICOMData
+import DICOMNetwork
+import Logging
+import PXCore
+import PXIndex
+import PXStorage
+
+/// A place px-sync reads from or writes to, resolved: what it holds (``inventory``) and how studies get in
+/// and out of it.
+public enum SyncPlace: Sendable {
+    /// A DIMSE node: C-FIND for the inventory; C-GET or C-MOVE out, C-STORE in.
+    case node(NodePlace)
+    /// A folder of files with its index (``FolderPlace``), written through ``InstancePlacer``.
+    case folder(FolderPlace)
+    /// A zip folder (one archive per study): filled from and extracted into folders.
+    case zip(ZipPlace)
+
+    public var inventory: any PlaceInventory {
+        switch self {
+        case .node(let node): return node
+        case .folder(let folder): return folder
+        case .zip(let zip): return zip
+        }
+    }
+
+    /// The kind and the place as the JSON names it.
+    public var label: String {
+        switch self {
+        case .node(let node): return "\(node.connection.node.calledAETitle)@\(node.connection.node.host):\(node.connection.node.port)"
+        case .folder(let folder): return folder.root
+        case .zip(let zip): return "zip:" + zip.root
+        }
+    }
+}
+
+/// One piece of a study to transfer: the whole study, one series, or instances of one series.
+public struct TransferUnit: Hashable, Sendable {
+    public var studyInstanceUID: String
+    public var seriesInstanceUID: String?
+    public var sopInstanceUIDs: [String]
+    /// How many instances it holds, when the source said (or the UIDs were listed).
+    public var instances: Int?
+
+    public var level: String {
+        !sopInstanceUIDs.isEmpty ? "IMAGE" : seriesInstanceUID != nil ? "SERIES" : "STUDY"
+    }
+
+    var json: JSONValue {
+        var members = [JSONMember("level", .string(level))]
+        if let seriesInstanceUID { members.append(JSONMember("SeriesInstanceUID", .string(seriesInstanceUID))) }
+        if !sopInstanceUIDs.isEmpty { members.append(JSONMember("SOPInstanceUIDs", .integer(sopInstanceUIDs.count))) }
+        members.append(JSONMember("instances", instances.map { .integer($0) } ?? .null))
+        return .object(members)
+    }
+}
+
+/// What one study needs: nothing (the destination holds it), or the units to transfer.
+public struct StudyPlan: Sendable {
+    public var study: StudyHolding
+    /// Index of the source in the command's list.
+    public var source: Int
+    public var units: [TransferUnit]
+
+    /// Instances the units hold, `nil` when a unit's count is unknown.
+    public var instances: Int? {
+        units.reduce(Int?(0)) { total, unit in total.flatMap { t in unit.instances.map { t + $0 } } }
+    }
+}
+
+/// Compares a study in a source with the destination, level by level (PS3.4 §C.6.2.1.2 counts first, the
+/// SOP Instance UIDs only of series whose counts differ or are unknown).
+public enum SyncPlanner {
+    public static func plan(
+        _ study: StudyHolding, source index: Int, from source: any PlaceInventory,
+        to destination: any PlaceInventory, force: Bool
+    ) async throws(PXError) -> StudyPlan {
+        let uid = study.studyInstanceUID
+        var plan = StudyPlan(study: study, source: index, units: [])
+        let whole = TransferUnit(studyInstanceUID: uid, seriesInstanceUID: nil, sopInstanceUIDs: [], instances: study.instanceCount)
+        if force {
+            plan.units = [whole]
+            return plan
+        }
+        var keys = DataSet()
+        keys.set(.studyInstanceUID, vr: .UI, string: uid)
+        guard let held = try await destination.studies(matching: keys).first(where: { $0.studyInstanceUID == uid })
+        else {
+            plan.units = [whole]
+            return plan
+        }
+        if let have = held.instanceCount, let want = study.instanceCount, have == want,
+            held.seriesCount == nil || study.seriesCount == nil || held.seriesCount == study.seriesCount
+        {
+            return plan
+        }
+        let heldSeries = Dictionary(
+            try await destination.series(ofStudy: uid).map { ($0.seriesInstanceUID, $0) }, uniquingKeysWith: { a, _ in a })
+        for series in try await source.series(ofStudy: uid) {
+            let seriesUID = series.seriesInstanceUID
+            guard let there = heldSeries[seriesUID] else {
+                plan.units.append(
+                    TransferUnit(
+                        studyInstanceUID: uid, seriesInstanceUID: seriesUID, sopInstanceUIDs: [],
+                        instances: series.instanceCount))
+                continue
+            }
+            if let have = there.instanceCount, let want = series.instanceCount, have == want { continue }
+            let wanted = try await source.instances(ofStudy: uid, series: seriesUID)
+            let present = try await destination.instances(ofStudy: uid, series: seriesUID)
+            let missing = wanted.subtracting(present).sorted()
+            if !missing.isEmpty {
+                plan.units.append(
+                    TransferUnit(
+                        studyInstanceUID: uid, seriesInstanceUID: seriesUID, sopInstanceUIDs: missing,
+                        instances: missing.count))
+            }
+        }
+        return plan
+    }
+}
+
+extension FolderPlace {
+    /// The files of a transfer unit, from the index (what a C-GET of it would send).
+    func files(of unit: TransferUnit) async throws(PXError) -> [String] {
+        var identifier = DataSet()
+        identifier.set(.studyInstanceUID, vr: .UI, string: unit.studyInstanceUID)
+        if let series = unit.seriesInstanceUID { identifier.set(.seriesInstanceUID, vr: .UI, string: series) }
+        if !unit.sopInstanceUIDs.isEmpty { identifier.set(.sopInstanceUID, vr: .UI, strings: unit.sopInstanceUIDs) }
+        let level: QueryRetrieveLevel =
+            !unit.sopInstanceUIDs.isEmpty ? .image : unit.seriesInstanceUID != nil ? .series : .study
+        let request = QueryRetrieveRequest(
+            model: .studyRoot, level: level, identifier: identifier, callingAETitle: "PXSYNC", calledAETitle: "PXSYNC")
+        do {
+            return try await FolderPlaceProvider(place: self, moveDestinations: [:]).retrieve(request).map(\.path)
+        } catch {
+            throw PXError.from(error)
+        }
+    }
+
+    /// Records instances px has just placed here (paths below ``root``), reading their headers, in one
+    /// transaction; a file that cannot be read is left to the next ``refresh()``.
+    func recordPlaced(_ paths: [String], logger: Logger) async throws(PXError) {
+        var files: [PlacedFile] = []
+        files.reserveCapacity(paths.count)
+        for path in paths {
+            do {
+                files.append(PlacedFile(path: path, header: try Part10File.readHeader(contentsOf: path)))
+            } catch {
+                logger.warning("placed file not indexed", metadata: ["file": "\(path)", "error": "\(error)"])
+            }
+        }
+        if !files.isEmpty { try await record(files) }
+    }
+}

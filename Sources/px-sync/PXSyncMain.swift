@@ -1,0 +1,71 @@
+import ArgumentParser
+import PXCommandLine
+import PXSync
+
+@main
+struct PXSyncMain: PXCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "px-sync",
+        abstract: "Make sure studies of the SOURCE places are in the DEST place: transfer only what is missing.",
+        discussion: """
+            PLACES
+              AE@host:port, host:AE:port, host:port  a DIMSE node
+              /path ./path ../path ~/path folder:P   a folder of DICOM files (any tree;
+                                                     new files in pypx's tree or --layout)
+              zip:PATH                               a zip place: one .zip per study
+              http(s)://host/dicom-web               a DICOMweb service
+              NAME                                   [places.NAME] or [nodes.NAME]
+            A bare word is a config name, never a folder (write ./word). Config:
+              [places.archive]
+              path = "/data/archive"
+              kind = "folder"                        # or "zip"
+              layout = "{PatientID}/{StudyInstanceUID}/{SOPInstanceUID}.dcm"
+
+            SELECTION (one of)
+              px-find's keys: --PatientID P1, --StudyDate 20240101-20241231, -k K=V
+              a px-find result on stdin: px-find pacs --PatientID P1 | px-sync pacs ./d
+              --from-file ids.csv: a header naming a PatientID, AccessionNumber or
+                StudyInstanceUID column, then one value a line; bad or unknown lines
+                are reported (event "failed" with "line"), the rest is synced
+              nothing: every study of each source
+
+            PLAN
+              Each study is compared with DEST: study counts, then series counts, then
+              SOP Instance UIDs where counts differ or a node leaves them empty (as
+              dcmqrscp does). Only what is missing is sent; --force sends all;
+              --dry-run prints the plan. A second run transfers nothing.
+
+            TRANSFER
+              node -> folder    C-GET (atomic placement, no partial file at a final
+                                name); C-MOVE to px-sync's own receiver when C-GET is
+                                refused or with --retrieve move (--receiver-port,
+                                --receiver-aet: the node must know that AE)
+              folder -> node    C-STORE, --window operations outstanding
+              node -> node      C-MOVE to DEST's AE title (the source must know it)
+              folder <-> zip    archive / extract
+              DICOMweb <-> folder  WADO-RS / STOW-RS
+            --parallel N studies at once, each lane keeping its association for many
+            C-GETs/C-MOVEs (native backend). Interrupted? Run again: it does the rest.
+
+            OUTPUT
+              NDJSON events on stdout: planned, studyStarted, studyFinished, skipped
+              (already present), failed; then the envelope, data = {found,
+              alreadyPresent, transferred, failed, planned, instancesTransferred,
+              studies, lineErrors}. Progress on stderr when it is a terminal.
+
+            \(PXExit.helpTable)
+            """
+    )
+
+    @OptionGroup(title: "Sync") var sync: SyncOptions
+    @OptionGroup(title: "Selection") var query: QueryOptions
+    @OptionGroup(title: "Timeouts") var timeouts: TimeoutOptions
+    @OptionGroup(title: "Backend") var backend: BackendOptions
+    @OptionGroup(title: "Logging") var logging: LoggingOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        try await SyncCommand.run(
+            sync: sync, query: query, timeouts: timeouts, backend: backend, logging: logging, output: output)
+    }
+}

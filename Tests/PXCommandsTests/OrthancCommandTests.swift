@@ -110,7 +110,7 @@ struct OrthancCommandTests {
                 "--backend", "dcmtk", "--port", String(context.listenPort), "--aet", OrthancCommandPeer.listenAETitle,
                 "-d", received,
             ],
-            logFile: events, errorFile: "/dev/null")
+            logFile: events, errorFile: events + ".stderr")
         // The study moved first, then everything again: the first study's instances arrive twice.
         let expectedEvents = corpus.dataSets.count + (corpus.studies[context.largestStudy]?.count ?? 0)
         do {

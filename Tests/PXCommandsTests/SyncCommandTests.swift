@@ -152,7 +152,7 @@ struct SyncOrthancTests {
         let events = context.work + "/sync-killed.ndjson"
         let process = try PeerProcess(
             TestSupport.binDirectory + "/px-sync", [context.peer, root, "--parallel", "1"], logFile: events,
-            errorFile: "/dev/null")
+            errorFile: events + ".stderr")
         _ = try await process.waitForEvent(timeout: 60) { $0["event"]?.stringValue == "studyFinished" }
         process.kill()
         // Every file at a final name is complete and equal to its original.

@@ -164,14 +164,10 @@ public final class PeerProcess: Sendable {
         env["PYTHONUNBUFFERED"] = "1"
         for (key, value) in environment { env[key] = value }
         process.environment = env
-        _ = FileManager.default.createFile(atPath: logFile, contents: nil)
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: logFile))
+        let handle = try Self.openForWriting(logFile)
         process.standardOutput = handle
         var errorHandle = handle
-        if let errorFile {
-            _ = FileManager.default.createFile(atPath: errorFile, contents: nil)
-            errorHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: errorFile))
-        }
+        if let errorFile { errorHandle = try Self.openForWriting(errorFile) }
         process.standardError = errorHandle
         process.standardInput = FileHandle.nullDevice
         try process.run()
@@ -179,6 +175,15 @@ public final class PeerProcess: Sendable {
         if errorFile != nil { try errorHandle.close() }
         self.process = process
         self.logFile = logFile
+    }
+
+    /// `path` opened for writing and truncated in place with open(2). Not `FileManager.createFile`, which
+    /// writes a new file and renames it over the path: given `/dev/null` it replaced the device with a
+    /// regular file (as root), and every later reader of /dev/null got what others had written there.
+    static func openForWriting(_ path: String) throws -> FileHandle {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw TestSupport.SpawnFailed(path: path, code: errno) }
+        return FileHandle(fileDescriptor: fd, closeOnDealloc: true)
     }
 
     /// The log so far.

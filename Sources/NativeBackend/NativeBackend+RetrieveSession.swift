@@ -189,7 +189,8 @@ actor NativeRetrieveSession: RetrieveSession {
         let (jobs, continuation) = AsyncStream<RetrieveJob>.makeStream()
         let logger = self.logger
         let task = Task {
-            await RetrieveWorker.serve(jobs, close: continuation, client: client, peer: peer, contexts: contexts, logger: logger)
+            await RetrieveWorker.serve(
+                jobs, close: continuation, client: client, peer: peer, contexts: contexts, logger: logger)
         }
         let worker = RetrieveWorker(key: key, jobs: continuation, task: task)
         self.worker = worker

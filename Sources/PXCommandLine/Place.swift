@@ -28,7 +28,9 @@ public enum Place: Hashable, Sendable, CustomStringConvertible {
     public static func parse(_ text: String, config: PXConfig) throws(PXError) -> Place {
         guard !text.isEmpty else { throw .usage("empty place") }
         if text.hasPrefix("zip:") { return .zip(path: try path(String(text.dropFirst(4)), in: text)) }
-        if text.hasPrefix("folder:") { return .folder(path: try path(String(text.dropFirst(7)), in: text), layout: nil) }
+        if text.hasPrefix("folder:") {
+            return .folder(path: try path(String(text.dropFirst(7)), in: text), layout: nil)
+        }
         if DICOMWebPlace.isURL(text) { return .web(url: text) }
         if looksLikePath(text) { return .folder(path: try path(text, in: text), layout: nil) }
         if let place = config.places[text] { return place.place }

@@ -45,10 +45,14 @@ public enum FindCommand {
                 }
                 if format == .table { output.writeText(PXOutput.table(result.matches)) }
                 if format == .tree {
-                    let studies = result.matches.map { StudyWithSeries(study: $0, series: [], seriesStatus: result.status) }
+                    let studies = result.matches.map {
+                        StudyWithSeries(study: $0, series: [], seriesStatus: result.status)
+                    }
                     output.writeText(PXOutput.tree(PXOutput.treeStudies(studies, seriesKnown: false)))
                 }
-                data = forPeople ? nil : spool != nil ? JSONArraySpool.placeholder : PXOutput.findData(result, format: format)
+                data =
+                    forPeople
+                    ? nil : spool != nil ? JSONArraySpool.placeholder : PXOutput.findData(result, format: format)
                 if result.status.isFailure { failure = .dimseFailure(result.status, operation: "C-FIND") }
             } else {
                 let seriesKeys = keys.filter { QueryDefaults.seriesKeywords.contains($0.keyword) }

@@ -32,11 +32,13 @@ public struct NodePlace: PlaceInventory {
 
     public func studies(matching keys: DataSet) async throws(PXError) -> [StudyHolding] {
         var identifier = keys
-        Self.ask(&identifier, [
-            (.studyInstanceUID, .UI), (.patientID, .LO), (.patientName, .PN), (.studyDate, .DA),
-            (.studyDescription, .LO), (Self.accessionNumber, .SH), (Self.numberOfStudyRelatedSeries, .IS),
-            (Self.numberOfStudyRelatedInstances, .IS),
-        ])
+        Self.ask(
+            &identifier,
+            [
+                (.studyInstanceUID, .UI), (.patientID, .LO), (.patientName, .PN), (.studyDate, .DA),
+                (.studyDescription, .LO), (Self.accessionNumber, .SH), (Self.numberOfStudyRelatedSeries, .IS),
+                (Self.numberOfStudyRelatedInstances, .IS),
+            ])
         return try await find(.study, identifier).compactMap { match in
             guard let uid = Self.text(match, .studyInstanceUID) else { return nil }
             return StudyHolding(
@@ -52,10 +54,12 @@ public struct NodePlace: PlaceInventory {
     public func series(ofStudy studyInstanceUID: String) async throws(PXError) -> [SeriesHolding] {
         var identifier = DataSet()
         identifier.set(.studyInstanceUID, vr: .UI, string: studyInstanceUID)
-        Self.ask(&identifier, [
-            (.seriesInstanceUID, .UI), (.modality, .CS), (Self.seriesNumber, .IS), (.seriesDescription, .LO),
-            (Self.numberOfSeriesRelatedInstances, .IS),
-        ])
+        Self.ask(
+            &identifier,
+            [
+                (.seriesInstanceUID, .UI), (.modality, .CS), (Self.seriesNumber, .IS), (.seriesDescription, .LO),
+                (Self.numberOfSeriesRelatedInstances, .IS),
+            ])
         return try await find(.series, identifier).compactMap { match in
             guard let uid = Self.text(match, .seriesInstanceUID) else { return nil }
             return SeriesHolding(

@@ -19,7 +19,9 @@ public struct SyncOptions: ParsableArguments {
     @Argument(help: "SOURCE... DEST: places (see PLACES above); the last one is the destination.")
     public var places: [String] = []
 
-    @Option(name: .customLong("from-file"), help: "A CSV file with a PatientID, AccessionNumber or StudyInstanceUID column.")
+    @Option(
+        name: .customLong("from-file"), help: "A CSV file with a PatientID, AccessionNumber or StudyInstanceUID column."
+    )
     public var fromFile: String?
 
     @Flag(name: .long, help: "Transfer every selected study, even what the destination already holds.")
@@ -63,7 +65,9 @@ public struct SyncOptions: ParsableArguments {
         if let receiverPort, !(1...65535).contains(receiverPort) {
             throw ValidationError("--receiver-port must be 1-65535")
         }
-        do { try AETitle.validate(receiverAETitle, role: "--receiver-aet") } catch { throw ValidationError(error.message) }
+        do { try AETitle.validate(receiverAETitle, role: "--receiver-aet") } catch {
+            throw ValidationError(error.message)
+        }
         if let callingAETitle {
             do { try AETitle.validate(callingAETitle, role: "--aet") } catch { throw ValidationError(error.message) }
         }
@@ -77,16 +81,15 @@ public enum SyncCommand {
         sync: SyncOptions, query: QueryOptions, timeouts: TimeoutOptions, backend options: BackendOptions,
         logging: LoggingOptions, output outputOptions: OutputOptions
     ) async throws {
-        // The selection first, before the logger, the backend or any place exists: in bench runs with stdin
-        // from /dev/null, stdin read later was a regular file with other content (a descriptor 0 closed and
-        // reused meanwhile, somewhere; not found yet).
+        // The selection first, before the logger, the backend or any place exists, so a usage error in it is
+        // reported before anything connects.
         let chosen = Result { () throws(PXError) in try selection(sync: sync, query: query) }
         let logger = logging.makeLogger(label: "px-sync")
         let output = CommandOutput(pretty: false, command: outputOptions.output.command)
         let report = Report()
+        let data: (()) -> JSONValue = { _ in report.json() }
         try await CommandRunner.run(
-            output: outputOptions.output, backend: options, executables: [:], tool: "findscu", state: (),
-            data: { _ in report.json() }
+            output: outputOptions.output, backend: options, executables: [:], tool: "findscu", state: (), data: data
         ) { backend, _ in
             let config = try PXConfig.load()
             let calling = try LocalAE(aeTitle: sync.callingAETitle ?? config.localAETitle ?? LocalAE.defaultTitle)
@@ -104,7 +107,8 @@ public enum SyncCommand {
             let destination = resolved.removeLast()
             for source in resolved where !SyncTransfer.pairs(source, destination) {
                 throw PXError.usage(
-                    "px-sync \(source.label) -> \(destination.label): this pair is not supported (sync through a folder)")
+                    "px-sync \(source.label) -> \(destination.label): this pair is not supported (sync through a folder)"
+                )
             }
             var transfer = SyncTransfer(logger: logger)
             transfer.retrieve = SyncTransfer.Retrieve(rawValue: sync.retrieve) ?? .auto
@@ -179,7 +183,8 @@ public enum SyncCommand {
                 node = try DICOMNode(host: entry.host, port: entry.port, calledAETitle: entry.aeTitle)
                 tls = entry.tls
             case .url(let url):
-                return try await resolve(.web(url: url), isDestination: isDestination, config: config, calling: calling,
+                return try await resolve(
+                    .web(url: url), isDestination: isDestination, config: config, calling: calling,
                     timeouts: timeouts, backend: backend, logger: logger)
             }
             var connection = Connection(node: node, local: calling, timeouts: timeouts)
@@ -187,8 +192,11 @@ public enum SyncCommand {
             return .node(NodePlace(backend: backend, connection: connection, logger: logger))
         case .folder(let path, let template):
             let layout: StorageLayout
-            do { layout = try template.map { (t: String) throws(StorageError) in try StorageLayout(template: t) } ?? StorageLayout() }
-            catch { throw .usage("layout: \(error)") }
+            do {
+                layout =
+                    try template.map { (t: String) throws(StorageError) in try StorageLayout(template: t) }
+                    ?? StorageLayout()
+            } catch { throw .usage("layout: \(error)") }
             if isDestination {
                 // A destination folder is made when missing (mkdir -p).
                 do { _ = try StorageRoot(path: path) } catch { throw .storage(error) }
@@ -210,7 +218,9 @@ public enum SyncCommand {
             // from $PX_DICOMWEB_TOKEN / $PX_DICOMWEB_BASIC, as the other commands do.
             let web: DICOMWebBackend
             let place: DICOMWebPlace
-            if let entry = config.nodes.values.first(where: { $0.url == url }), let configured = try entry.dicomWebPlace() {
+            if let entry = config.nodes.values.first(where: { $0.url == url }),
+                let configured = try entry.dicomWebPlace()
+            {
                 place = configured
                 web = DICOMWebBackend(place: place, transferSyntax: entry.transferSyntax)
             } else {
@@ -218,7 +228,10 @@ public enum SyncCommand {
                 web = DICOMWebBackend(place: place)
             }
             let node = try DICOMNode(host: place.host, port: place.port, calledAETitle: "DICOMWEB")
-            return .node(NodePlace(backend: web, connection: Connection(node: node, local: calling, timeouts: timeouts), logger: logger))
+            return .node(
+                NodePlace(
+                    backend: web, connection: Connection(node: node, local: calling, timeouts: timeouts), logger: logger
+                ))
         }
     }
 
@@ -240,10 +253,14 @@ public enum SyncCommand {
                     case .listening: started.ready()
                     case .instanceReceived(let instance):
                         do { try await folder.record(path: instance.path) } catch {
-                            logger.warning("received file not indexed", metadata: ["file": "\(instance.path)", "error": "\(error)"])
+                            logger.warning(
+                                "received file not indexed",
+                                metadata: ["file": "\(instance.path)", "error": "\(error)"])
                         }
                     case .storeFailed(let path, let uid, let error):
-                        logger.warning("receiver could not store", metadata: ["path": "\(path ?? "-")", "uid": "\(uid ?? "-")", "error": "\(error)"])
+                        logger.warning(
+                            "receiver could not store",
+                            metadata: ["path": "\(path ?? "-")", "uid": "\(uid ?? "-")", "error": "\(error)"])
                     default: break
                     }
                 }

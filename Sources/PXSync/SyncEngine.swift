@@ -124,7 +124,9 @@ public final class SyncEngine: Sendable {
                 lineFailed(
                     SyncSelection.LineError(
                         number: line.number, text: line.value,
-                        error: failure ?? .usage("line \(line.number): no study with \(line.keyword) \(line.value) in any source")))
+                        error: failure
+                            ?? .usage("line \(line.number): no study with \(line.keyword) \(line.value) in any source"))
+                )
             }
         }
         return out
@@ -155,17 +157,22 @@ public final class SyncEngine: Sendable {
             finish(study, source: index, result: .alreadyPresent, planned: plan, outcome: nil)
             return
         }
-        emit(event("planned", study, source: index, [
-            JSONMember("instances", plan.instances.map { .integer($0) } ?? .null),
-            JSONMember("units", .array(plan.units.map(\.json))),
-        ]))
+        emit(
+            event(
+                "planned", study, source: index,
+                [
+                    JSONMember("instances", plan.instances.map { .integer($0) } ?? .null),
+                    JSONMember("units", .array(plan.units.map(\.json))),
+                ]))
         if dryRun {
             finish(study, source: index, result: .planned, planned: plan, outcome: nil)
             return
         }
         emit(event("studyStarted", study, source: index, []))
         let outcome = await transfer.run(plan, from: source, to: destination, session: sessions[index])
-        finish(study, source: index, result: outcome.failure == nil ? .transferred : .failed, planned: plan, outcome: outcome)
+        finish(
+            study, source: index, result: outcome.failure == nil ? .transferred : .failed, planned: plan,
+            outcome: outcome)
     }
 
     func finish(
@@ -190,7 +197,9 @@ public final class SyncEngine: Sendable {
     }
 
     func event(_ name: String, _ study: StudyHolding, source: Int, _ extra: [JSONMember]) -> JSONValue {
-        var members = [JSONMember("event", .string(name)), JSONMember("StudyInstanceUID", .string(study.studyInstanceUID))]
+        var members = [
+            JSONMember("event", .string(name)), JSONMember("StudyInstanceUID", .string(study.studyInstanceUID)),
+        ]
         if let id = study.patientID { members.append(JSONMember("PatientID", .string(id))) }
         if let accession = study.accessionNumber { members.append(JSONMember("AccessionNumber", .string(accession))) }
         members.append(JSONMember("source", .string(sources[source].label)))

@@ -26,7 +26,8 @@ public enum SyncPlace: Sendable {
     /// The kind and the place as the JSON names it.
     public var label: String {
         switch self {
-        case .node(let node): return "\(node.connection.node.calledAETitle)@\(node.connection.node.host):\(node.connection.node.port)"
+        case .node(let node):
+            return "\(node.connection.node.calledAETitle)@\(node.connection.node.host):\(node.connection.node.port)"
         case .folder(let folder): return folder.root
         case .zip(let zip): return "zip:" + zip.root
         }
@@ -76,7 +77,8 @@ public enum SyncPlanner {
     ) async throws(PXError) -> StudyPlan {
         let uid = study.studyInstanceUID
         var plan = StudyPlan(study: study, source: index, units: [])
-        let whole = TransferUnit(studyInstanceUID: uid, seriesInstanceUID: nil, sopInstanceUIDs: [], instances: study.instanceCount)
+        let whole = TransferUnit(
+            studyInstanceUID: uid, seriesInstanceUID: nil, sopInstanceUIDs: [], instances: study.instanceCount)
         if force {
             plan.units = [whole]
             return plan
@@ -94,7 +96,8 @@ public enum SyncPlanner {
             return plan
         }
         let heldSeries = Dictionary(
-            try await destination.series(ofStudy: uid).map { ($0.seriesInstanceUID, $0) }, uniquingKeysWith: { a, _ in a })
+            try await destination.series(ofStudy: uid).map { ($0.seriesInstanceUID, $0) },
+            uniquingKeysWith: { a, _ in a })
         for series in try await source.series(ofStudy: uid) {
             let seriesUID = series.seriesInstanceUID
             guard let there = heldSeries[seriesUID] else {

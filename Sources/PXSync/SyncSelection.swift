@@ -61,7 +61,8 @@ public enum SyncSelection: Sendable {
                 continue
             }
             guard column < fields.count else {
-                errors.append(LineError(number: number, text: line, error: .usage("line \(number): no \(keyword) column")))
+                errors.append(
+                    LineError(number: number, text: line, error: .usage("line \(number): no \(keyword) column")))
                 continue
             }
             let value = fields[column]
@@ -77,7 +78,8 @@ public enum SyncSelection: Sendable {
 
     static func unquote(_ field: String) -> String {
         guard field.count >= 2, field.hasPrefix("\""), field.hasSuffix("\"") else { return field }
-        return String(field.dropFirst().dropLast()).split(separator: "\"\"", omittingEmptySubsequences: false).joined(separator: "\"")
+        return String(field.dropFirst().dropLast()).split(separator: "\"\"", omittingEmptySubsequences: false).joined(
+            separator: "\"")
     }
 
     /// Why a value cannot be one exact key, `nil` when it can (PS3.5 §6.2: LO and UI at most 64 characters).

@@ -55,7 +55,8 @@ public struct SyncTransfer: Sendable {
             }
         }
         if outcome.failure == nil && outcome.failed > 0 {
-            outcome.failure = .partialFailure(failed: outcome.failed, total: outcome.failed + outcome.transferred, what: "instances")
+            outcome.failure = .partialFailure(
+                failed: outcome.failed, total: outcome.failed + outcome.transferred, what: "instances")
         }
         return outcome
     }
@@ -96,7 +97,8 @@ public struct SyncTransfer: Sendable {
         case (.zip(let zip), .folder(let folder)):
             return try await extract(unit, from: zip, into: folder)
         case (.folder, .folder), (.zip, .zip), (.zip, .node), (.node, .zip):
-            throw .usage("px-sync \(source.label) -> \(destination.label): this pair is not supported (sync through a folder)")
+            throw .usage(
+                "px-sync \(source.label) -> \(destination.label): this pair is not supported (sync through a folder)")
         }
     }
 
@@ -148,7 +150,8 @@ extension SyncTransfer {
     /// Folder -> zip: the study's archive gets the instances it lacks (a new archive replaces the old
     /// atomically, ``ZipPlace/archive(study:files:fsync:)``); the whole study's files are offered, those
     /// already archived are skipped by the zip place.
-    func archive(_ unit: TransferUnit, from folder: FolderPlace, into zip: ZipPlace) async throws(PXError) -> (Int, Int) {
+    func archive(_ unit: TransferUnit, from folder: FolderPlace, into zip: ZipPlace) async throws(PXError) -> (Int, Int)
+    {
         let whole = TransferUnit(
             studyInstanceUID: unit.studyInstanceUID, seriesInstanceUID: nil, sopInstanceUIDs: [], instances: nil)
         let files = try await folder.files(of: whole)
@@ -162,7 +165,8 @@ extension SyncTransfer {
 
     /// Zip -> folder: the study's archive extracted through the folder's placer (atomic placement); instances
     /// the folder holds already are kept, the others counted and recorded in the folder's index.
-    func extract(_ unit: TransferUnit, from zip: ZipPlace, into folder: FolderPlace) async throws(PXError) -> (Int, Int) {
+    func extract(_ unit: TransferUnit, from zip: ZipPlace, into folder: FolderPlace) async throws(PXError) -> (Int, Int)
+    {
         let placements: [InstancePlacer.Placement]
         do {
             let placer = try InstancePlacer(root: folder.root, layout: folder.layout, duplicates: .keep, fsync: false)

@@ -48,7 +48,9 @@ import Testing
         #expect(throws: PXError.self) { try Place.parse("nosuchname", config: config) }
         #expect(throws: PXError.self) { try Place.parse("", config: config) }
         #expect(throws: PXError.self) { try Place.parse("zip:", config: config) }
-        #expect(try Place.parse("/d", config: config).withLayout("{SOPInstanceUID}.dcm") == .folder(path: "/d", layout: "{SOPInstanceUID}.dcm"))
+        #expect(
+            try Place.parse("/d", config: config).withLayout("{SOPInstanceUID}.dcm")
+                == .folder(path: "/d", layout: "{SOPInstanceUID}.dcm"))
         #expect(throws: PXError.self) { try Place.parse("/d", config: config).withLayout("{NoSuchKeyword}.dcm") }
     }
 
@@ -109,7 +111,8 @@ import Testing
             let refused = try await PeerHarness.runAsync(
                 "px-sync", ["QR@127.0.0.1:\(port)", work + "/d", "--backend", backend])
             #expect(refused.exitCode == 1, "\(backend): \(refused.stdout)")
-            #expect(refused.json?["error"]?["code"]?.stringValue == "connectionRefused", "\(backend): \(refused.stdout)")
+            #expect(
+                refused.json?["error"]?["code"]?.stringValue == "connectionRefused", "\(backend): \(refused.stdout)")
             #expect(refused.json?["data"]?["found"] == .number("0"))
         }
     }

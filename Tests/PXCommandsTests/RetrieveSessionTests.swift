@@ -11,7 +11,8 @@ import Testing
     /// The corpus of make-qr-corpus.py (5 studies, 6 instances) and the StudyInstanceUID arguments of all.
     static func corpus(_ work: String) throws -> (folder: String, arguments: [String], sopInstanceUIDs: Set<String>) {
         let folder = work + "/corpus"
-        let made = try PeerHarness.run(TestSupport.python, [TestSupport.repositoryRoot + "/scripts/make-qr-corpus.py", folder])
+        let made = try PeerHarness.run(
+            TestSupport.python, [TestSupport.repositoryRoot + "/scripts/make-qr-corpus.py", folder])
         try #require(made.exitCode == 0, "make-qr-corpus.py failed: \(made.stderr)")
         var studies: [String] = []
         var instances = Set<String>()
@@ -36,9 +37,11 @@ import Testing
     /// The SOP Instance UIDs of the files under `root`.
     static func stored(_ root: String) throws -> Set<String> {
         var out = Set<String>()
-        for file in FileManager.default.subpaths(atPath: root) ?? [] where !file.hasPrefix(".") && !file.hasSuffix("/") {
+        for file in FileManager.default.subpaths(atPath: root) ?? [] where !file.hasPrefix(".") && !file.hasSuffix("/")
+        {
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: root + "/" + file, isDirectory: &isDirectory), !isDirectory.boolValue
+            guard FileManager.default.fileExists(atPath: root + "/" + file, isDirectory: &isDirectory),
+                !isDirectory.boolValue
             else { continue }
             out.insert(try Part10File(contentsOf: root + "/" + file).dataSet.string(.sopInstanceUID) ?? "?")
         }

@@ -38,7 +38,9 @@ struct SyncOrthancTests {
         // instances are transferred again, nothing of the other studies.
         let (series, members) = try #require(context.corpus.series.first { $0.value.count == 2 })
         let seriesFolder = try #require(
-            SyncTests.files(under: root).first { $0.contains(series) }.map { ($0 as NSString).deletingLastPathComponent })
+            SyncTests.files(under: root).first { $0.contains(series) }.map {
+                ($0 as NSString).deletingLastPathComponent
+            })
         try FileManager.default.removeItem(atPath: seriesFolder)
         let third = try await SyncTests.sync([context.peer, root])
         #expect(third.exitCode == 0, "\(third.stdout)")
@@ -176,7 +178,9 @@ struct SyncOrthancTests {
 }
 
 extension SyncOrthancTests {
-    @Test("folder -> Orthanc: a study deleted in Orthanc is pushed back alone (C-STORE), then Orthanc -> folder equals the corpus")
+    @Test(
+        "folder -> Orthanc: a study deleted in Orthanc is pushed back alone (C-STORE), then Orthanc -> folder equals the corpus"
+    )
     func folderToOrthanc() async throws {
         let context = try Self.context()
         let folder = context.work + "/sync-to-orthanc"
@@ -191,7 +195,9 @@ extension SyncOrthancTests {
         let study = context.largestStudy
         try await SyncTests.deleteFromOrthanc(study: study, httpPort: context.httpPort)
         let dry = try await SyncTests.sync([folder, context.peer, "--dry-run"])
-        #expect(SyncTests.events(dry, "planned").compactMap { $0["StudyInstanceUID"]?.stringValue } == [study], "\(dry.stdout)")
+        #expect(
+            SyncTests.events(dry, "planned").compactMap { $0["StudyInstanceUID"]?.stringValue } == [study],
+            "\(dry.stdout)")
         let pushed = try await SyncTests.sync([folder, context.peer, "--backend", "native", "--window", "4"])
         #expect(pushed.exitCode == 0, "\(pushed.stdout) \(pushed.stderr)")
         #expect(pushed.json?["data"]?["transferred"] == .number("1"), "\(pushed.stdout)")
@@ -243,7 +249,9 @@ extension SyncOrthancTests {
 /// from a folder).
 @Suite("px-sync against Orthanc's DICOMweb", .serialized, OrthancCommandPeer(dicomWeb: true), .timeLimit(.minutes(10)))
 struct SyncDICOMwebTests {
-    @Test("DICOMweb -> folder -> DICOMweb: identical data sets, second runs transfer 0, a deleted study is stored back alone")
+    @Test(
+        "DICOMweb -> folder -> DICOMweb: identical data sets, second runs transfer 0, a deleted study is stored back alone"
+    )
     func webAndFolder() async throws {
         let context = try #require(OrthancCommandPeer.current, "the suite's Orthanc is not running")
         let web = "http://127.0.0.1:\(context.httpPort)/dicom-web"
@@ -262,7 +270,8 @@ struct SyncDICOMwebTests {
         #expect(stored.exitCode == 0, "\(stored.stdout) \(stored.stderr)")
         #expect(stored.json?["data"]?["transferred"] == .number("1"), "\(stored.stdout)")
         #expect(
-            stored.json?["data"]?["instancesTransferred"] == .number(String(context.corpus.studies[study]?.count ?? -1)))
+            stored.json?["data"]?["instancesTransferred"] == .number(String(context.corpus.studies[study]?.count ?? -1))
+        )
         let storedAgain = try await SyncTests.sync([folder, web])
         #expect(storedAgain.json?["data"]?["alreadyPresent"] == .number("5"), "\(storedAgain.stdout)")
 
@@ -284,7 +293,8 @@ struct SyncDICOMwebTests {
         let work = try TestSupport.makeTemporaryDirectory(prefix: "px-sync-")
         defer { try? FileManager.default.removeItem(atPath: work) }
         let scripts = TestSupport.repositoryRoot + "/scripts/"
-        let made = try await PeerHarness.runAsync(TestSupport.python, [scripts + "make-qr-corpus.py", work + "/corpus"])
+        let made = try await PeerHarness.runAsync(
+            TestSupport.python, [scripts + "make-qr-corpus.py", work + "/corpus"])
         try #require(made.exitCode == 0, "\(made.stderr)")
         var corpus: [String: DataSet] = [:]
         for name in try FileManager.default.contentsOfDirectory(atPath: work + "/corpus") where name.hasSuffix(".dcm") {
@@ -293,7 +303,8 @@ struct SyncDICOMwebTests {
         }
         let emptyPort = try TestSupport.freePort()
         let loaded = try await PeerHarness.runAsync(
-            scripts + "dcmqrscp-start.sh", [work + "/qr1"], environment: ["PX_QR_DESTS": "QREMPTY=127.0.0.1:\(emptyPort)"])
+            scripts + "dcmqrscp-start.sh", [work + "/qr1"],
+            environment: ["PX_QR_DESTS": "QREMPTY=127.0.0.1:\(emptyPort)"])
         defer { _ = try? PeerHarness.run(scripts + "peer-stop.sh", [work + "/qr1/dcmqrscp.pid"]) }
         try #require(loaded.exitCode == 0, "\(loaded.stderr)")
         let load = try await PeerHarness.runAsync(scripts + "dcmqrscp-load.sh", [work + "/qr1", work + "/corpus"])
@@ -380,7 +391,9 @@ enum SyncTests {
     /// The NDJSON events named `name` a run printed.
     static func events(_ run: PeerHarness.Run, _ name: String) -> [JSONValue] {
         run.stdout.split(separator: "\n").compactMap { line -> JSONValue? in
-            guard let value = try? JSONParser.parse(String(line)), value["event"]?.stringValue == name else { return nil }
+            guard let value = try? JSONParser.parse(String(line)), value["event"]?.stringValue == name else {
+                return nil
+            }
             return value
         }
     }

@@ -56,7 +56,8 @@ import Testing
     @Test func pypxSeriesEntriesCarryTheStudyKeys() throws {
         var study = DataSet()
         study.set(DataElement(tag: .specificCharacterSet, vr: .CS, bytes: Array("ISO_IR 100".utf8)))
-        study.set(DataElement(tag: .patientName, vr: .PN, bytes: [0x4D, 0xFC, 0x6C, 0x6C, 0x65, 0x72, 0x5E, 0x4A]))  // Müller^J
+        // Müller^J in ISO_IR 100.
+        study.set(DataElement(tag: .patientName, vr: .PN, bytes: [0x4D, 0xFC, 0x6C, 0x6C, 0x65, 0x72, 0x5E, 0x4A]))
         study.set(.patientID, vr: .LO, string: "PAT002")
         study.set(.studyDate, vr: .DA, string: "20240115")
         study.set(Tag(0x0008, 0x0050), vr: .SH, string: "ACC9")
@@ -109,7 +110,8 @@ import Testing
                 study: StudyHolding(studyInstanceUID: "2", patientID: "P2", patientName: "Roe^Jane", instanceCount: 7),
                 series: []),
             PXOutput.TreeStudy(
-                study: StudyHolding(studyInstanceUID: "3", patientID: "P1", patientName: "Doe^John", studyDate: "20250101"),
+                study: StudyHolding(
+                    studyInstanceUID: "3", patientID: "P1", patientName: "Doe^John", studyDate: "20250101"),
                 series: [SeriesHolding(studyInstanceUID: "3", seriesInstanceUID: "3.1", modality: "MR")]),
         ]
         let lines = PXOutput.tree(studies).split(separator: "\n").map(String.init)

@@ -229,7 +229,7 @@ import Testing
                 stderrPath: dir + "/child.err")
             let folder = dir + "/zips/P1-Doe_Jane"
             // Kill it once its temporary archive holds a few MB: mid-write.
-            let started = await TestSupport.poll(seconds: 60) {
+            let started = TestSupport.pollBlocking(seconds: 60) {
                 let partial = (try? FileManager.default.contentsOfDirectory(atPath: folder))?.first {
                     $0.contains(".partial-")
                 }

@@ -28,9 +28,7 @@ public enum FindCommand {
             let conn = try connection.connection(timeouts: timeouts.timeouts)
             let keys = try query.matchingKeys()
             var failure: PXError?
-            if format == .tree, let level = query.singleLevel, level != .study {
-                throw PXError.usage("--format tree shows studies: use it without --level, or with --level study")
-            }
+            try checkTreeLevel(format: format, query: query)
             if let level = query.singleLevel {
                 let request = FindRequest(
                     level: level, model: query.model, identifier: try query.identifier(level: level, keys: keys),
@@ -43,13 +41,7 @@ public enum FindCommand {
                         spool.append(format == .pypx ? PXOutput.pypxEntry(ds, index: spool.count) : ds.dicomJSON())
                     }
                 }
-                if format == .table { output.writeText(PXOutput.table(result.matches)) }
-                if format == .tree {
-                    let studies = result.matches.map {
-                        StudyWithSeries(study: $0, series: [], seriesStatus: result.status)
-                    }
-                    output.writeText(PXOutput.tree(PXOutput.treeStudies(studies, seriesKnown: false)))
-                }
+                if forPeople { writeForPeople(result.matches, format: format, to: output) }
                 data =
                     forPeople
                     ? nil : spool != nil ? JSONArraySpool.placeholder : PXOutput.findData(result, format: format)
@@ -62,21 +54,7 @@ public enum FindCommand {
                     seriesKeys: try query.identifier(level: .series, keys: seriesKeys), model: query.model,
                     studyLimit: query.limit, maxResponses: query.responseBound, connection: conn, logger: logger)
                 if !seriesKeys.isEmpty { studies.removeAll { $0.series.isEmpty } }
-                switch format {
-                case .ndjson:
-                    for s in studies {
-                        output.write(PXOutput.ndjsonLine(s.study), pretty: false)
-                        for series in s.series { output.write(PXOutput.ndjsonLine(series), pretty: false) }
-                    }
-                case .table:
-                    output.writeText(
-                        PXOutput.table(
-                            studies.flatMap { s in s.series.isEmpty ? [s.study] : s.series.map { merge(s.study, $0) } })
-                    )
-                case .tree:
-                    output.writeText(PXOutput.tree(PXOutput.treeStudies(studies)))
-                default: break
-                }
+                writeLines(studies, format: format, to: output)
                 data = forPeople ? nil : PXOutput.findData(studies, format: format)
                 if status.isFailure { failure = .dimseFailure(status, operation: "C-FIND") }
                 if let bad = studies.first(where: { $0.seriesStatus.isFailure }) {
@@ -84,6 +62,42 @@ public enum FindCommand {
                 }
             }
             return failure
+        }
+    }
+
+    /// `--format tree` shows studies: with `--level` other than study it is a usage error.
+    static func checkTreeLevel(format: PXOutput.FindFormat, query: QueryOptions) throws(PXError) {
+        if format == .tree, let level = query.singleLevel, level != .study {
+            throw PXError.usage("--format tree shows studies: use it without --level, or with --level study")
+        }
+    }
+
+    /// The single-level matches as the table or tree people read (printed before any envelope).
+    static func writeForPeople(_ matches: [DataSet], format: PXOutput.FindFormat, to output: CommandOutput) {
+        switch format {
+        case .table: output.writeText(PXOutput.table(matches))
+        case .tree:
+            let studies = matches.map { StudyWithSeries(study: $0, series: [], seriesStatus: .success) }
+            output.writeText(PXOutput.tree(PXOutput.treeStudies(studies, seriesKnown: false)))
+        default: break
+        }
+    }
+
+    /// The two-phase answer's lines: NDJSON (each study, then its series), a table row per series, or the tree.
+    static func writeLines(_ studies: [StudyWithSeries], format: PXOutput.FindFormat, to output: CommandOutput) {
+        switch format {
+        case .ndjson:
+            for s in studies {
+                output.write(PXOutput.ndjsonLine(s.study), pretty: false)
+                for series in s.series { output.write(PXOutput.ndjsonLine(series), pretty: false) }
+            }
+        case .table:
+            output.writeText(
+                PXOutput.table(
+                    studies.flatMap { s in s.series.isEmpty ? [s.study] : s.series.map { merge(s.study, $0) } }))
+        case .tree:
+            output.writeText(PXOutput.tree(PXOutput.treeStudies(studies)))
+        default: break
         }
     }
 

@@ -27,6 +27,8 @@ public enum ListCommand {
         let logger = logging.makeLogger(label: "px-ls")
         let format = outputOptions.format
         let output = outputOptions.output
+        // A table or a tree is for people: the envelope follows it only to report a failure.
+        let forPeople = format == .table || format == .tree
         var data: JSONValue?
         var failure: PXError?
         do {
@@ -43,16 +45,16 @@ public enum ListCommand {
             let provider = FolderPlaceProvider(place: place, moveDestinations: [:])
             let model: QueryRetrieveModel = query.model == .studyRoot ? .studyRoot : .patientRoot
             let keys = try query.matchingKeys()
+            try FindCommand.checkTreeLevel(format: format, query: query)
             if let level = query.singleLevel {
                 let matches = try await Self.find(
                     provider, model: model, level: level, identifier: try query.identifier(level: level, keys: keys),
                     limit: query.limit)
-                switch format {
-                case .ndjson: for ds in matches { output.write(PXOutput.ndjsonLine(ds), pretty: false) }
-                case .table: output.writeText(PXOutput.table(matches))
-                default: break
+                if format == .ndjson {
+                    for ds in matches { output.write(PXOutput.ndjsonLine(ds), pretty: false) }
                 }
-                data = format == .table ? nil : PXOutput.findData(matches, format: format)
+                FindCommand.writeForPeople(matches, format: format, to: output)
+                data = forPeople ? nil : PXOutput.findData(matches, format: format)
             } else {
                 let seriesKeys = keys.filter { QueryDefaults.seriesKeywords.contains($0.keyword) }
                 let studyKeys = keys.filter { !QueryDefaults.seriesKeywords.contains($0.keyword) }
@@ -69,26 +71,13 @@ public enum ListCommand {
                     if !seriesKeys.isEmpty && series.isEmpty { continue }
                     studies.append(StudyWithSeries(study: study, series: series, seriesStatus: .success))
                 }
-                switch format {
-                case .ndjson:
-                    for s in studies {
-                        output.write(PXOutput.ndjsonLine(s.study), pretty: false)
-                        for series in s.series { output.write(PXOutput.ndjsonLine(series), pretty: false) }
-                    }
-                case .table:
-                    output.writeText(
-                        PXOutput.table(
-                            studies.flatMap { s in
-                                s.series.isEmpty ? [s.study] : s.series.map { FindCommand.merge(s.study, $0) }
-                            }))
-                default: break
-                }
-                data = format == .table ? nil : PXOutput.findData(studies, format: format)
+                FindCommand.writeLines(studies, format: format, to: output)
+                data = forPeople ? nil : PXOutput.findData(studies, format: format)
             }
         } catch {
             failure = error.asPXError
         }
-        if failure == nil && format == .table { return }
+        if failure == nil && forPeople { return }
         let status = output.finish(backend: "place", data: data, error: failure)
         if status != PXExit.success { throw ExitCode(status) }
     }

@@ -17,7 +17,7 @@ struct PXLs: PXCommand {
             Queries match as a C-FIND would on a node (PS3.4 C.2.2.2: wild cards, date
             ranges, UID lists), with px-find's --level, --model, -k and --PatientID-style
             keys; without --level, studies then the series of each (pypx 3.x), printed
-            in --format pypx (default), dicom-json, ndjson or table. The envelope's
+            in --format pypx (default), dicom-json, ndjson, table or tree. The envelope's
             backend is "place".
 
             \(PXExit.helpTable)

@@ -30,6 +30,17 @@ import Testing
                 #expect(!Self.lines(ls.stdout).isEmpty)
                 #expect(Self.lines(ls.stdout) == Self.lines(find.stdout), "\(arguments)")
             }
+            // The tree view, for people (no envelope on success): the same text as px-find's over px-serve.
+            let lsTree = try await PeerHarness.runAsync("px-ls", [place, "--format", "tree"])
+            let (treeServer, treePort) = try await ServeCommandTests.start(place, work: work)
+            let findTree = try await PeerHarness.runAsync(
+                "px-find", ["PXSERVE@127.0.0.1:\(treePort)", "--backend", "native", "--format", "tree"])
+            treeServer.kill()
+            #expect(lsTree.exitCode == 0 && findTree.exitCode == 0, "\(lsTree.stdout) \(findTree.stdout)")
+            #expect(lsTree.stdout.hasPrefix("2 patients | "), "\(lsTree.stdout)")
+            #expect(lsTree.stdout == findTree.stdout)
+            let badLevel = try await PeerHarness.runAsync("px-ls", [place, "--format", "tree", "--level", "image"])
+            #expect(badLevel.exitCode == 64)
             // The default (pypx) shape: studies with their series nested.
             let pypx = try await PeerHarness.runAsync("px-ls", [place, "--PatientID", "P1"])
             let studies = pypx.json?["data"]?.arrayValue ?? []

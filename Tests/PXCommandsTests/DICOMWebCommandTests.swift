@@ -451,11 +451,11 @@ struct DICOMWebCommandTests {
         #expect(missing.exitCode == 64, "\(missing.stdout)")
     }
 
-    @Test("WADO-RS of one 512 MiB instance: placed complete, px-get's peak RSS under 100 MB")
+    @Test("WADO-RS of one 1 GiB instance: placed complete, px-get's peak RSS under 100 MB")
     func largeInstanceMemory() async throws {
         let context = try Self.context()
         let file = try #require(context.corpus.files.first)
-        let size = 512 << 20
+        let size = 1 << 30
         let (server, port) = try await Self.startScriptedServer(
             context, file: file, name: "large-server", environment: ["PX_LARGE_BYTES": String(size)])
         defer { server.kill() }

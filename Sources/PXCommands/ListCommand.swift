@@ -5,10 +5,18 @@ import Logging
 import PXCommandLine
 import PXCore
 import PXIndex
+import PXStorage
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// px-ls's options besides the query and output ones: the place, and whether to bring its index up to date.
 public struct ListOptions: ParsableArguments {
-    @Argument(help: "The folder place to list (its index, PLACE/.px/index.sqlite, is made on first use).")
+    @Argument(
+        help:
+            "The place to list: a folder (its index, PLACE/.px/index.sqlite, is made on first use), zip:PATH (a zip place, read from its archives' manifests and directories), or a config place."
+    )
     public var place: String
     @Flag(
         name: .customLong("no-refresh"),
@@ -32,17 +40,26 @@ public enum ListCommand {
         var data: JSONValue?
         var failure: PXError?
         do {
-            let place = try FolderPlace(root: absolutePath(list.place), logger: logger)
-            if !list.noRefresh {
-                let report = try await place.refresh()
-                logger.debug(
-                    "index refreshed",
-                    metadata: [
-                        "added": "\(report.added)", "updated": "\(report.updated)", "removed": "\(report.removed)",
-                        "unreadable": "\(report.unreadable)", "instances": "\(report.instances)",
-                    ])
+            let provider: any QueryRetrieveProvider
+            switch try Self.place(list.place) {
+            case .folder(let path, _):
+                let place = try FolderPlace(root: absolutePath(path), logger: logger)
+                if !list.noRefresh {
+                    let report = try await place.refresh()
+                    logger.debug(
+                        "index refreshed",
+                        metadata: [
+                            "added": "\(report.added)", "updated": "\(report.updated)",
+                            "removed": "\(report.removed)", "unreadable": "\(report.unreadable)",
+                            "instances": "\(report.instances)",
+                        ])
+                }
+                provider = FolderPlaceProvider(place: place, moveDestinations: [:])
+            case .zip(let path):
+                provider = try Self.zipListing(ZipPlace(root: absolutePath(path)))
+            case let other:
+                throw PXError.usage("px-ls lists folder and zip places; \(other) is a \(other.kind)")
             }
-            let provider = FolderPlaceProvider(place: place, moveDestinations: [:])
             let model: QueryRetrieveModel = query.model == .studyRoot ? .studyRoot : .patientRoot
             let keys = try query.matchingKeys()
             try FindCommand.checkTreeLevel(format: format, query: query)
@@ -82,9 +99,50 @@ public enum ListCommand {
         if status != PXExit.success { throw ExitCode(status) }
     }
 
-    /// The responses of one C-FIND over the place's index, at most `limit`.
+    /// The place to list: an existing folder as it is written (px-ls's first form, also a bare relative name),
+    /// else a place as px-sync reads one (`zip:PATH`, `folder:PATH`, a config place).
+    static func place(_ text: String) throws(PXError) -> Place {
+        var info = stat()
+        if !text.hasPrefix("zip:") && !text.hasPrefix("folder:") && stat(text, &info) == 0
+            && info.st_mode & S_IFMT == S_IFDIR
+        {
+            return .folder(path: text, layout: nil)
+        }
+        return try Place.parse(text, config: try PXConfig.load())
+    }
+
+    /// A zip place as a C-FIND provider over what its archives say without reading a DICOM header: each
+    /// instance's record is its study's and series' manifest keys plus its SOP Instance UID (from the entry's
+    /// name); patient, study and series counts are computed as for a folder. The files are not retrievable.
+    static func zipListing(_ place: ZipPlace) throws(PXError) -> DirectoryArchive {
+        let studies: [ZipPlace.Study]
+        do { studies = try place.studies() } catch { throw .zip(error) }
+        var instances: [DirectoryArchive.Instance] = []
+        for study in studies {
+            for series in study.series {
+                var seriesRecord = study.record
+                for element in series.record.elements { seriesRecord.set(element) }
+                seriesRecord.set(.studyInstanceUID, vr: .UI, string: study.studyInstanceUID)
+                seriesRecord.set(.seriesInstanceUID, vr: .UI, string: series.seriesInstanceUID)
+                for uid in series.sopInstanceUIDs.sorted() {
+                    var record = seriesRecord
+                    record.set(.sopInstanceUID, vr: .UI, string: uid)
+                    let entry = study.path + "#" + ZipPlace.entryName(series: series.seriesInstanceUID, instance: uid)
+                    instances.append(
+                        DirectoryArchive.Instance(
+                            file: StorableFile(
+                                path: entry, sopClassUID: "", sopInstanceUID: uid, transferSyntaxUID: ""),
+                            record: record))
+                }
+            }
+        }
+        return DirectoryArchive(instances: instances)
+    }
+
+    /// The responses of one C-FIND over the place, at most `limit`.
     static func find(
-        _ provider: FolderPlaceProvider, model: QueryRetrieveModel, level: QueryLevel, identifier: DataSet, limit: Int?
+        _ provider: any QueryRetrieveProvider, model: QueryRetrieveModel, level: QueryLevel, identifier: DataSet,
+        limit: Int?
     ) async throws -> [DataSet] {
         guard let networkLevel = QueryRetrieveLevel(rawValue: level.dicomValue) else {
             throw PXError.usage("level \(level.rawValue) is not a level of \(model)")

@@ -18,7 +18,8 @@ struct PXLs: PXCommand {
             ranges, UID lists), with px-find's --level, --model, -k and --PatientID-style
             keys; without --level, studies then the series of each (pypx 3.x), printed
             in --format pypx (default), dicom-json, ndjson, table or tree. The envelope's
-            backend is "place".
+            backend is "place". A zip place (zip:PATH) is read from its archives' manifests
+            and central directories (no DICOM header), with the same keys and formats.
 
             \(PXExit.helpTable)
             """

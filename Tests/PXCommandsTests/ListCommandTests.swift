@@ -50,6 +50,31 @@ import Testing
         }
     }
 
+    @Test func listsAZipPlaceAsTheFolderItWasMadeFrom() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-ls-zip-") { work in
+            let place = work + "/place"
+            try ServeCommandTests.makePlace(place)
+            let zips = "zip:" + work + "/zips"
+            let sync = try await PeerHarness.runAsync("px-sync", [place, zips])
+            #expect(sync.exitCode == 0, "\(sync.stdout) \(sync.stderr)")
+            for arguments in [
+                ["--format", "tree"],
+                ["--format", "ndjson", "--level", "image", "--QueryReturnTags", "SOPInstanceUID,SeriesInstanceUID"],
+                ["--format", "ndjson", "--level", "series", "--PatientID", "P1", "--QueryReturnTags", "Modality"],
+            ] {
+                let fromZip = try await PeerHarness.runAsync("px-ls", [zips] + arguments)
+                let fromFolder = try await PeerHarness.runAsync("px-ls", [place] + arguments)
+                #expect(fromZip.exitCode == 0 && fromFolder.exitCode == 0, "\(fromZip.stdout) \(fromZip.stderr)")
+                #expect(!Self.lines(fromZip.stdout).isEmpty)
+                #expect(
+                    Set(Self.lines(fromZip.stdout)) == Set(Self.lines(fromFolder.stdout)),
+                    "\(arguments): \(fromZip.stdout) vs \(fromFolder.stdout)")
+            }
+            let node = try await PeerHarness.runAsync("px-ls", ["PXSERVE@127.0.0.1:1"])
+            #expect(node.exitCode == 64, "\(node.stdout)")
+        }
+    }
+
     @Test func refreshesTheIndexUnlessToldNotTo() async throws {
         try await TestSupport.withTemporaryDirectory(prefix: "px-ls-refresh-") { work in
             let place = work + "/place"

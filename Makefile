@@ -60,6 +60,7 @@ bench: setup
 	PX_BENCH_TRASH=bench-data/trash bash scripts/bench-web.sh
 	bash scripts/bench-move.sh
 	bash scripts/bench-sync.sh
+	bash scripts/bench-sync-zip.sh
 	bash scripts/bench-index.sh
 	rm -rf bench-data/trash
 

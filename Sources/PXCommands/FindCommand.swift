@@ -12,9 +12,10 @@ public enum FindCommand {
         let logger = logging.makeLogger(label: "px-find")
         let format = outputOptions.format
         var spoolingOutput = outputOptions.output
-        // A single-level query in pypx or DICOM JSON shape: each match goes to a temporary file as it
-        // arrives and none is kept, so memory stays flat however many the peer sends (issue 14).
-        let spooled = query.singleLevel != nil && (format == .pypx || format == .dicomJSON)
+        // pypx or DICOM JSON shape: each match (a study with its series, in the two-phase query) goes to a
+        // temporary file as it is ready and none is kept, so memory stays flat however many the peer sends
+        // (issue 14).
+        let spooled = format == .pypx || format == .dicomJSON
         let spool = spooled ? try JSONArraySpool(pretty: spoolingOutput.pretty) : nil
         spoolingOutput.spool = spool
         let output = spoolingOutput
@@ -49,16 +50,39 @@ public enum FindCommand {
             } else {
                 let seriesKeys = keys.filter { QueryDefaults.seriesKeywords.contains($0.keyword) }
                 let studyKeys = keys.filter { !QueryDefaults.seriesKeywords.contains($0.keyword) }
-                var (studies, status) = try await dicomBackend.findStudiesWithSeries(
+                let seriesOnly = !seriesKeys.isEmpty
+                var kept: [StudyWithSeries] = []
+                var (studyCount, seriesCount) = (0, 0)
+                var seriesFailure: DIMSEStatus?
+                let status = try await dicomBackend.forEachStudyWithSeries(
                     studyKeys: try query.identifier(level: .study, keys: studyKeys),
                     seriesKeys: try query.identifier(level: .series, keys: seriesKeys), model: query.model,
-                    studyLimit: query.limit, maxResponses: query.responseBound, connection: conn, logger: logger)
-                if !seriesKeys.isEmpty { studies.removeAll { $0.series.isEmpty } }
-                writeLines(studies, format: format, to: output)
-                data = forPeople ? nil : PXOutput.findData(studies, format: format)
+                    studyLimit: query.limit, maxResponses: query.responseBound, connection: conn, logger: logger
+                ) { study throws(PXError) in
+                    if seriesOnly && study.series.isEmpty { return }
+                    if study.seriesStatus.isFailure && seriesFailure == nil { seriesFailure = study.seriesStatus }
+                    if let spool {
+                        spool.append(PXOutput.studyEntry(study, index: spool.count, format: format))
+                    } else if format == .ndjson {
+                        writeLines([study], format: format, to: output)
+                        studyCount += 1
+                        seriesCount += study.series.count
+                    } else {
+                        kept.append(study)
+                    }
+                }
+                if forPeople { writeLines(kept, format: format, to: output) }
+                data =
+                    forPeople
+                    ? nil
+                    : spool != nil
+                        ? JSONArraySpool.placeholder
+                        : .object([
+                            JSONMember("studies", .integer(studyCount)), JSONMember("series", .integer(seriesCount)),
+                        ])
                 if status.isFailure { failure = .dimseFailure(status, operation: "C-FIND") }
-                if let bad = studies.first(where: { $0.seriesStatus.isFailure }) {
-                    failure = failure ?? .dimseFailure(bad.seriesStatus, operation: "C-FIND (series)")
+                if let seriesFailure {
+                    failure = failure ?? .dimseFailure(seriesFailure, operation: "C-FIND (series)")
                 }
             }
             return failure

@@ -91,16 +91,33 @@ extension DICOMBackend {
         studyKeys: DataSet, seriesKeys: DataSet, model: QueryModel, studyLimit: Int? = nil, maxResponses: Int? = nil,
         connection: Connection, logger: Logger
     ) async throws(PXError) -> (studies: [StudyWithSeries], status: DIMSEStatus) {
+        var out: [StudyWithSeries] = []
+        let status = try await forEachStudyWithSeries(
+            studyKeys: studyKeys, seriesKeys: seriesKeys, model: model, studyLimit: studyLimit,
+            maxResponses: maxResponses, connection: connection, logger: logger
+        ) { study throws(PXError) in out.append(study) }
+        return (out, status)
+    }
+
+    /// The two-phase query with each study handed to `body` once its series are known, so that a caller
+    /// that writes each study out holds one study at a time: the study responses wait in a
+    /// ``DataSetSpool`` on disk while the series queries run, whatever number the peer sends (issue 14).
+    ///
+    /// - Returns: the study-level status (a failure: `body` was never called).
+    public func forEachStudyWithSeries(
+        studyKeys: DataSet, seriesKeys: DataSet, model: QueryModel, studyLimit: Int? = nil, maxResponses: Int? = nil,
+        connection: Connection, logger: Logger, _ body: (StudyWithSeries) async throws(PXError) -> Void
+    ) async throws(PXError) -> DIMSEStatus {
+        let spool = try DataSetSpool()
         let studies = try await find(
             FindRequest(
-                level: .study, model: model, identifier: studyKeys, limit: studyLimit, maxResponses: maxResponses),
+                level: .study, model: model, identifier: studyKeys, limit: studyLimit, maxResponses: maxResponses,
+                keepMatches: false),
             connection: connection,
-            logger: logger, onResponse: { _ in })
-        guard !studies.status.isFailure else { return ([], studies.status) }
-        var out: [StudyWithSeries] = []
-        out.reserveCapacity(studies.matches.count)
-        for study in studies.matches {
-            guard let uid = study.string(.studyInstanceUID), !uid.isEmpty else { continue }
+            logger: logger, onResponse: { response in if let study = response.identifier { spool.append(study) } })
+        guard !studies.status.isFailure else { return studies.status }
+        try await spool.readEach { study throws(PXError) in
+            guard let uid = study.string(.studyInstanceUID), !uid.isEmpty else { return }
             var keys = seriesKeys
             keys.set(.studyInstanceUID, vr: .UI, string: uid)
             if model == .patientRoot, let pid = study.string(.patientID) {
@@ -110,8 +127,8 @@ extension DICOMBackend {
                 FindRequest(level: .series, model: model, identifier: keys, maxResponses: maxResponses),
                 connection: connection,
                 logger: logger, onResponse: { _ in })
-            out.append(StudyWithSeries(study: study, series: series.matches, seriesStatus: series.status))
+            try await body(StudyWithSeries(study: study, series: series.matches, seriesStatus: series.status))
         }
-        return (out, studies.status)
+        return studies.status
     }
 }

@@ -53,36 +53,35 @@ extension PXOutput {
     /// `{"study": ..., "series": [...]}` pairs for DICOM JSON.
     public static func findData(_ studies: [StudyWithSeries], format: FindFormat) -> JSONValue {
         switch format {
-        case .pypx, .table, .tree:
-            return .array(
-                studies.enumerated().map { index, study in
-                    var members: [JSONMember] = []
-                    if case .object(let m) = pypxEntry(study.study, index: index) { members = m }
-                    let series: [JSONValue] = study.series.enumerated().map { seriesIndex, series in
-                        var entry = pypxSeriesMembers(series, study: study.study, index: seriesIndex)
-                        entry.append(pypxSynthetic("label", "SERIES", label: "RetrieveLevel"))
-                        entry.append(
-                            pypxSynthetic("status", study.seriesStatus.isFailure ? "error" : "success", label: "status")
-                        )
-                        return .object(entry)
-                    }
-                    members.append(JSONMember("series", .array(series)))
-                    return .object(members)
-                })
-        case .dicomJSON:
-            return .array(
-                studies.map {
-                    .object([
-                        JSONMember("study", $0.study.dicomJSON()),
-                        JSONMember("series", .array($0.series.map { $0.dicomJSON() })),
-                    ])
-                })
+        case .pypx, .table, .tree, .dicomJSON:
+            return .array(studies.enumerated().map { index, study in studyEntry(study, index: index, format: format) })
         case .ndjson:
             return .object([
                 JSONMember("studies", .integer(studies.count)),
                 JSONMember("series", .integer(studies.reduce(0) { $0 + $1.series.count })),
             ])
         }
+    }
+
+    /// One study of the two-phase answer as an element of `data`: pypx 3.x's entry with its `series` list
+    /// (also for table and tree), or `{"study": ..., "series": [...]}` in DICOM JSON.
+    public static func studyEntry(_ study: StudyWithSeries, index: Int, format: FindFormat) -> JSONValue {
+        if format == .dicomJSON {
+            return .object([
+                JSONMember("study", study.study.dicomJSON()),
+                JSONMember("series", .array(study.series.map { $0.dicomJSON() })),
+            ])
+        }
+        var members: [JSONMember] = []
+        if case .object(let m) = pypxEntry(study.study, index: index) { members = m }
+        let series: [JSONValue] = study.series.enumerated().map { seriesIndex, series in
+            var entry = pypxSeriesMembers(series, study: study.study, index: seriesIndex)
+            entry.append(pypxSynthetic("label", "SERIES", label: "RetrieveLevel"))
+            entry.append(pypxSynthetic("status", study.seriesStatus.isFailure ? "error" : "success", label: "status"))
+            return .object(entry)
+        }
+        members.append(JSONMember("series", .array(series)))
+        return .object(members)
     }
 
     /// The study's patient and study keys that pypx 3.x's series entries repeat, so that a consumer reads

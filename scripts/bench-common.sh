@@ -50,3 +50,14 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 # ms MICROSECONDS: the same in milliseconds with two decimals.
 ms() { awk -v u="$1" 'BEGIN { printf "%.2f", u / 1000 }'; }
+
+# time_ms CMD...: the wall time of CMD in milliseconds, with stdin from /dev/null (px-sync reads a px-find
+# result from a stdin that is not a terminal) and its output in $work/last-run.out; a failure ends the script.
+time_ms() {
+    local t0 t1 status=0
+    t0=$(date +%s%N)
+    "$@" </dev/null >"$work/last-run.out" 2>&1 || status=$?
+    t1=$(date +%s%N)
+    [ "$status" = 0 ] || { echo "failed ($status): $* (output: $work/last-run.out)" >&2; tail -3 "$work/last-run.out" >&2; exit 1; }
+    echo $(( (t1 - t0) / 1000000 ))
+}

@@ -47,24 +47,16 @@ fi
 settings="$work/sync-zip-dicomsync"
 samples=$(mktemp -d)
 trap 'rm -rf "$samples"' EXIT
-run_ms() {
-    local t0 t1 status=0
-    t0=$(date +%s%N)
-    "$@" </dev/null >"$work/last-run.out" 2>&1 || status=$?
-    t1=$(date +%s%N)
-    [ "$status" = 0 ] || { echo "failed ($status): $* (output: $work/last-run.out)" >&2; tail -3 "$work/last-run.out" >&2; exit 1; }
-    echo $(( (t1 - t0) / 1000000 ))
-}
 dicomsync_round() {
     rm -rf "$settings" "$work/sync-zip-out-ds" && mkdir -p "$settings" "$work/sync-zip-out-ds"
     (cd "$settings" && "$venv/bin/dicomsync" init >/dev/null 2>&1 \
         && "$venv/bin/dicomsync" place add dicom_root src "$src" >/dev/null 2>&1 \
         && "$venv/bin/dicomsync" place add zipped_root zipped "$work/sync-zip-out-ds" >/dev/null 2>&1)
-    (cd "$settings" && run_ms "$venv/bin/dicomsync" send 'src:*' zipped)
+    (cd "$settings" && time_ms "$venv/bin/dicomsync" send 'src:*' zipped)
 }
 px_round() {
     rm -rf "$src/.px" "$work/sync-zip-out-px"
-    run_ms "$bin/px-sync" "$src" "zip:$work/sync-zip-out-px"
+    time_ms "$bin/px-sync" "$src" "zip:$work/sync-zip-out-px"
 }
 echo "== folder -> zip place, 300 CT in 10 studies, median of $rounds interleaved rounds"
 for _ in $(seq "$rounds"); do

@@ -29,16 +29,6 @@ else
     (cd "$root" && swift build -c release --static-swift-stdlib --product px-sync >/dev/null)
     bin="$root/.build/release"
 fi
-# stdin from /dev/null: px-sync reads a px-find result from a stdin that is not a terminal.
-time_ms() {
-    local t0 t1 status=0
-    t0=$(date +%s%N)
-    "$@" </dev/null >"$work/last-run.out" 2>&1 || status=$?
-    t1=$(date +%s%N)
-    [ "$status" = 0 ] || { echo "failed ($status): $* (output: $work/last-run.out)" >&2; tail -3 "$work/last-run.out" >&2; exit 1; }
-    echo $(( (t1 - t0) / 1000000 ))
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 # --- 10 studies of 30 (the regrouping bench-move.sh uses): their StudyInstanceUIDs are the corpus's + ".1" ... ".10"
 studies=$(bench_ct10x30 "$work")

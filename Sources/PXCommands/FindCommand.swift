@@ -16,7 +16,10 @@ public enum FindCommand {
         // temporary file as it is ready and none is kept, so memory stays flat however many the peer sends
         // (issue 14).
         let spooled = format == .pypx || format == .dicomJSON
-        let spool = spooled ? try JSONArraySpool(pretty: spoolingOutput.pretty) : nil
+        // A spool that cannot be made (TMPDIR missing, a full disk) is the command's error, in its envelope.
+        let made = Result { () throws(PXError) in spooled ? try JSONArraySpool(pretty: spoolingOutput.pretty) : nil }
+        let spool: JSONArraySpool? = if case .success(let value) = made { value } else { nil }
+        let spoolFailure: PXError? = if case .failure(let error) = made { error } else { nil }
         spoolingOutput.spool = spool
         let output = spoolingOutput
         // A table or a tree is for people: the envelope follows it only to report a failure.
@@ -26,6 +29,7 @@ public enum FindCommand {
             peer: connection,
             envelopeOnSuccess: !forPeople
         ) { dicomBackend, data in
+            if let spoolFailure { throw spoolFailure }
             let conn = try connection.connection(timeouts: timeouts.timeouts)
             let keys = try query.matchingKeys()
             var failure: PXError?

@@ -152,12 +152,12 @@ import Testing
             #expect(ndjson.stdout.split(separator: "\n").count == 7)
             #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty)
             if backend == "dcmtk" {
-                // TMPDIR is where findscu's responses go: a missing one is a clear error, not a silent fallback.
+                // TMPDIR is where findscu's responses (and px-find's spooled answer) go: a missing one is a clear
+                // error naming it, not a silent fallback.
                 let missing = try PeerHarness.run("px-find", [peer] + b, environment: ["TMPDIR": work + "/no-such-dir"])
                 #expect(missing.exitCode != 0)
-                #expect(
-                    missing.json?["error"]?["message"]?.stringValue?.contains("temporary directory") == true,
-                    "\(missing.stdout)")
+                let message = missing.json?["error"]?["message"]?.stringValue ?? ""
+                #expect(message.contains("temporary") && message.contains("no-such-dir"), "\(missing.stdout)")
             }
             let wildcard = try step(
                 "wildcard", "px-find", [peer, "--level", "patient", "--model", "patient", "-k", "PatientName=Doe*"])

@@ -14,6 +14,8 @@
 # Environment:
 #   PX_QR_DESTS  C-MOVE destinations for the HostTable: "AE=host:port,AE2=host:port"
 #   PX_QR_AET    called AE title (default QRSCP)
+#   PX_QR_ARGS   more dcmqrscp options, split on spaces (e.g. "+xw": also accept JPEG 2000 in the
+#                storage contexts of a C-GET, PS3.4 §C.4.3, and send stored JPEG 2000 files on them)
 #   PX_QR_USER   when running as root: user for UserName/GroupName in the cfg (dcmqrscp then
 #                setuid()s to it; the storage area is chown'ed to it and WORKDIR must be
 #                reachable by it). Default: no UserName/GroupName lines, the server stays root.
@@ -112,7 +114,7 @@ EOF
 # process), and a blocked mask survives exec, so peer-stop.sh's SIGTERM would wait for SIGKILL.
 TCP_NODELAY=1 setsid python3 -c 'import os, signal, sys
 signal.pthread_sigmask(signal.SIG_SETMASK, [])
-os.execvp(sys.argv[1], sys.argv[1:])' dcmqrscp -c "$cfg" -v "$port" >>"$log" 2>&1 </dev/null &
+os.execvp(sys.argv[1], sys.argv[1:])' dcmqrscp -c "$cfg" -v ${PX_QR_ARGS:-} "$port" >>"$log" 2>&1 </dev/null &
 pid=$!
 echo "$pid" >"$pidfile"
 echo "$port" >"$portfile"

@@ -8,7 +8,9 @@ Usage:
 
 Serves every *.dcm file under FOLDER (read once at start) with the Study Root and Patient Root C-GET and
 C-MOVE SOP classes: a request matches on StudyInstanceUID, and SeriesInstanceUID / SOPInstanceUID when
-given. C-MOVE sends to the --dest of the Move Destination (0xA801 for an unknown one). With
+given. C-MOVE sends to the --dest of the Move Destination (0xA801 for an unknown one). Files are sent as they
+are: C-GET storage contexts are accepted in every transfer syntax pynetdicom knows (the requestor's first
+choice in each context), and a C-MOVE proposes one context per (SOP class, transfer syntax) of the files. With
 --abort-on-second-request, an association that already answered one retrieve is aborted (A-ABORT) when
 the next C-GET-RQ or C-MOVE-RQ arrives, unanswered: a peer that ends associations between requests.
 
@@ -30,7 +32,7 @@ import threading
 
 try:
     from pydicom import dcmread
-    from pynetdicom import AE, StoragePresentationContexts, evt
+    from pynetdicom import AE, ALL_TRANSFER_SYNTAXES, StoragePresentationContexts, build_context, evt
     from pynetdicom.sop_class import (
         PatientRootQueryRetrieveInformationModelGet,
         PatientRootQueryRetrieveInformationModelMove,
@@ -57,8 +59,17 @@ def load(folder):
             if name.endswith(".dcm"):
                 path = os.path.join(directory, name)
                 ds = dcmread(path, stop_before_pixels=True)
-                files.append((path, str(ds.StudyInstanceUID), str(ds.SeriesInstanceUID), str(ds.SOPInstanceUID)))
+                files.append((path, str(ds.StudyInstanceUID), str(ds.SeriesInstanceUID), str(ds.SOPInstanceUID),
+                              str(ds.SOPClassUID), str(ds.file_meta.TransferSyntaxUID)))
     return files
+
+
+def move_contexts(files):
+    """The C-MOVE sub-association's proposals: one context per (SOP class, transfer syntax) the files hold, so
+    that each file goes out as it is, then pynetdicom's default storage contexts, 128 at most."""
+    pairs = sorted({(sop_class, syntax) for _, _, _, _, sop_class, syntax in files})
+    contexts = [build_context(sop_class, [syntax]) for sop_class, syntax in pairs][:128]
+    return contexts + StoragePresentationContexts[:128 - len(contexts)]
 
 
 def matches(files, identifier):
@@ -66,7 +77,7 @@ def matches(files, identifier):
     series = str(identifier.get("SeriesInstanceUID", "") or "")
     instances = identifier.get("SOPInstanceUID", "") or ""
     instances = set([instances] if isinstance(instances, str) else [str(uid) for uid in instances]) - {""}
-    return [path for path, st, se, sop in files
+    return [path for path, st, se, sop, _, _ in files
             if st == study and (not series or se == series) and (not instances or sop in instances)]
 
 
@@ -130,9 +141,11 @@ def main(argv):
     for model in (StudyRootQueryRetrieveInformationModelGet, PatientRootQueryRetrieveInformationModelGet,
                   StudyRootQueryRetrieveInformationModelMove, PatientRootQueryRetrieveInformationModelMove):
         ae.add_supported_context(model)
-    for context in StoragePresentationContexts:  # C-GET sub-operations, this side as SCU (SCP role for the peer)
-        ae.add_supported_context(context.abstract_syntax, scu_role=False, scp_role=True)
-    ae.requested_contexts = StoragePresentationContexts  # C-MOVE sub-operations
+    # C-GET sub-operations, this side as SCU (SCP role for the peer), in every transfer syntax: each file is sent
+    # on an accepted context of its own syntax when the requestor offers one.
+    for context in StoragePresentationContexts:
+        ae.add_supported_context(context.abstract_syntax, ALL_TRANSFER_SYNTAXES, scu_role=False, scp_role=True)
+    ae.requested_contexts = move_contexts(files)  # C-MOVE sub-operations
     served = Served()
     handlers = [
         (evt.EVT_ACCEPTED, lambda event: emit(event="associated", callingAETitle=event.assoc.requestor.ae_title)),

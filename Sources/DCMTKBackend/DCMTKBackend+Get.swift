@@ -57,11 +57,21 @@ extension DCMTKBackend {
             remaining: parser.remaining ?? 0, completed: parser.completed ?? parser.storesAnswered,
             failed: parser.failed ?? parser.storesRefused, warning: parser.warning ?? 0, status: status)
         await onProgress(final)
-        return GetResult(
+        var result = GetResult(
             request: request, status: status, remaining: final.remaining, completed: final.completed,
             failed: final.failed,
             warning: final.warning, responses: parser.responses, instances: instances, storeFailures: failures)
+        if final.failed > 0 { result.limitation = Self.getscuStorageLimitation }
+        return result
     }
+
+    /// What getscu 3.6.7 cannot receive: it proposes its storage contexts (PS3.4 §C.4.3) with the uncompressed
+    /// transfer syntaxes only (its `+x?` options add one compressed syntax for a whole run), so an instance the
+    /// peer holds compressed arrives only when the peer can convert it, and otherwise fails.
+    static let getscuStorageLimitation =
+        "getscu 3.6.7 (--backend dcmtk) proposes uncompressed storage contexts only, so an instance the peer "
+        + "holds compressed (JPEG, JPEG-LS, JPEG 2000, RLE) fails unless the peer converts it; "
+        + "--backend native proposes every transfer syntax"
 
     /// Places one file getscu or storescp wrote into the tree with `placer`, the one placement path
     /// of both backends; `bytes` is the file's size, or with `reportsDataSetLength` its data set's

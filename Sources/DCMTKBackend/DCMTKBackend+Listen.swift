@@ -99,6 +99,14 @@ extension DCMTKBackend {
                                         association: session.association))
                             case .failure(let text):
                                 logger.info("storescp reported an error", metadata: ["line": "\(text)"])
+                                session.lastFailure = text
+                            case .storeUnconfirmed(let uid):
+                                // storescp never stored it: the sender got a failure, or nothing.
+                                let reason = session.lastFailure.map { ": \($0)" } ?? ""
+                                continuation.yield(
+                                    .storeFailed(
+                                        path: nil, sopInstanceUID: uid,
+                                        error: .io("storescp did not store the data set\(reason)")))
                             }
                         }
                     }
@@ -138,6 +146,8 @@ struct ListenSession {
     var pendingAffectedSOPInstanceUID: String?
     /// A number for the current association (storescp serves one at a time).
     var association: UInt64 = 0
+    /// storescp's last `E:`/`F:` line, to explain a data set it did not store.
+    var lastFailure: String?
 
     init(placer: InstancePlacer, book: SeriesBook<ContinuousClock>, logger: Logger) {
         self.placer = placer
@@ -149,6 +159,7 @@ struct ListenSession {
         self.host = host
         self.calling = calling
         self.association += 1
+        self.lastFailure = nil
     }
 
     /// Moves the pending file into the tree.

@@ -18,6 +18,10 @@ public struct StoreSCPLogParser: Sendable {
         case associationClosed(aborted: Bool)
         /// An `E:`/`F:` line.
         case failure(String)
+        /// A C-STORE-RQ (its Affected SOP Instance UID) whose data set storescp never got to store: the
+        /// association ended, or the next request came, before storescp logged a file for it (a data set it
+        /// could not receive or parse, a sender gone mid-instance).
+        case storeUnconfirmed(affectedSOPInstanceUID: String)
     }
 
     private var host: String?
@@ -28,8 +32,16 @@ public struct StoreSCPLogParser: Sendable {
     /// Inside the dump of an incoming C-STORE-RQ.
     private var inStoreRequestDump = false
     private var affectedSOPInstanceUID: String?
+    /// The Affected SOP Instance UID of the last C-STORE-RQ, until storescp logs its file.
+    private var unconfirmed: String?
 
     public init() {}
+
+    /// ``Event/storeUnconfirmed(affectedSOPInstanceUID:)`` for the request still waiting for its file.
+    private mutating func takeUnconfirmed() -> [Event] {
+        defer { unconfirmed = nil }
+        return unconfirmed.map { [.storeUnconfirmed(affectedSOPInstanceUID: $0)] } ?? []
+    }
 
     /// Feeds one line; returns the events it completes.
     public mutating func feed(_ line: DCMTKLogLine) -> [Event] {
@@ -51,11 +63,15 @@ public struct StoreSCPLogParser: Sendable {
                 called = value(after: "Called Application Name:", in: text)
             } else if text.hasPrefix("Message Type") {
                 inStoreRequestDump = text.hasSuffix(": C-STORE RQ")
-                if inStoreRequestDump { affectedSOPInstanceUID = nil }
+                if inStoreRequestDump {
+                    affectedSOPInstanceUID = nil
+                    return takeUnconfirmed()
+                }
             } else if inStoreRequestDump, text.hasPrefix("Affected SOP Instance UID") {
                 affectedSOPInstanceUID = text.split(separator: ":", maxSplits: 1).last.map {
                     $0.trimmingCharacters(in: " ")
                 }
+                unconfirmed = affectedSOPInstanceUID
             } else if text.contains("END DIMSE MESSAGE") {
                 inStoreRequestDump = false
             }
@@ -63,13 +79,14 @@ public struct StoreSCPLogParser: Sendable {
         case .info:
             if text.hasPrefix("Association Acknowledged") {
                 // A previous association whose end was not logged as such ends here at the latest.
-                let missedClose: [Event] = open ? [.associationClosed(aborted: true)] : []
+                let missedClose: [Event] = open ? takeUnconfirmed() + [.associationClosed(aborted: true)] : []
                 open = true
                 return missedClose + [
                     .associationOpened(peerHost: host, callingAETitle: calling, calledAETitle: called)
                 ]
             }
             if text.hasPrefix("storing DICOM file: ") {
+                unconfirmed = nil
                 defer { affectedSOPInstanceUID = nil }
                 return [
                     .fileStored(
@@ -80,9 +97,9 @@ public struct StoreSCPLogParser: Sendable {
             if text.hasPrefix("Association Release") || text.hasPrefix("Association Aborted")
                 || text.hasPrefix("Peer aborted Association") || text.hasPrefix("Association Terminated")
             {
-                guard open else { return [] }
+                guard open else { return takeUnconfirmed() }
                 open = false
-                return [.associationClosed(aborted: !text.hasPrefix("Association Release"))]
+                return takeUnconfirmed() + [.associationClosed(aborted: !text.hasPrefix("Association Release"))]
             }
             return []
         case .error, .fatal:
@@ -90,7 +107,7 @@ public struct StoreSCPLogParser: Sendable {
             // "DIMSE failure (aborting association)", with no "Association Aborted" after it.
             if text.hasPrefix("DIMSE failure (aborting association)"), open {
                 open = false
-                return [.failure(text), .associationClosed(aborted: true)]
+                return [.failure(text)] + takeUnconfirmed() + [.associationClosed(aborted: true)]
             }
             return [.failure(text)]
         default:

@@ -19,10 +19,13 @@ extension NativeBackend {
     ///   tree), then given its final ``StorageLayout`` name with link(2)/rename(2) (``InstancePlacer``,
     ///   optionally fsync'ed) *before* the C-STORE-RSP is sent: success means the file is complete at its
     ///   final name; no partial file ever has a final name;
-    /// - a full disk, an unwritable folder, a symbolic link in the tree where a folder or the file goes,
-    ///   or an unreadable data set is answered 0xA700 (Refused: Out of Resources, PS3.4 §B.2.3),
-    ///   reported as a `storeFailed` event, and the server goes on serving; nothing is written outside
-    ///   the root;
+    /// - a full disk, an unwritable folder or a symbolic link in the tree where a folder or the file goes
+    ///   is answered 0xA700 (Refused: Out of Resources, PS3.4 §B.2.3), a data set that cannot be read (truncated)
+    ///   0xC000 (Error: Cannot understand), each reported as a `storeFailed` event, and the server goes on
+    ///   serving; nothing is written outside the root;
+    /// - every transfer syntax a sender offers that px stores unchanged (``TransferSyntaxLists/storage``: the
+    ///   uncompressed ones, Big Endian and Deflated included, and every encapsulated one) is accepted, and the
+    ///   data set is stored as it arrived, the transfer syntax in its file meta information;
     /// - a data set whose SOP Instance UID is not the request's Affected SOP Instance UID is answered
     ///   0xA900 (Error: Data Set does not match SOP Class, PS3.4 §B.2.3) and not stored;
     /// - up to ``ListenConfiguration/maximumAssociations`` associations at once, more are rejected
@@ -187,14 +190,44 @@ final class LayoutStorage: StorageDelegate {
         events.yield(.storeFailed(path: nil, sopInstanceUID: sopInstanceUID, error: .io(reason)))
     }
 
+    /// Why a received data set cannot be understood, or `nil`: it ends before its elements do (a sender
+    /// that stopped mid-instance, a truncated file sent as it was). Other irregularities (odd lengths, a
+    /// stray delimiter) are stored as received, as storescp does. A deflated data set is left to the header
+    /// read, which inflates only as far as it needs (checking it whole would hold it inflated in memory).
+    static func unreadable(_ instance: DICOMNetwork.ReceivedInstance) -> String? {
+        guard !TransferSyntax(uid: instance.transferSyntaxUID).isDeflated else { return nil }
+        do throws(DICOMDataError) {
+            _ = try Part10File.checkStructure(contentsOf: instance.path, maximumInflatedSize: 0)
+        } catch  where error.code == .truncated || error.code == .lengthPastEnd {
+            return "the data set is truncated: \(error)"
+        } catch {
+            return nil
+        }
+        return nil
+    }
+
     func didReceive(_ instance: DICOMNetwork.ReceivedInstance) async throws -> DIMSEStatus {
         do throws(PXError) {
+            if let reason = Self.unreadable(instance) {
+                // PS3.4 §B.2.3: 0xCxxx, Error: Cannot understand; not the sender's resources or ours.
+                unlink(instance.path)
+                let error = PXError.malformedFile(path: "C-STORE \(instance.sopInstanceUID)", reason: reason)
+                logger.info(
+                    "refused a C-STORE", metadata: ["sop.instance": "\(instance.sopInstanceUID)", "error": "\(error)"])
+                events.yield(.storeFailed(path: nil, sopInstanceUID: instance.sopInstanceUID, error: error))
+                return .cannotUnderstand
+            }
             let header: Part10File
             do {
                 header = try await instance.readHeader()
             } catch {
                 unlink(instance.path)
-                throw PXError.io("cannot read the received data set: \(error)", path: nil)
+                let error = PXError.malformedFile(
+                    path: "C-STORE \(instance.sopInstanceUID)", reason: "cannot read the data set: \(error)")
+                logger.info(
+                    "refused a C-STORE", metadata: ["sop.instance": "\(instance.sopInstanceUID)", "error": "\(error)"])
+                events.yield(.storeFailed(path: nil, sopInstanceUID: instance.sopInstanceUID, error: error))
+                return .cannotUnderstand
             }
             let ds = header.dataSet
             // PS3.7 §9.1.1.1: the Affected SOP Instance UID names the instance the data set holds.

@@ -60,9 +60,11 @@ actor NativeRetrieveSession: RetrieveSession {
         }
         let last = NativeBackend.progress(final.subOperations, status: final.status)
         await onProgress(last)
-        return MoveResult(
+        var result = MoveResult(
             request: request, status: last.status, completed: last.completed, failed: last.failed,
             warning: last.warning, responses: responses + 1)
+        result.failedSOPInstanceUIDs = final.failedSOPInstanceUIDs
+        return result
     }
 
     func get(
@@ -101,10 +103,12 @@ actor NativeRetrieveSession: RetrieveSession {
         }
         let last = NativeBackend.progress(final.subOperations, status: final.status)
         await onProgress(last)
-        return GetResult(
+        var result = GetResult(
             request: request, status: last.status, remaining: last.remaining ?? 0, completed: last.completed,
             failed: last.failed, warning: last.warning, responses: responses + 1, instances: instances,
             storeFailures: failures)
+        result.failedSOPInstanceUIDs = final.failedSOPInstanceUIDs
+        return result
     }
 
     /// Releases the association (the worker ends when it has no more requests) and waits for it.

@@ -28,7 +28,7 @@ public enum MoveCommand {
             }
             return try await RetrieveLoop.each(
                 requests, into: &results, backend: dicomBackend, connection: conn, logger: logger,
-                operation: "C-MOVE", status: \.status
+                operation: "C-MOVE", status: \.status, incomplete: \.subOperationFailure
             ) { session, request, progressLine throws(PXError) in
                 try await session.move(request) { progress in
                     progressLine(
@@ -87,7 +87,7 @@ public enum GetCommand {
             }
             return try await RetrieveLoop.each(
                 requests, into: &results, backend: dicomBackend, connection: conn, logger: logger,
-                operation: "C-GET", status: \.status
+                operation: "C-GET", status: \.status, incomplete: \.subOperationFailure
             ) { session, request, progressLine throws(PXError) in
                 try await session.get(request) { progress in
                     progressLine(
@@ -115,10 +115,12 @@ public enum GetCommand {
 /// first that ends with a failure status.
 enum RetrieveLoop {
     /// Runs `retrieve` for each request, appending its result.
-    /// - Returns: the failure status that stopped the loop, as ``PXError/dimseFailure(_:operation:)``.
+    /// - Returns: the failure status that stopped the loop, as ``PXError/dimseFailure(_:operation:)``; else the
+    ///   first result's `incomplete` error (failed or warning sub-operations, as with a final 0xB000): the run
+    ///   is a partial failure, never a success.
     static func each<Request, Result>(
         _ requests: [Request], into results: inout [Result], backend: any DICOMBackend, connection: Connection,
-        logger: Logger, operation: String, status: (Result) -> DIMSEStatus,
+        logger: Logger, operation: String, status: (Result) -> DIMSEStatus, incomplete: (Result) -> PXError?,
         _ retrieve: (any RetrieveSession, Request, _ progressLine: @escaping @Sendable (String) -> Void)
             async throws(PXError) -> Result
     ) async throws(PXError) -> PXError? {
@@ -134,7 +136,7 @@ enum RetrieveLoop {
                 let resultStatus = status(result)
                 if resultStatus.isFailure { return .dimseFailure(resultStatus, operation: operation) }
             }
-            return nil
+            return done.lazy.compactMap(incomplete).first
         }
     }
 

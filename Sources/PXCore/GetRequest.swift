@@ -64,6 +64,11 @@ public struct GetResult: Hashable, Sendable {
     public var instances: [ReceivedInstance]
     /// Instances that arrived but could not be stored.
     public var storeFailures: [ListenEvent]
+    /// The instances the peer says it could not send: the final response's Failed SOP Instance UID List
+    /// (0008,0058), PS3.4 §C.4.3.1.3.2; empty when it names none.
+    public var failedSOPInstanceUIDs: [String] = []
+    /// Why sub-operations may have failed, when the backend knows a limit of its own (getscu's proposals).
+    public var limitation: String?
 
     public init(
         request: GetRequest, status: DIMSEStatus, remaining: Int?, completed: Int, failed: Int, warning: Int,
@@ -103,5 +108,38 @@ extension GetRequest {
         } catch {
             throw PXError.storage(error)
         }
+    }
+}
+
+extension GetResult {
+    /// The run's sub-operations all succeeded: none failed or ended with a warning (the peer's counts), and
+    /// every instance that arrived was stored (PS3.4 §C.4.3.1.5: 0xB000 means some did not).
+    public var isComplete: Bool {
+        failed == 0 && warning == 0 && storeFailures.isEmpty && failedSOPInstanceUIDs.isEmpty
+    }
+
+    /// ``PXError/subOperationsFailed(operation:failed:warning:total:failedSOPInstanceUIDs:)`` for a run that is
+    /// not ``isComplete``.
+    public var subOperationFailure: PXError? {
+        guard !isComplete else { return nil }
+        let failed = max(self.failed, failedSOPInstanceUIDs.count) + storeFailures.count
+        return .subOperationsFailed(
+            operation: "C-GET", failed: failed, warning: warning, total: completed + failed + warning,
+            failedSOPInstanceUIDs: failedSOPInstanceUIDs, limitation: limitation)
+    }
+}
+
+extension MoveResult {
+    /// The run's sub-operations all succeeded: none failed or ended with a warning (PS3.4 §C.4.2.1.5).
+    public var isComplete: Bool { failed == 0 && warning == 0 && failedSOPInstanceUIDs.isEmpty }
+
+    /// ``PXError/subOperationsFailed(operation:failed:warning:total:failedSOPInstanceUIDs:)`` for a run that is
+    /// not ``isComplete``.
+    public var subOperationFailure: PXError? {
+        guard !isComplete else { return nil }
+        let failed = max(self.failed, failedSOPInstanceUIDs.count)
+        return .subOperationsFailed(
+            operation: "C-MOVE", failed: failed, warning: warning, total: completed + failed + warning,
+            failedSOPInstanceUIDs: failedSOPInstanceUIDs)
     }
 }

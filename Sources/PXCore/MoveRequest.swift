@@ -71,6 +71,9 @@ public struct MoveResult: Hashable, Sendable {
     public var warning: Int
     /// How many C-MOVE-RSPs arrived, the final one included.
     public var responses: Int
+    /// The instances the peer says it could not send: the final response's Failed SOP Instance UID List
+    /// (0008,0058), PS3.4 §C.4.2.1.3.2; empty when it names none.
+    public var failedSOPInstanceUIDs: [String] = []
 
     public init(request: MoveRequest, status: DIMSEStatus, completed: Int, failed: Int, warning: Int, responses: Int) {
         self.request = request

@@ -218,6 +218,30 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
             details: ["failed": String(failed), "total": String(total)])
     }
 
+    /// Sub-operations of a C-GET or C-MOVE that failed or ended with a warning (final status 0xB000, or a
+    /// failure with some completed, PS3.4 §C.4.2.1.5, §C.4.3.1.5): the run is a partial failure, never a
+    /// success. `failedSOPInstanceUIDs` are those the peer named (Failed SOP Instance UID List (0008,0058)).
+    /// `limitation`: a limit of the backend that may explain it (`details.limitation`).
+    public static func subOperationsFailed(
+        operation: String, failed: Int, warning: Int, total: Int, failedSOPInstanceUIDs: [String],
+        limitation: String? = nil
+    ) -> PXError {
+        var message = "\(operation): \(failed) of \(total) sub-operations failed"
+        if warning > 0 { message += ", \(warning) ended with a warning" }
+        if !failedSOPInstanceUIDs.isEmpty {
+            message += " (the peer names \(failedSOPInstanceUIDs.count) in its Failed SOP Instance UID List)"
+        }
+        var details = ["failed": String(failed), "warning": String(warning), "total": String(total)]
+        if !failedSOPInstanceUIDs.isEmpty {
+            details["failedSOPInstanceUIDs"] = failedSOPInstanceUIDs.joined(separator: "\\")
+        }
+        if let limitation {
+            message += "; \(limitation)"
+            details["limitation"] = limitation
+        }
+        return PXError(.partialFailure, message, details: details)
+    }
+
     /// A DICOMweb service answered HTTP `status` (PS3.18 §8.7.3) to `method` `url`; `message` is the
     /// archive's own explanation when it gave one. `url` must carry no credentials.
     public static func httpFailure(status: Int, method: String, url: String, message: String?) -> PXError {

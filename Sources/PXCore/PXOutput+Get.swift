@@ -36,6 +36,11 @@ extension PXOutput {
             JSONMember("instances", .array(instances)),
             JSONMember("storeFailures", .array(result.storeFailures.map { json($0) })),
         ]
+        if !result.failedSOPInstanceUIDs.isEmpty {
+            // PS3.4 §C.4.3.1.3.2: the instances the peer could not send, when it names them.
+            members.append(
+                JSONMember("failedSOPInstanceUIDs", .array(result.failedSOPInstanceUIDs.map(JSONValue.string))))
+        }
         return .object(members)
     }
 }

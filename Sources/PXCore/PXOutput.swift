@@ -76,6 +76,11 @@ public enum PXOutput {
             JSONMember("warning", .integer(result.warning)),
             JSONMember("responses", .integer(result.responses)),
         ]
+        if !result.failedSOPInstanceUIDs.isEmpty {
+            // PS3.4 §C.4.2.1.3.2: the instances the peer could not send, when it names them.
+            members.append(
+                JSONMember("failedSOPInstanceUIDs", .array(result.failedSOPInstanceUIDs.map(JSONValue.string))))
+        }
         return .object(members)
     }
 

@@ -111,6 +111,25 @@ let testConnection = Connection(
         #expect(parser.feed(DCMTKLogLine("I: Association Aborted")) == [.associationClosed(aborted: true)])
     }
 
+    /// A C-STORE-RQ whose data set storescp could not receive (truncated, the sender gone): no file is logged,
+    /// the association ends, and the request's instance is reported as not stored (issue 20).
+    @Test func requestWithoutFileIsUnconfirmed() {
+        var parser = StoreSCPLogParser()
+        _ = parser.feed(DCMTKLogLine("D: Association Received: 127.0.0.1"))
+        _ = parser.feed(DCMTKLogLine("I: Association Acknowledged (Max Send PDV: 16372)"))
+        let first = ["D: Message Type                  : C-STORE RQ", "D: Affected SOP Instance UID     : 1.2.3"]
+        for line in first { #expect(parser.feed(DCMTKLogLine(line)).isEmpty) }
+        #expect(parser.feed(DCMTKLogLine("I: storing DICOM file: recv/a.dcm")).count == 1)
+        for line in ["D: Message Type                  : C-STORE RQ", "D: Affected SOP Instance UID     : 1.2.4"] {
+            #expect(parser.feed(DCMTKLogLine(line)).isEmpty)
+        }
+        let events = parser.feed(
+            DCMTKLogLine("E: DIMSE failure (aborting association): DIMSE Failed to receive message"))
+        #expect(events.contains(.storeUnconfirmed(affectedSOPInstanceUID: "1.2.4")), "\(events)")
+        #expect(!events.contains(.storeUnconfirmed(affectedSOPInstanceUID: "1.2.3")))
+        #expect(events.last == .associationClosed(aborted: true))
+    }
+
     @Test func logLinePrefixes() {
         #expect(DCMTKLogLine("F: boom").level == .fatal)
         #expect(DCMTKLogLine("I: ").text == "")

@@ -220,14 +220,20 @@ final class LayoutStorage: StorageDelegate {
             let header: Part10File
             do {
                 header = try await instance.readHeader()
-            } catch {
+            } catch let error as DICOMDataError where error.code != .tooLarge && error.code != .io {
+                // Malformed: 0xC000. Past the memory limits (a deflate bomb) or unreadable on our side it is
+                // 0xA700 below, out of resources.
                 unlink(instance.path)
-                let error = PXError.malformedFile(
+                let failure = PXError.malformedFile(
                     path: "C-STORE \(instance.sopInstanceUID)", reason: "cannot read the data set: \(error)")
                 logger.info(
-                    "refused a C-STORE", metadata: ["sop.instance": "\(instance.sopInstanceUID)", "error": "\(error)"])
-                events.yield(.storeFailed(path: nil, sopInstanceUID: instance.sopInstanceUID, error: error))
+                    "refused a C-STORE",
+                    metadata: ["sop.instance": "\(instance.sopInstanceUID)", "error": "\(failure)"])
+                events.yield(.storeFailed(path: nil, sopInstanceUID: instance.sopInstanceUID, error: failure))
                 return .cannotUnderstand
+            } catch {
+                unlink(instance.path)
+                throw PXError.io("cannot read the received data set: \(error)", path: nil)
             }
             let ds = header.dataSet
             // PS3.7 §9.1.1.1: the Affected SOP Instance UID names the instance the data set holds.

@@ -58,6 +58,41 @@ struct TransferSyntaxMatrixTests {
             work + "/got", from: matrix.originals, count: matrix.files.count, bytes: backend == "native")
     }
 
+    /// A data set that ends before its elements do (the sender's file was truncated): px-listen native answers
+    /// 0xC000 (Error: Cannot understand, PS3.4 §B.2.3), not 0xA700, with a `storeFailed` event, and stores the
+    /// next instance of the association. The DCMTK backend's storescp aborts the association on it; px-listen
+    /// still reports the instance as `storeFailed`.
+    @Test(arguments: ["native", "dcmtk"]) func truncatedDataSetIsNotUnderstood(backend: String) async throws {
+        let matrix = try Self.matrix()
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-tsm-truncated-")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let source = try #require(matrix.files.first { $0.transferSyntaxUID == WellKnownUID.explicitVRLittleEndian })
+        let good = try #require(matrix.files.first { $0.transferSyntaxUID == WellKnownUID.implicitVRLittleEndian })
+        let bytes = try #require(FileManager.default.contents(atPath: source.path))
+        let truncated = work + "/truncated.dcm"
+        #expect(FileManager.default.createFile(atPath: truncated, contents: bytes.dropLast(1000)))
+        let listener = try await ListenerProcess.start(backend: backend, root: work + "/got", work: work)
+        let sent = try await PeerHarness.runAsync(
+            TestSupport.python,
+            [
+                TestSupport.repositoryRoot + "/scripts/pynetdicom-scu.py", "store", "127.0.0.1", String(listener.port),
+                truncated, good.path, "--aec", "PXLISTEN",
+            ])
+        let statuses = (sent.json?["results"]?.arrayValue ?? []).map { $0["status"] }
+        let failed = await listener.waitFor(seconds: 15) { events in
+            events.contains {
+                $0["event"]?.stringValue == "storeFailed" && $0["SOPInstanceUID"]?.stringValue == source.sopInstanceUID
+            }
+        }
+        if backend == "native" {
+            #expect(statuses == [.number("49152"), .number("0")], "\(sent.stdout)")
+            #expect(
+                await listener.waitFor(seconds: 10) { $0.contains { $0["event"]?.stringValue == "instanceReceived" } })
+        }
+        await listener.stop(signal: SIGTERM)
+        #expect(failed, "\(listener.events()) \(listener.stderr())")
+    }
+
     /// px-get (native) by C-GET from a pynetdicom Q/R SCP and from Orthanc, which send each instance on a
     /// context of its own syntax when the requestor proposed one.
     @Test(arguments: ["pynetdicom", "orthanc"]) func getReceivesEverySyntax(peer: String) async throws {

@@ -1,5 +1,6 @@
 import DICOMData
 import DICOMProtocol
+import NIOCore
 import Testing
 
 @testable import DICOMNetwork
@@ -26,6 +27,10 @@ import Testing
             implementationClassUID: "1.2.3", implementationVersionName: nil
         ).makeAssociateRQ()
         #expect(rq.userInformation.roleSelections.count == ProposedPresentationContext.commonStorageSOPClasses.count)
+        // px's own acceptor (px-serve) refuses an A-ASSOCIATE-RQ over 64 KiB.
+        var encoded = ByteBuffer()
+        try rq.encode(into: &encoded)
+        #expect(encoded.readableBytes < 64 * 1024, "\(encoded.readableBytes) bytes")
         // Secondary Capture (among the first classes) gets a context of its own for each common syntax.
         let singles = storage.filter { $0.abstractSyntax == Self.secondaryCapture && $0.transferSyntaxes.count == 1 }
         for syntax in [

@@ -111,7 +111,11 @@ public struct SyncTransfer: Sendable {
         let result = try await session.get(request) { _ in }
         try await folder.recordPlaced(result.instances.map(\.path), logger: logger)
         if result.status.isFailure && result.completed == 0 { throw .dimseFailure(result.status, operation: "C-GET") }
-        return (result.instances.count, result.failed + result.storeFailures.count)
+        // The peer's counts, or the instances it names as failed (Failed SOP Instance UID List), whichever says
+        // more; and those that arrived but could not be stored.
+        return (
+            result.instances.count, max(result.failed, result.failedSOPInstanceUIDs.count) + result.storeFailures.count
+        )
     }
 
     func move(_ unit: TransferUnit, to destination: String, session: any RetrieveSession) async throws(PXError)
@@ -122,7 +126,7 @@ public struct SyncTransfer: Sendable {
             seriesInstanceUID: unit.seriesInstanceUID, sopInstanceUIDs: unit.sopInstanceUIDs)
         let result = try await session.move(request) { _ in }
         if result.status.isFailure && result.completed == 0 { throw .dimseFailure(result.status, operation: "C-MOVE") }
-        return (result.completed + result.warning, result.failed)
+        return (result.completed + result.warning, max(result.failed, result.failedSOPInstanceUIDs.count))
     }
 
     func push(_ unit: TransferUnit, from folder: FolderPlace, to node: NodePlace) async throws(PXError) -> (Int, Int) {

@@ -2,12 +2,13 @@ import Logging
 import PXCore
 
 extension DCMTKBackend {
-    /// C-STORE SCU with `storescu -v -nh -R` (PS3.4 Annex B): one association for every sendable file
-    /// (several when the paths would overflow the argument list, or when the peer aborted one: see
-    /// ``PushSession``), each file's failure in storescu's own words,
-    /// only the contexts they need (`-R`), and no halt on a failed file (`-nh`), so each file's
-    /// status comes from the log (``StoreSCULogParser``). Files px's planning rejected are never
-    /// passed to storescu (it aborts the association on a non-DICOM file).
+    /// C-STORE SCU with `storescu -v -nh -xf PROFILE` (PS3.4 Annex B): one association for every sendable
+    /// file (several when the paths would overflow the argument list, the files need more than 128
+    /// presentation contexts, or the peer aborted one: see ``PushSession``), each file's failure in
+    /// storescu's own words, only the contexts they need, each file's own transfer syntax first and the
+    /// lossless fallbacks after it (``StoreSCUProfile``, the native backend's proposals), and no halt on a
+    /// failed file (`-nh`), so each file's status comes from the log (``StoreSCULogParser``). Files px's
+    /// planning rejected are never passed to storescu (it aborts the association on a non-DICOM file).
     public func push(
         _ request: PushRequest, connection: Connection, logger: Logger,
         onFile: @Sendable (PushFileResult) async -> Void
@@ -23,9 +24,17 @@ extension DCMTKBackend {
     ) async throws -> PushResult {
         var session = PushSession(request)
         for result in session.planned { await onFile(result) }
+        // A SOP class or transfer syntax that is not a UID cannot be proposed (nor written into the profile).
+        for index in session.unanswered where !StoreSCUProfile.canPropose(request.files[index]) {
+            session.withdraw(index)
+            await onFile(session.finish(index, .noContext(request.files[index])))
+        }
         guard !session.unanswered.isEmpty else { return session.result(failure: nil) }
+        let profiles = try TemporaryDirectory(prefix: "px-push")
+        defer { profiles.remove(logger: logger) }
+        var profileCount = 0
 
-        let base = ["-v", "-nh", "-R"] + Self.associationArguments(connection) + Self.peerArguments(connection)
+        let base = ["-v", "-nh"] + Self.associationArguments(connection)
         var open: [Int] = []  // files of the current batch not yet resolved, in argument order
         func record(_ event: StoreSCULogParser.Event, associationWentOn: Bool) async {
             let path: String
@@ -64,14 +73,20 @@ extension DCMTKBackend {
         var failure: PXError?
         var work = session.unanswered
         runs: while !work.isEmpty {
-            for batch in Self.batches(work, paths: request.files.map(\.path), limit: 512 * 1024) {
+            for batch in Self.batches(work, files: request.files, limit: 512 * 1024) {
                 var deadline = connection.timeouts.deadline
                 if let total = deadline { deadline = max(0.001, total - (monotonicSeconds() - start)) }
                 var parser = StoreSCULogParser()
                 open = batch
                 var sentHere: [Int] = []
                 session.startAssociation()
-                let arguments = base + batch.map { request.files[$0].path }
+                var profile = StoreSCUProfile()
+                for index in batch { _ = profile.add(request.files[index]) }
+                profileCount += 1
+                let profilePath = try profile.write(in: profiles, number: profileCount)
+                let arguments =
+                    base + ["-xf", profilePath, StoreSCUProfile.name] + Self.peerArguments(connection)
+                    + batch.map { request.files[$0].path }
                 let outcome = try await runner("storescu").run(arguments, deadline: deadline, logger: logger) { line in
                     if line.level == .info, line.text.hasPrefix("Sending file: "), parser.associationLost == nil {
                         let path = line.text.dropFirst("Sending file: ".count)
@@ -110,17 +125,23 @@ extension DCMTKBackend {
         return session.result(failure: failure)
     }
 
-    /// `indices` split so that each batch's paths take at most `limit` bytes (at least one path each).
-    static func batches(_ indices: [Int], paths: [String], limit: Int) -> [[Int]] {
+    /// `indices` split so that each batch's paths take at most `limit` bytes and its files need at most
+    /// ``StoreSCUProfile/maximumContexts`` presentation contexts (at least one file each).
+    static func batches(_ indices: [Int], files: [PushFile], limit: Int) -> [[Int]] {
         var out: [[Int]] = []
         var current: [Int] = []
         var size = 0
+        var profile = StoreSCUProfile()
         for index in indices {
-            let length = paths[index].utf8.count + 1
-            if !current.isEmpty && size + length > limit {
+            let length = files[index].path.utf8.count + 1
+            if !current.isEmpty && (size + length > limit || !profile.add(files[index])) {
                 out.append(current)
                 current = []
                 size = 0
+                profile = StoreSCUProfile()
+                _ = profile.add(files[index])
+            } else if current.isEmpty {
+                _ = profile.add(files[index])
             }
             current.append(index)
             size += length

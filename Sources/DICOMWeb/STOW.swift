@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import DICOMData
+import Logging
 import NIOCore
 import NIOHTTP1
 import PXCore
@@ -17,11 +18,78 @@ extension DICOMWebClient {
     /// Files per request.
     public static let storeBatchSize = 64
 
-    /// Stores `files` (all sendable) in one request; `onFile` sees each file's result.
+    /// The HTTP statuses of a store request that may concern some instances only (PS3.18 §10.5.3, Table
+    /// 10.5.3-2: 400 Bad Request and 409 Conflict when some or all failed, 202 Accepted with warnings; 413 when
+    /// the request was too large; 422 and 500 as archives use them for a bad part): their answer is read
+    /// per instance, and instances it does not name are sent again in smaller requests.
+    static let perInstanceStatuses: Set<Int> = [200, 202, 400, 409, 413, 422, 500]
+
+    /// Stores `files` (all sendable) and reports one result per file, in `files` order; `onFile` sees each
+    /// file's result as it is known.
     ///
-    /// - Throws: ``PXError`` when the request fails as a whole (an HTTP error other than 409
-    ///   Conflict, which means "none stored" and is reported per file, or a transport failure).
+    /// A file named in the answer's Referenced SOP Sequence (0008,1199) is stored, one in Failed SOP Sequence
+    /// (0008,1198) failed with its Failure Reason (0008,1197). When the answer is an HTTP error for the whole
+    /// request (``perInstanceStatuses``), the files it does not name go again in two halves, and so on down
+    /// to one file per request: then the archive's refusal (4xx) is that file's failure, and a server error
+    /// (5xx) without a word about the instance leaves its fate unknown, reported as such (not stored as far
+    /// as px knows, PS3.18 §10.5.3).
+    ///
+    /// - Throws: ``PXError`` when the first request fails as a whole for a reason that is not about the
+    ///   instances (an HTTP status outside ``perInstanceStatuses``, a transport failure).
     public func store(_ files: [PushFile], onFile: (PushFileResult) async -> Void) async throws -> [PushFileResult] {
+        var byPath: [String: PushFileResult] = [:]
+        try await self.store(files, into: &byPath, onFile: onFile)
+        return files.compactMap { byPath[$0.path] }
+    }
+
+    private func store(
+        _ files: [PushFile], into results: inout [String: PushFileResult], onFile: (PushFileResult) async -> Void
+    ) async throws {
+        let (httpStatus, answer, message) = try await self.storeRequest(files)
+        let (known, unresolved) = Self.results(of: answer, for: files, httpStatus: httpStatus)
+        for result in known {
+            results[result.file.path] = result
+            await onFile(result)
+        }
+        guard !unresolved.isEmpty else { return }
+        if unresolved.count == 1 && files.count == 1, let file = unresolved.first {
+            let error = PXError.httpFailure(status: httpStatus, method: "POST", url: url("/studies"), message: message)
+            let result: PushFileResult
+            if httpStatus >= 500 {
+                result = PushFileResult(
+                    file: file, status: nil,
+                    error: .invalidResponse(
+                        "unknown whether \(file.sopInstanceUID) was stored: the archive answered HTTP \(httpStatus) "
+                            + "to a request holding only it and did not name it" + (message.map { ": \($0)" } ?? "")))
+            } else {
+                result = PushFileResult(file: file, status: nil, error: error)
+            }
+            results[file.path] = result
+            await onFile(result)
+            return
+        }
+        self.logger.info(
+            "STOW-RS answered HTTP \(httpStatus) without naming every instance: sending those again in smaller requests",
+            metadata: ["files": "\(unresolved.count)"])
+        let half = (unresolved.count + 1) / 2
+        for part in [Array(unresolved[..<half]), Array(unresolved[half...])] where !part.isEmpty {
+            do {
+                try await self.store(part, into: &results, onFile: onFile)
+            } catch {
+                // A later request failed as a whole: its files' fate is that error.
+                let error = self.mapped(error)
+                for file in part where results[file.path] == nil {
+                    let result = PushFileResult(file: file, status: nil, error: error)
+                    results[file.path] = result
+                    await onFile(result)
+                }
+            }
+        }
+    }
+
+    /// One STOW-RS request: the HTTP status, the answer's Store Instances Response Module (empty when the body
+    /// is empty or, for an error status, not DICOM JSON) and, for an error status, the archive's message.
+    private func storeRequest(_ files: [PushFile]) async throws -> (Int, DataSet, String?) {
         let boundary = "px-" + Self.randomHex(16)
         var sizes: [Int] = []
         for file in files {
@@ -39,29 +107,35 @@ extension DICOMWebClient {
                 ("Content-Type", "multipart/related; type=\"application/dicom\"; boundary=\(boundary)"),
                 ("Accept", "application/dicom+json"),
             ],
-            accepting: [200, 202, 409],
+            accepting: Self.perInstanceStatuses,
             body: {
                 .stream(
                     MultipartFileBody(paths: paths, sizes: sizes, partHeader: partHeader, closing: closing),
                     length: .known(Int64(length)))
             })
+        let status = Int(response.status.code)
         let bytes = try await collect(response)
-        let answer: DataSet
+        let text = String(decoding: bytes, as: UTF8.self)
         do {
-            answer = bytes.isEmpty ? DataSet() : try DataSet(dicomJSONText: String(decoding: bytes, as: UTF8.self))
+            return (status, bytes.isEmpty ? DataSet() : try DataSet(dicomJSONText: text), nil)
         } catch {
+            guard status / 100 == 2 else {
+                // An error answer that is not a Store Instances Response: the archive's words, if any.
+                let line = text.prefix { $0 != "\n" && $0 != "\r" }.prefix(500)
+                return (status, DataSet(), line.isEmpty ? response.status.reasonPhrase : String(line))
+            }
             throw PXError.invalidResponse("STOW-RS answer is not DICOM JSON (PS3.18 §10.5.3): \(error)")
         }
-        let results = Self.results(of: answer, for: files, httpStatus: Int(response.status.code))
-        for result in results { await onFile(result) }
-        return results
     }
 
     /// Per-file results from a Store Instances Response Module (PS3.18 §10.5.3, Table 10.5.3-1):
     /// a file in Referenced SOP Sequence (0008,1199) is stored (a Warning Reason (0008,1196) makes it
     /// a warning), one in Failed SOP Sequence (0008,1198) failed with its Failure Reason (0008,1197)
-    /// as the status; a file the answer does not mention is stored when the answer says 200 OK for all.
-    static func results(of answer: DataSet, for files: [PushFile], httpStatus: Int) -> [PushFileResult] {
+    /// as the status; a file the answer does not mention is stored when the answer says 200 OK for all,
+    /// and unresolved otherwise (the second list).
+    static func results(of answer: DataSet, for files: [PushFile], httpStatus: Int) -> (
+        known: [PushFileResult], unresolved: [PushFile]
+    ) {
         var statusByUID: [String: DIMSEStatus] = [:]
         for item in answer.items(Tag(0x0008, 0x1199)) ?? [] {
             guard let uid = item.dataSet.string(Tag(0x0008, 0x1155)) else { continue }
@@ -74,18 +148,20 @@ extension DICOMWebClient {
             let reason = item.dataSet.integer(Tag(0x0008, 0x1197)) ?? 0x0110
             statusByUID[uid] = DIMSEStatus(code: UInt16(truncatingIfNeeded: reason), service: .store)
         }
-        return files.map { file in
+        var known: [PushFileResult] = []
+        var unresolved: [PushFile] = []
+        for file in files {
             if let status = statusByUID[file.sopInstanceUID] {
                 var result = PushFileResult(file: file, status: status)
                 if status.isFailure { result.error = .dimseFailure(status, operation: "STOW-RS") }
-                return result
+                known.append(result)
+            } else if httpStatus == 200 {
+                known.append(PushFileResult(file: file, status: .success))
+            } else {
+                unresolved.append(file)
             }
-            if httpStatus == 200 { return PushFileResult(file: file, status: .success) }
-            return PushFileResult(
-                file: file, status: nil,
-                error: .invalidResponse(
-                    "the STOW-RS answer (HTTP \(httpStatus)) does not mention \(file.sopInstanceUID)"))
         }
+        return (known, unresolved)
     }
 
     static func randomHex(_ count: Int) -> String {

@@ -210,6 +210,31 @@ struct AssociationNegotiationTests {
         #expect(ctDefault.requestorIsSCU && !ctDefault.requestorIsSCP)
     }
 
+    @Test("A storage context the requestor takes only as SCP (C-GET) gets the sending preference (issue 20)")
+    func sendingPreferenceForRequestorSCP() throws {
+        var policy = Self.policy
+        // Receiving, a compressed syntax first (no transcoding); sending, what every uncompressed file can go in.
+        policy.supportedAbstractSyntaxes[Self.ctImageStorage] = .init(
+            transferSyntaxes: [Self.jpegBaseline, Self.explicitLE, Self.implicitLE], allowsRequestorSCP: true)
+        policy.supportedAbstractSyntaxes[Self.ctImageStorage]?.transferSyntaxesAsSender = [
+            Self.explicitLE, Self.implicitLE, Self.jpegBaseline,
+        ]
+        func chosen(_ role: ProposedPresentationContext.RoleProposal?) throws -> String? {
+            let rq = try Self.parameters([
+                ProposedPresentationContext(abstractSyntax: Self.studyRootGet, transferSyntaxes: [Self.implicitLE]),
+                ProposedPresentationContext(
+                    abstractSyntax: Self.ctImageStorage, transferSyntaxes: [Self.jpegBaseline, Self.explicitLE],
+                    roleProposal: role),
+            ]).makeAssociateRQ()
+            guard case .accept(_, let negotiated) = policy.evaluate(rq) else { return nil }
+            return negotiated.context(abstractSyntax: Self.ctImageStorage)?.transferSyntax
+        }
+        #expect(try chosen(.init(scu: false, scp: true)) == Self.explicitLE)
+        // The requestor may also send on it, or takes the default role: the receiving preference.
+        #expect(try chosen(.init(scu: true, scp: true)) == Self.jpegBaseline)
+        #expect(try chosen(nil) == Self.jpegBaseline)
+    }
+
     @Test("Asynchronous operations window is answered 1/1 only when proposed")
     func asyncWindow() throws {
         var parameters = Self.parameters([

@@ -13,8 +13,9 @@ extension DICOMAssociation {
     /// C-STORE (PS3.4 §B.2) of one Part 10 file.
     ///
     /// The data set is sent as it is in the file when the accepted context has the file's transfer syntax
-    /// (byte-identical), and re-encoded for an accepted uncompressed context otherwise (native files only:
-    /// ``StorableFile`` chooses the context). A file that no accepted
+    /// (byte-identical), and re-encoded otherwise, only to a syntax it converts to without loss (Big Endian,
+    /// Deflated or Implicit VR to Explicit VR Little Endian and the like; never a compressed file:
+    /// ``StorableFile/sendableTransferSyntaxes`` chooses the context). A file that no accepted
     /// context can carry, or that cannot be read, is reported in the result without sending anything.
     public func store(_ file: StorableFile) async throws -> StoreResult {
         try await self.storeOne(file, moveOriginator: nil)
@@ -99,16 +100,19 @@ extension DICOMAssociation {
         let request = CStoreRQ(
             messageID: messageID, affectedSOPClassUID: file.sopClassUID, affectedSOPInstanceUID: file.sopInstanceUID,
             moveOriginatorAETitle: moveOriginator?.aeTitle, moveOriginatorMessageID: moveOriginator?.messageID)
-        if context.transferSyntax == file.transferSyntaxUID {
+        let source: OpenFile?
+        do {
+            source = context.transferSyntax == file.transferSyntaxUID ? try OpenFile(file.path) : nil
+        } catch {
+            result.error = "\(error)"
+            return (nil, result)
+        }
+        defer { source?.close() }
+        // An odd-length deflate stream (PS3.5 §A.5) goes through dataSetBytes, which pads it to even length.
+        if let source,
+            !(TransferSyntax(uid: file.transferSyntaxUID).isDeflated && (source.size - source.dataSetOffset) % 2 == 1)
+        {
             // The file's own encoding: its data set goes out byte for byte, streamed from disk.
-            let source: OpenFile
-            do {
-                source = try OpenFile(file.path)
-            } catch {
-                result.error = "\(error)"
-                return (nil, result)
-            }
-            defer { source.close() }
             await goingOut()
             try await self.connection.send(
                 .cStoreRQ(request), presentationContextID: context.id, dataSetOf: source.descriptor,
@@ -172,7 +176,13 @@ extension DICOMAssociation {
         }
         if transferSyntaxUID == file.transferSyntaxUID {
             let offset = try Self.dataSetOffset(bytes, path: file.path)
-            return ByteBuffer(bytes: bytes[offset...])
+            var dataSet = ByteBuffer(bytes: bytes[offset...])
+            // A deflate stream of odd length gets one trailing NUL byte (PS3.5 §A.5): the data set is sent in
+            // fragments of even length (PS3.8 §9.3.5), which DCMTK enforces ("Odd Fragment Length").
+            if TransferSyntax(uid: file.transferSyntaxUID).isDeflated && dataSet.readableBytes % 2 == 1 {
+                dataSet.writeInteger(UInt8(0))
+            }
+            return dataSet
         }
         let parsed = try Part10File(bytes: bytes)
         return ByteBuffer(

@@ -43,38 +43,32 @@ public struct StorableFile: Sendable, Hashable {
         self.maximumInflatedSize = maximumInflatedSize
     }
 
-    /// The transfer syntax lists to propose for this file: its own syntax alone (so that an acceptor with
-    /// another preference still accepts it and the data set goes out byte for byte, streamed from disk),
-    /// then, for a native (uncompressed) file, Explicit and Implicit VR Little Endian, which it can be
-    /// re-encoded to (PS3.5 §10).
+    /// The transfer syntaxes this file can be sent in without losing anything, best first: its own (the data
+    /// set goes out byte for byte, streamed from disk), then the lossless conversions
+    /// (``DICOMData/TransferSyntax/losslessSendingSyntaxes``); none for a compressed file.
+    public var sendableTransferSyntaxes: [String] {
+        TransferSyntax(uid: self.transferSyntaxUID).losslessSendingSyntaxes.map(\.uid)
+    }
+
+    /// The transfer syntax lists to propose for this file (``DICOMData/TransferSyntax/sendingProposals``): its
+    /// own syntax alone, then the lossless fallbacks.
     var proposals: [[String]] {
-        let syntax = TransferSyntax(uid: self.transferSyntaxUID)
-        if syntax.isEncapsulated {
-            return [[self.transferSyntaxUID]]
-        }
-        return [[self.transferSyntaxUID], TransferSyntaxLists.uncompressed]
+        TransferSyntax(uid: self.transferSyntaxUID).sendingProposals.map { $0.map(\.uid) }
     }
 
     /// The accepted context to send this file on with C-STORE: one for its SOP class where the sender has
     /// the SCU role of C-STORE (the requestor when `requestorSends`; for C-GET sub-operations the acceptor
-    /// sends, to a requestor accepted as SCP, PS3.7 §D.3.3.4), in the file's own transfer syntax, or else,
-    /// for a native file only, in an uncompressed syntax it can be re-encoded to (PS3.5 §10).
-    /// Encapsulated pixel data cannot be re-encoded: such a file without its own syntax has no context.
-    /// A deflated file (PS3.5 §A.5) goes uncompressed when the peer accepted Explicit (else Implicit) VR
-    /// Little Endian, as storescu does: many acceptors accept Deflated but cannot read every deflate
-    /// stream; it goes as its own deflate stream only when nothing else was accepted.
+    /// sends, to a requestor accepted as SCP, PS3.7 §D.3.3.4), in the first of ``sendableTransferSyntaxes``
+    /// that such a context has: the file's own syntax whenever the peer accepted it, else a lossless
+    /// conversion. A compressed file without a context in its own syntax has none.
     func context(in negotiated: NegotiatedAssociation, requestorSends: Bool) -> NegotiatedAssociation.Context? {
         let candidates = negotiated.acceptedContexts.filter {
             $0.abstractSyntax == self.sopClassUID && (requestorSends ? $0.requestorIsSCU : $0.requestorIsSCP)
         }
-        if TransferSyntax(uid: self.transferSyntaxUID).isDeflated {
-            for syntax in TransferSyntaxLists.uncompressed {
-                if let plain = candidates.first(where: { $0.transferSyntax == syntax }) { return plain }
-            }
+        for syntax in self.sendableTransferSyntaxes {
+            if let context = candidates.first(where: { $0.transferSyntax == syntax }) { return context }
         }
-        if let own = candidates.first(where: { $0.transferSyntax == self.transferSyntaxUID }) { return own }
-        guard !TransferSyntax(uid: self.transferSyntaxUID).isEncapsulated else { return nil }
-        return candidates.first { TransferSyntaxLists.uncompressed.contains($0.transferSyntax) }
+        return nil
     }
 
     /// The contexts a set of files needs: one per distinct (SOP class, transfer syntax list).

@@ -28,7 +28,8 @@ extension QueryRetrieveOperation {
     }
 
     /// C-MOVE SCP (PS3.4 §C.4.2.2, §C.4.2.3): resolves the destination through the provider, sends the matches
-    /// on one sub-association as C-STORE SCU (with Move Originator AE title and Message ID), reports a pending
+    /// on one sub-association as C-STORE SCU (with Move Originator AE title and Message ID; each file's own
+    /// transfer syntax proposed, and its lossless fallbacks, ``StorableFile/presentationContexts(for:)``), reports a pending
     /// response after each sub-operation, and ends with success, 0xB000, 0xA702, 0xA801 or 0xFE00.
     mutating func move(_ request: QueryRetrieveRequest, destination: String) async throws {
         guard let qr = self.configuration.queryRetrieve else { return }
@@ -111,9 +112,10 @@ extension QueryRetrieveOperation {
     }
 
     /// C-GET SCP (PS3.4 §C.4.3.2, §C.4.3.3): the matches go as C-STORE-RQs on this association, each on a
-    /// context for its SOP class where the requestor accepted the SCP role (PS3.7 §D.3.3.4) and whose transfer
-    /// syntax is the file's (or an uncompressed one a native file can be re-encoded to); instances with no such
-    /// context count as failed. A C-CANCEL-RQ stops after the sub-operation in progress.
+    /// context for its SOP class where the requestor accepted the SCP role (PS3.7 §D.3.3.4), in the file's own
+    /// transfer syntax or else a lossless conversion of it (``StorableFile/sendableTransferSyntaxes``; never a
+    /// compressed syntax the file is not in); instances with no such context count as failed. A C-CANCEL-RQ
+    /// stops after the sub-operation in progress.
     mutating func get(_ request: QueryRetrieveRequest) async throws {
         guard let qr = self.configuration.queryRetrieve else { return }
         guard let files = try await self.filesToRetrieve(request) else { return }

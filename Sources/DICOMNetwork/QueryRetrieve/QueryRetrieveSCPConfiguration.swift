@@ -64,10 +64,23 @@ public struct QueryRetrieveSCPConfiguration: Sendable {
         for uid in UIDDictionary.storageSOPClasses {
             if var entry = supported[uid] {
                 entry.allowsRequestorSCP = true
+                entry.transferSyntaxesAsSender = Self.sendingPreference
                 supported[uid] = entry
             }
         }
     }
+}
+
+extension QueryRetrieveSCPConfiguration {
+    /// The syntax to accept in a C-GET requestor's storage context (the requestor as SCP only), where the
+    /// sub-operations go: Explicit, then Implicit VR Little Endian, which every uncompressed file can be sent
+    /// in (``StorableFile/sendableTransferSyntaxes``), before the syntaxes only a file already in them can go
+    /// in (a compressed syntax accepted for a whole SOP class would fail every uncompressed instance of it).
+    /// Each file then takes an accepted context in its own syntax or a lossless conversion of it.
+    static let sendingPreference: [String] =
+        TransferSyntaxLists.uncompressed
+        + TransferSyntaxLists.storage.filter { !TransferSyntaxLists.uncompressed.contains($0) }
+        + [WellKnownUID.explicitVRBigEndian].filter { !TransferSyntaxLists.storage.contains($0) }
 }
 
 extension [String: AssociationAcceptorPolicy.SupportedAbstractSyntax] {

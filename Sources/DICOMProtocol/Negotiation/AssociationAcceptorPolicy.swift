@@ -9,6 +9,10 @@ public struct AssociationAcceptorPolicy: Sendable, Hashable {
         public var allowsRequestorSCU: Bool
         /// Whether the requestor may act as SCP (storage SOP classes when serving C-GET).
         public var allowsRequestorSCP: Bool
+        /// The preference for a context of this abstract syntax whose requestor takes the SCP role only (a C-GET
+        /// requestor's storage context, PS3.4 §C.4.3, PS3.7 §D.3.3.4): there this acceptor is the one that
+        /// sends, so it picks what it can produce, not what it would like to receive. `nil`: ``transferSyntaxes``.
+        public var transferSyntaxesAsSender: [String]?
 
         /// Creates a supported abstract syntax.
         public init(transferSyntaxes: [String], allowsRequestorSCU: Bool = true, allowsRequestorSCP: Bool = false) {
@@ -75,7 +79,8 @@ public struct AssociationAcceptorPolicy: Sendable, Hashable {
     /// (service user, reason 7), calling AE title not accepted (service user, reason 3); all permanent.
     ///
     /// Otherwise every context gets a result: 0 with the first transfer syntax of *this* policy's order that
-    /// the requestor offered, 3 if the abstract syntax is unsupported, 4 if no offered transfer syntax is
+    /// the requestor offered (``SupportedAbstractSyntax/transferSyntaxesAsSender`` for a SOP class whose
+    /// requestor takes only the SCP role), 3 if the abstract syntax is unsupported, 4 if no offered transfer syntax is
     /// supported, 2 (no reason) for an even or duplicate ID. Role selections (0x54) are answered for supported
     /// SOP classes; an asynchronous operations window (0x53) is answered with *invoked* 1 (this side
     /// invokes nothing asynchronously) and *performed* the smaller of the requestor's *invoked* and
@@ -101,6 +106,21 @@ public struct AssociationAcceptorPolicy: Sendable, Hashable {
                 AssociateRJ(result: .rejectedPermanent, source: .serviceUser, reason: .callingAETitleNotRecognized))
         }
 
+        // The roles first: a context the requestor takes only as SCP is one this acceptor sends on.
+        var roles: [RoleSelection] = []
+        var rolesSeen = Set<String>()
+        for proposal in request.userInformation.roleSelections where rolesSeen.insert(proposal.sopClassUID).inserted {
+            guard let supported = self.supportedAbstractSyntaxes[proposal.sopClassUID] else { continue }
+            roles.append(
+                RoleSelection(
+                    sopClassUID: proposal.sopClassUID,
+                    scuRole: proposal.scuRole && supported.allowsRequestorSCU,
+                    scpRole: proposal.scpRole && supported.allowsRequestorSCP
+                )
+            )
+        }
+        let sendingOnly = Set(roles.filter { $0.scpRole && !$0.scuRole }.map(\.sopClassUID))
+
         var answers: [PresentationContextAC] = []
         answers.reserveCapacity(request.presentationContexts.count)
         var seenIDs = Set<UInt8>()
@@ -119,7 +139,10 @@ public struct AssociationAcceptorPolicy: Sendable, Hashable {
                 )
                 continue
             }
-            guard let chosen = supported.transferSyntaxes.first(where: { proposal.transferSyntaxes.contains($0) })
+            let preference =
+                sendingOnly.contains(proposal.abstractSyntax)
+                ? supported.transferSyntaxesAsSender ?? supported.transferSyntaxes : supported.transferSyntaxes
+            guard let chosen = preference.first(where: { proposal.transferSyntaxes.contains($0) })
             else {
                 answers.append(
                     PresentationContextAC(
@@ -129,19 +152,6 @@ public struct AssociationAcceptorPolicy: Sendable, Hashable {
                 continue
             }
             answers.append(PresentationContextAC(id: proposal.id, result: .acceptance, transferSyntax: chosen))
-        }
-
-        var roles: [RoleSelection] = []
-        var rolesSeen = Set<String>()
-        for proposal in request.userInformation.roleSelections where rolesSeen.insert(proposal.sopClassUID).inserted {
-            guard let supported = self.supportedAbstractSyntaxes[proposal.sopClassUID] else { continue }
-            roles.append(
-                RoleSelection(
-                    sopClassUID: proposal.sopClassUID,
-                    scuRole: proposal.scuRole && supported.allowsRequestorSCU,
-                    scpRole: proposal.scpRole && supported.allowsRequestorSCP
-                )
-            )
         }
 
         let accept = AssociateAC(

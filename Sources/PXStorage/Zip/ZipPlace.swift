@@ -300,9 +300,12 @@ public struct ZipPlace: Sendable, Hashable {
     /// sanitised name (``InstancePlacer``). Entries are checked (size, CRC-32) before they are placed.
     ///
     /// - Returns: Where each instance went.
-    public func extract(study studyInstanceUID: String, into placer: InstancePlacer) throws(ZipError)
-        -> [InstancePlacer.Placement]
-    {
+    /// - Parameter onPlaced: Called with each placement as it is made, so that a caller learns what was placed
+    ///   before an entry further on fails.
+    public func extract(
+        study studyInstanceUID: String, into placer: InstancePlacer,
+        onPlaced: (InstancePlacer.Placement) -> Void = { _ in }
+    ) throws(ZipError) -> [InstancePlacer.Placement] {
         guard let path = try archivePath(of: studyInstanceUID) else {
             throw .missingEntry(studyInstanceUID, path: root)
         }
@@ -324,6 +327,7 @@ public struct ZipPlace: Sendable, Hashable {
             }
             do {
                 placements.append(try placer.place(temporaryFile: temporary, dataSet: dataSet))
+                onPlaced(placements[placements.count - 1])
             } catch {
                 throw .placement(error)
             }

@@ -1,4 +1,5 @@
 import DICOMData
+import DICOMNetwork
 import Logging
 import PXCore
 import PXIndex
@@ -131,9 +132,14 @@ public struct SyncTransfer: Sendable {
     }
 
     func push(_ unit: TransferUnit, from folder: FolderPlace, to node: NodePlace) async throws(PXError) -> (Int, Int) {
-        let paths = try await folder.files(of: unit)
-        guard !paths.isEmpty else { return (0, 0) }
-        var request = PushRequest(files: paths.map { PushFile(readingHeaderOf: $0) })
+        let files = try await folder.storableFiles(of: unit)
+        guard !files.isEmpty else { return (0, 0) }
+        var request = PushRequest(
+            files: files.map { file in
+                var push = PushFile(readingHeaderOf: file.path)
+                push.indexed = file.indexed
+                return push
+            })
         request.window = window
         let result = try await node.backend.push(request, connection: node.connection, logger: logger) { _ in }
         if let failure = result.failure, result.completed + result.warning == 0 { throw failure }
@@ -159,10 +165,10 @@ extension SyncTransfer {
     {
         let whole = TransferUnit(
             studyInstanceUID: unit.studyInstanceUID, seriesInstanceUID: nil, sopInstanceUIDs: [], instances: nil)
-        let files = try await folder.files(of: whole)
+        let files = try await folder.storableFiles(of: whole).compactMap(\.indexed)
         guard !files.isEmpty else { return (0, 0) }
         do {
-            return (try zip.archive(study: unit.studyInstanceUID, files: files).added, 0)
+            return (try zip.archive(study: unit.studyInstanceUID, indexedFiles: files).added, 0)
         } catch {
             throw .zip(error)
         }

@@ -154,11 +154,14 @@ public struct FolderPlaceProvider: QueryRetrieveProvider {
     }
 
     public func find(_ request: QueryRetrieveRequest) async throws -> AsyncThrowingStream<DataSet, any Error> {
-        try await self.place.archive(for: request.identifier).find(request)
+        // The archive (every record the identifier can match) is gone once the responses are made.
+        defer { FreedMemory.release() }
+        return try await self.place.archive(for: request.identifier).find(request)
     }
 
     public func retrieve(_ request: QueryRetrieveRequest) async throws -> [StorableFile] {
-        try await self.place.archive(for: request.identifier).retrieve(request)
+        defer { FreedMemory.release() }
+        return try await self.place.archive(for: request.identifier).retrieve(request)
     }
 
     public func moveDestination(_ aeTitle: String) async -> DICOMPeer? {

@@ -283,4 +283,49 @@ struct ServeHostileTests {
             await server.stop()
         }
     }
+
+    /// A zip place's archive whose last instance entry is not DICOM (a valid zip entry, CRC and all): px-sync
+    /// zip -> folder places the instances before it, and its `failed` event counts them (it said 0).
+    @Test func aZipThatFailsHalfWayCountsWhatItPlaced() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-sync-zip-half-") { work in
+            let folder = work + "/folder"
+            for number in 1...3 {
+                try Self.write(
+                    try Self.instance(patient: "P1", name: "DOE^P1", study: 5, series: 1, number: number, fill: 0x11),
+                    folder + "/\(number).dcm")
+            }
+            let zips = work + "/zips"
+            let archived = try await PeerHarness.runAsync("px-sync", [folder, "zip:" + zips])
+            #expect(archived.exitCode == 0, "\(archived.stdout) \(archived.stderr)")
+            let archive = try #require(
+                SyncTests.files(under: zips).first { $0.hasSuffix(".zip") }, "\(archived.stdout)")
+            // The last instance entry rewritten as text, the archive otherwise as it was.
+            let broken = try await PeerHarness.runAsync(
+                TestSupport.python,
+                [
+                    "-c",
+                    """
+                    import sys, zipfile
+                    path = sys.argv[1]
+                    with zipfile.ZipFile(path) as z:
+                        entries = [(i, z.read(i.filename)) for i in z.infolist()]
+                    last = max(i for i, (info, _) in enumerate(entries) if info.filename.endswith(".dcm"))
+                    entries[last] = (entries[last][0], b"not a DICOM file" * 8)
+                    with zipfile.ZipFile(path, "w") as z:
+                        for info, data in entries:
+                            z.writestr(info, data)
+                    """, archive,
+                ])
+            #expect(broken.exitCode == 0, "\(broken.stderr)")
+            let back = work + "/back"
+            let extracted = try await PeerHarness.runAsync("px-sync", ["zip:" + zips, back])
+            #expect(extracted.exitCode != 0, "\(extracted.stdout)")
+            let failed = extracted.stdout.split(separator: "\n").compactMap { line -> JSONValue? in
+                guard line.hasPrefix("{") else { return nil }
+                do { return try JSONParser.parse(String(line)) } catch { return nil }
+            }.first { $0["event"]?.stringValue == "failed" }
+            #expect(failed?["transferred"]?.intValue == 2, "\(extracted.stdout)")
+            #expect(SyncTests.files(under: back).count == 2, "\(SyncTests.files(under: back))")
+        }
+    }
 }

@@ -166,14 +166,6 @@ public struct Part10File: Sendable {
         try Self.metaEnd(bytes, from: Self.dicmPrefixOffset(bytes).map { $0 + 4 } ?? 0)
     }
 
-    /// The file meta information (PS3.10 §7.1) in a file's first bytes: the group 0002 elements after the
-    /// preamble and `DICM` (empty when the file starts with its data set).
-    ///
-    /// - Throws: ``DICOMDataError`` when the meta information is malformed or runs past `bytes`.
-    public static func meta(in bytes: [UInt8]) throws(DICOMDataError) -> DataSet {
-        try Self.readMeta(bytes, from: Self.dicmPrefixOffset(bytes).map { $0 + 4 } ?? 0).0
-    }
-
     /// Reads the group 0002 elements that start at `start`; returns them and where the data set begins.
     static func readMeta(_ bytes: [UInt8], from start: Int) throws(DICOMDataError) -> (DataSet, Int) {
         let end = try Self.metaEnd(bytes, from: start)

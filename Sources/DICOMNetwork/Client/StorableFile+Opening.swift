@@ -19,8 +19,10 @@ extension StorableFile {
     static let metaPrefixSize = 64 * 1024
 
     /// Opens the file to send it: a file from a place's index (``indexed``) below the place's root without
-    /// following links, and only if it is still the indexed file (``DICOMData/IndexedFile/open()``); a file named
-    /// by the user at ``path``. Either must hold ``sopInstanceUID`` in its meta information when it has one.
+    /// following links, and only if it is still the indexed file (``DICOMData/IndexedFile/open()``: a regular file
+    /// of the indexed size and modification time); a file named by the user at ``path``. (The meta information's
+    /// SOP Instance UID is not compared: px-push sends a file whose meta disagrees with its data set as the data
+    /// set says.)
     ///
     /// - Throws: ``DICOMNetworkError/Code/notTheIndexedFile`` when the file is not the one to send,
     ///   ``DICOMNetworkError/Code/fileError`` when it cannot be read, ``DICOMNetworkError/Code/invalidArgument``
@@ -35,7 +37,6 @@ extension StorableFile {
         }
         let prefix: [UInt8]
         let offset: Int
-        let meta: DataSet
         do {
             prefix = try file.read(count: min(file.size, Self.metaPrefixSize))
         } catch {
@@ -44,14 +45,9 @@ extension StorableFile {
         }
         do {
             offset = try Part10File.dataSetOffset(in: prefix)
-            meta = try Part10File.meta(in: prefix)
         } catch {
             file.close()
             throw .invalidArgument("\(self.path): \(error)")
-        }
-        if let held = meta.string(.mediaStorageSOPInstanceUID), !held.isEmpty, held != self.sopInstanceUID {
-            file.close()
-            throw .notTheIndexedFile("\(self.path) holds SOP Instance \(held), not \(self.sopInstanceUID)")
         }
         return Opened(file: file, dataSetOffset: offset)
     }

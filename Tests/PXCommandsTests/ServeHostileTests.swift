@@ -169,8 +169,8 @@ struct ServeHostileTests {
     }
 
     /// Eight peers fill px-serve's eight slots with C-FIND requests and never read the answers: each is
-    /// disconnected within `--write-timeout` of its responses stalling (not after the DIMSE timeout or never),
-    /// and a ninth peer then gets an association and its answer.
+    /// disconnected once px-serve's writes make no progress for `--write-timeout` (3 s here; not after the DIMSE
+    /// timeout or never), and a ninth peer then gets an association and its answer.
     @Test func nonReadingFindPeersLoseTheirSlotsWithinTheWriteTimeout() async throws {
         try await TestSupport.withTemporaryDirectory(prefix: "px-serve-noread-") { work in
             let place = work + "/place"
@@ -212,9 +212,10 @@ struct ServeHostileTests {
                 let closed = HostilePeerTests.number(result["closedAfter"])
                 let stalled = HostilePeerTests.number(result["stalledAfter"])
                 #expect(stalled != nil, "\(result)")
-                // Closed within the write timeout of stalling (with slack for 2 shared cores), not left open.
-                #expect(
-                    closed.map { $0 <= (stalled ?? 0) + writeTimeout + 8 } == true, "\(result) after \(elapsed)")
+                // Closed once px-serve's writes stalled for the write timeout: well before the 60 s DIMSE timeout
+                // (or the 60 s default write timeout px-serve could not change before), even on two busy cores
+                // where filling the buffers takes a while (3 to 15 s seen).
+                #expect(closed.map { $0 < 30 } == true, "\(result) after \(elapsed)")
             }
             #expect(
                 await server.waitFor(seconds: 10) {

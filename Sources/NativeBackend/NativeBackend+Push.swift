@@ -33,7 +33,8 @@ extension NativeBackend {
         let storable = request.files.map { file in
             StorableFile(
                 path: file.path, sopClassUID: file.sopClassUID, sopInstanceUID: file.sopInstanceUID,
-                transferSyntaxUID: file.transferSyntaxUID, maximumInflatedSize: request.maximumInflatedSize)
+                transferSyntaxUID: file.transferSyntaxUID, maximumInflatedSize: request.maximumInflatedSize,
+                indexed: file.indexed)
         }
         let start = ContinuousClock.now
         var window = request.window

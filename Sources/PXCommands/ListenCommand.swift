@@ -35,7 +35,7 @@ public enum ListenCommand {
             } catch {
                 failure = error.asPXError
             }
-            await hooks.waitForAll(upTo: max(listen.shutdownGrace, 1))
+            await hooks.waitForAll(upTo: max(listen.server.shutdownGrace, 1))
             return failure
         }
     }

@@ -31,25 +31,15 @@ public struct ServeOptions: ParsableArguments {
             "Path template under the place for stored files, {Keyword} fields, e.g. {PatientID}/{StudyInstanceUID}/{SOPInstanceUID}.dcm."
     )
     public var layout: String?
-    @Option(
-        name: .customLong("max-associations"), help: "Associations served at once; more are rejected.")
-    public var maxAssociations: Int = 32
-    @Option(name: .customLong("acse-timeout"), help: "Association negotiation and release timeout (s).") public
-        var acse: Double = 30
-    @Option(name: .customLong("dimse-timeout"), help: "How long a peer may stay silent on an association (s).") public
-        var dimse: Double = 60
-    @Option(
-        name: .customLong("shutdown-grace"),
-        help: "On SIGTERM/SIGINT, seconds the associations in progress may run before they are aborted.")
-    public var shutdownGrace: Double = 10
     @OptionGroup(title: "TLS") public var tls: ListenTLSOptions
+    /// Associations, timeouts and the defences against hostile peers: px-listen's (``ServerOptions``).
+    @OptionGroup public var server: ServerOptions
 
     public init() {}
 
     public func validate() throws {
         if !(0...65535).contains(port) { throw ValidationError("--port \(port) is out of range 0-65535") }
         do { try AETitle.validate(aeTitle, role: "--aet") } catch { throw ValidationError(error.message) }
-        if maxAssociations < 1 { throw ValidationError("--max-associations must be at least 1") }
         if let layout { do { _ = try StorageLayout(template: layout) } catch { throw ValidationError(error.message) } }
         for text in moveDestinations {
             do { _ = try Self.destination(text) } catch { throw ValidationError(error.message) }
@@ -83,10 +73,10 @@ public struct ServeOptions: ParsableArguments {
 
     /// The receiving side of the server (the place's root made absolute).
     func configuration(layout: StorageLayout) throws(PXError) -> ListenConfiguration {
-        let configuration = try ListenConfiguration(
-            port: port, aeTitle: aeTitle, root: absolutePath(place), layout: layout,
-            timeouts: Timeouts(connect: 10, acse: acse, dimse: dimse, deadline: nil), duplicates: .keep,
-            maximumAssociations: maxAssociations, shutdownGrace: shutdownGrace)
+        var configuration = try ListenConfiguration(
+            port: port, aeTitle: aeTitle, root: absolutePath(place), layout: layout, timeouts: server.timeouts,
+            duplicates: .keep, maximumAssociations: server.maxAssociations, shutdownGrace: server.shutdownGrace)
+        configuration.limits = try server.limits()
         return try tls.applied(to: configuration)
     }
 
@@ -120,8 +110,8 @@ public enum ServeCommand {
             let provider = FolderPlaceProvider(
                 place: place, moveDestinations: try serve.destinations(config: try PXConfig.load()))
             var queryRetrieve = QueryRetrieveSCPConfiguration(provider: provider)
-            queryRetrieve.acseTimeout = .milliseconds(Int64(serve.acse * 1000))
-            queryRetrieve.dimseTimeout = .milliseconds(Int64(serve.dimse * 1000))
+            queryRetrieve.acseTimeout = .milliseconds(Int64(serve.server.acse * 1000))
+            queryRetrieve.dimseTimeout = .milliseconds(Int64(serve.server.dimse * 1000))
             let service = ServeService(
                 configuration: configuration, queryRetrieve: queryRetrieve, place: place, logger: logger
             ) { event in

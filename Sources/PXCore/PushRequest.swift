@@ -107,6 +107,10 @@ public struct PushFile: Hashable, Sendable {
     public var error: PXError?
     /// Something the planning noticed that does not stop the file (a meta that disagrees with the data set).
     public var warning: String?
+    /// Where the file sits in a place and what the place's index recorded of it (px-sync from a folder place): it
+    /// is then sent only if it is still that file, opened without following links
+    /// (``DICOMData/IndexedFile/open()``).
+    public var indexed: IndexedFile?
 
     public init(
         path: String, sopClassUID: String = "", sopInstanceUID: String = "", transferSyntaxUID: String = "",

@@ -79,7 +79,7 @@ extension FolderPlace {
     func archive(for identifier: DataSet, moveDestinations: [String: DICOMPeer] = [:]) async throws(PXError)
         -> DirectoryArchive
     {
-        var sql = "SELECT path, sop_class, sop_instance, transfer_syntax, record FROM instances"
+        var sql = "SELECT path, sop_class, sop_instance, transfer_syntax, record, size, modified FROM instances"
         var arguments: [String] = []
         if let patient = identifier.string(.patientID), !patient.isEmpty,
             !patient.contains(where: { "*?\\".contains($0) })
@@ -106,8 +106,8 @@ extension FolderPlace {
         let rows = try await self.reading { db in
             try Row.fetchAll(db, sql: query, arguments: StatementArguments(values)).map { row in
                 (
-                    path: root + "/" + (row[0] as String), sopClass: row[1] as String, sopInstance: row[2] as String,
-                    syntax: row[3] as String, record: row[4] as Data
+                    path: row[0] as String, sopClass: row[1] as String, sopInstance: row[2] as String,
+                    syntax: row[3] as String, record: row[4] as Data, size: row[5] as Int, modified: row[6] as Int64
                 )
             }
         }
@@ -118,14 +118,17 @@ extension FolderPlace {
             do {
                 record = try DataSetReader.read([UInt8](row.record), transferSyntax: .explicitVRLittleEndian).dataSet
             } catch {
-                self.logger.debug("index record unreadable", metadata: ["file": "\(row.path)", "error": "\(error)"])
+                self.logger.debug(
+                    "index record unreadable", metadata: ["file": "\(root)/\(row.path)", "error": "\(error)"])
                 continue
             }
             instances.append(
                 DirectoryArchive.Instance(
                     file: StorableFile(
-                        path: row.path, sopClassUID: row.sopClass, sopInstanceUID: row.sopInstance,
-                        transferSyntaxUID: row.syntax),
+                        path: root + "/" + row.path, sopClassUID: row.sopClass, sopInstanceUID: row.sopInstance,
+                        transferSyntaxUID: row.syntax,
+                        indexed: IndexedFile(
+                            root: root, relativePath: row.path, size: row.size, modified: row.modified)),
                     record: record))
         }
         return DirectoryArchive(instances: instances, moveDestinations: moveDestinations)
@@ -151,14 +154,28 @@ public struct FolderPlaceProvider: QueryRetrieveProvider {
     }
 
     public func find(_ request: QueryRetrieveRequest) async throws -> AsyncThrowingStream<DataSet, any Error> {
-        try await self.place.archive(for: request.identifier).find(request)
+        // The archive (every record the identifier can match) is gone once the responses are made.
+        defer { FreedMemory.release() }
+        return try await self.place.archive(for: request.identifier).find(request)
     }
 
     public func retrieve(_ request: QueryRetrieveRequest) async throws -> [StorableFile] {
-        try await self.place.archive(for: request.identifier).retrieve(request)
+        defer { FreedMemory.release() }
+        return try await self.place.archive(for: request.identifier).retrieve(request)
     }
 
     public func moveDestination(_ aeTitle: String) async -> DICOMPeer? {
         self.moveDestinations[aeTitle]
+    }
+
+    /// The file is no longer the one indexed: its row is brought up to date (``FolderPlace/refresh(file:)``).
+    public func indexedFileChanged(_ file: StorableFile) async {
+        guard let indexed = file.indexed else { return }
+        do {
+            try await self.place.refresh(file: indexed.relativePath)
+        } catch {
+            self.place.logger.warning(
+                "index entry not refreshed", metadata: ["file": "\(indexed.path)", "error": "\(error)"])
+        }
     }
 }

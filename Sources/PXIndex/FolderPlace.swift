@@ -278,6 +278,43 @@ public final class FolderPlace: PlaceInventory, Sendable {
         try await self.record([PlacedFile(path: path, header: header)])
     }
 
+    /// Brings the row of one file up to date (a file px was about to send and found changed): the file is opened
+    /// below ``root`` without following links at any component (``DICOMData/IndexedFile/open(_:below:)``); one
+    /// that is now a link, gone or not a regular file loses its row, one that changed is read again through the
+    /// open descriptor.
+    public func refresh(file path: String) async throws(PXError) {
+        let relative = self.relativePath(path)
+        let opened: OpenedFile
+        do {
+            opened = try IndexedFile.open(relative, below: self.root)
+        } catch  where error.code == .notTheIndexedFile {
+            self.logger.notice(
+                "file dropped from the index", metadata: ["file": "\(self.root)/\(relative)", "reason": "\(error)"])
+            let indexPath = self.indexPath
+            do {
+                try await self.database.write { db in
+                    try db.execute(sql: "DELETE FROM instances WHERE path = ?", arguments: [relative])
+                    try db.execute(sql: "DELETE FROM unreadable WHERE path = ?", arguments: [relative])
+                }
+            } catch {
+                throw PXError.io("cannot write the index: \(error)", path: indexPath)
+            }
+            return
+        } catch {
+            throw PXError.io("cannot open: \(error)", path: self.root + "/" + relative)
+        }
+        defer { opened.close() }
+        let entry = FolderWalk.Entry(relativePath: relative, size: opened.size, modified: opened.modified)
+        do {
+            let header = try Part10File.readHeader(contentsOf: opened.descriptorPath)
+            _ = try await self.write(rows: [try IndexRow(entry: entry, header: header)], unreadable: [], vanished: [])
+        } catch let error as PXError where error.code != .notDICOM && error.code != .malformedFile {
+            throw error
+        } catch {
+            _ = try await self.write(rows: [], unreadable: [(entry, "\(error)")], vanished: [])
+        }
+    }
+
     /// `path` relative to ``root`` (unchanged when it is already relative).
     func relativePath(_ path: String) -> String {
         path.hasPrefix(self.root + "/") ? String(path.dropFirst(self.root.count + 1)) : path

@@ -77,6 +77,10 @@ public final class InstancePlacer: Sendable {
         let names = layout.components(for: dataSet)
         let folders = Array(names.dropLast())
         let fileName = names.last ?? "unknown.dcm"
+        // One mode for every placed file, however it was made (mkstemp's 0600 included).
+        guard chmod(temporaryFile, FileMode.placed) == 0 else {
+            throw .io("cannot set the mode of the received file", path: temporaryFile, errno: errno)
+        }
         if fsync { try Self.flush(path: temporaryFile) }
         let identity = dataSet.uid(.sopInstanceUID)
         var retried = false

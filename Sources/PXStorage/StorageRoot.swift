@@ -1,3 +1,4 @@
+import DICOMData
 import Synchronization
 
 #if canImport(Glibc)
@@ -26,6 +27,8 @@ public final class StorageRoot: Sendable {
     /// The root folder.
     public let folder: Folder
     private let cache = Mutex(FolderCache())
+    /// The staging folders whose abandoned files were already removed.
+    private let swept = Mutex(Set<String>())
 
     /// Descriptors of folders kept open at most.
     public static let cacheCapacity = 64
@@ -103,16 +106,16 @@ public final class StorageRoot: Sendable {
         -> Folder
     {
         let path = parent.path + "/" + name
-        guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\0") else {
+        guard POSIX.isPlainName(name) else {
             throw .unsafePath("refusing a folder name that is empty, . or .., or holds / or NUL", path: path)
         }
-        let flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
-        var fd = openat(parent.descriptor, name, flags)
+        let flags = O_RDONLY | O_DIRECTORY
+        var fd = POSIX.openNoFollow(name, in: parent.descriptor, flags: flags)
         if fd < 0 && errno == ENOENT && create {
             if mkdirat(parent.descriptor, name, 0o755) != 0 && errno != EEXIST {
                 throw .io("cannot create directory", path: path, errno: errno)
             }
-            fd = openat(parent.descriptor, name, flags)
+            fd = POSIX.openNoFollow(name, in: parent.descriptor, flags: flags)
         }
         guard fd >= 0 else {
             let code = errno
@@ -140,9 +143,41 @@ public final class StorageRoot: Sendable {
     ///
     /// - Returns: Its path.
     /// - Throws: ``StorageError/Code/unsafePath`` when `name` is a link or not a folder.
+    ///
+    /// Files left there by a px that was killed (older than ``staleAge``; a live transfer writes to its file
+    /// far more often than that) are removed, once per root.
     public func stagingFolder(_ name: String = ".px-incoming") throws(StorageError) -> String {
         // Opened once to check it is a real folder (not cached: only its path is used).
-        try openFolder(name, in: folder, names: [name], create: true).path
+        let staging = try openFolder(name, in: folder, names: [name], create: true)
+        if swept.withLock({ swept in swept.insert(name).inserted }) {
+            Self.removeStale(in: staging, olderThan: Self.staleAge)
+        }
+        return staging.path
+    }
+
+    /// How old (since its last write) a file in a staging folder must be to count as abandoned: an hour.
+    public static let staleAge: Int64 = 3600
+
+    /// Removes the regular files of `folder` not modified for `seconds` (links and folders are left alone).
+    static func removeStale(in folder: Folder, olderThan seconds: Int64) {
+        let copy = dup(folder.descriptor)
+        guard copy >= 0, let handle = fdopendir(copy) else {
+            if copy >= 0 { close(copy) }
+            return
+        }
+        defer { closedir(handle) }
+        let now = Int64(time(nil))
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard POSIX.isPlainName(name) else { continue }
+            var info = stat()
+            guard fstatat(folder.descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0,
+                info.st_mode & S_IFMT == S_IFREG, now - Int64(info.st_mtim.tv_sec) > seconds
+            else { continue }
+            unlinkat(folder.descriptor, name, 0)
+        }
     }
 }
 

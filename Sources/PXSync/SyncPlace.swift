@@ -123,8 +123,14 @@ public enum SyncPlanner {
 }
 
 extension FolderPlace {
-    /// The files of a transfer unit, from the index (what a C-GET of it would send).
+    /// The paths of a transfer unit's files, from the index (what a C-GET of it would send).
     func files(of unit: TransferUnit) async throws(PXError) -> [String] {
+        try await self.storableFiles(of: unit).map(\.path)
+    }
+
+    /// The files of a transfer unit, from the index, each with what the index recorded of it
+    /// (``DICOMNetwork/StorableFile/indexed``): sent only if it is still that file.
+    func storableFiles(of unit: TransferUnit) async throws(PXError) -> [StorableFile] {
         var identifier = DataSet()
         identifier.set(.studyInstanceUID, vr: .UI, string: unit.studyInstanceUID)
         if let series = unit.seriesInstanceUID { identifier.set(.seriesInstanceUID, vr: .UI, string: series) }
@@ -134,7 +140,7 @@ extension FolderPlace {
         let request = QueryRetrieveRequest(
             model: .studyRoot, level: level, identifier: identifier, callingAETitle: "PXSYNC", calledAETitle: "PXSYNC")
         do {
-            return try await FolderPlaceProvider(place: self, moveDestinations: [:]).retrieve(request).map(\.path)
+            return try await FolderPlaceProvider(place: self, moveDestinations: [:]).retrieve(request)
         } catch {
             throw PXError.from(error)
         }

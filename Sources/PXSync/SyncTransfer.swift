@@ -1,4 +1,5 @@
 import DICOMData
+import DICOMNetwork
 import Logging
 import PXCore
 import PXIndex
@@ -48,6 +49,10 @@ public struct SyncTransfer: Sendable {
                     unit, source: plan.source, from: source, to: destination, session: session)
                 outcome.transferred += done
                 outcome.failed += failed
+            } catch let partial as PartialTransfer {
+                // Instances placed before the failure are transferred all the same.
+                outcome.transferred += partial.transferred
+                outcome.failure = outcome.failure ?? partial.failure
             } catch {
                 let failure = PXError.from(error)
                 outcome.failure = outcome.failure ?? failure
@@ -64,7 +69,7 @@ public struct SyncTransfer: Sendable {
     func transfer(
         _ unit: TransferUnit, source index: Int, from source: SyncPlace, to destination: SyncPlace,
         session: (any RetrieveSession)?
-    ) async throws(PXError) -> (transferred: Int, failed: Int) {
+    ) async throws -> (transferred: Int, failed: Int) {
         func retrieving(_ node: NodePlace) -> any RetrieveSession {
             session ?? OneAssociationPerRequest(backend: node.backend, connection: node.connection, logger: logger)
         }
@@ -85,7 +90,8 @@ public struct SyncTransfer: Sendable {
                 }
             }
             guard let receiverAETitle else {
-                throw .usage("C-MOVE into a folder needs px-sync's receiver: give --receiver-port and --receiver-aet")
+                throw PXError.usage(
+                    "C-MOVE into a folder needs px-sync's receiver: give --receiver-port and --receiver-aet")
             }
             return try await move(unit, to: receiverAETitle, session: session)
         case (.node(let node), .node(let target)):
@@ -97,7 +103,7 @@ public struct SyncTransfer: Sendable {
         case (.zip(let zip), .folder(let folder)):
             return try await extract(unit, from: zip, into: folder)
         case (.folder, .folder), (.zip, .zip), (.zip, .node), (.node, .zip):
-            throw .usage(
+            throw PXError.usage(
                 "px-sync \(source.label) -> \(destination.label): this pair is not supported (sync through a folder)")
         }
     }
@@ -130,9 +136,14 @@ public struct SyncTransfer: Sendable {
     }
 
     func push(_ unit: TransferUnit, from folder: FolderPlace, to node: NodePlace) async throws(PXError) -> (Int, Int) {
-        let paths = try await folder.files(of: unit)
-        guard !paths.isEmpty else { return (0, 0) }
-        var request = PushRequest(files: paths.map { PushFile(readingHeaderOf: $0) })
+        let files = try await folder.storableFiles(of: unit)
+        guard !files.isEmpty else { return (0, 0) }
+        var request = PushRequest(
+            files: files.map { file in
+                var push = PushFile(readingHeaderOf: file.path)
+                push.indexed = file.indexed
+                return push
+            })
         request.window = window
         let result = try await node.backend.push(request, connection: node.connection, logger: logger) { _ in }
         if let failure = result.failure, result.completed + result.warning == 0 { throw failure }
@@ -158,10 +169,10 @@ extension SyncTransfer {
     {
         let whole = TransferUnit(
             studyInstanceUID: unit.studyInstanceUID, seriesInstanceUID: nil, sopInstanceUIDs: [], instances: nil)
-        let files = try await folder.files(of: whole)
+        let files = try await folder.storableFiles(of: whole).compactMap(\.indexed)
         guard !files.isEmpty else { return (0, 0) }
         do {
-            return (try zip.archive(study: unit.studyInstanceUID, files: files).added, 0)
+            return (try zip.archive(study: unit.studyInstanceUID, indexedFiles: files).added, 0)
         } catch {
             throw .zip(error)
         }
@@ -169,21 +180,31 @@ extension SyncTransfer {
 
     /// Zip -> folder: the study's archive extracted through the folder's placer (atomic placement); instances
     /// the folder holds already are kept, the others counted and recorded in the folder's index.
-    func extract(_ unit: TransferUnit, from zip: ZipPlace, into folder: FolderPlace) async throws(PXError) -> (Int, Int)
-    {
+    /// - Throws: ``PXError``, or ``PartialTransfer`` when the archive failed after some instances were placed.
+    func extract(_ unit: TransferUnit, from zip: ZipPlace, into folder: FolderPlace) async throws -> (Int, Int) {
         let placements: [InstancePlacer.Placement]
+        var placedSoFar: [InstancePlacer.Placement] = []
         do {
             let placer = try InstancePlacer(root: folder.root, layout: folder.layout, duplicates: .keep, fsync: false)
-            placements = try zip.extract(study: unit.studyInstanceUID, into: placer)
-        } catch let error as ZipError {
-            throw .zip(error)
+            placements = try zip.extract(study: unit.studyInstanceUID, into: placer) { placedSoFar.append($0) }
         } catch {
-            throw PXError.from(error)
+            let failure: PXError = (error as? ZipError).map { .zip($0) } ?? PXError.from(error)
+            // What was extracted before the failure is placed: indexed and counted.
+            let new = placedSoFar.filter { $0.duplicate == nil }.map(\.path)
+            guard !new.isEmpty else { throw failure }
+            try await folder.recordPlaced(new, logger: logger)
+            throw PartialTransfer(transferred: new.count, failure: failure)
         }
         let new = placements.filter { $0.duplicate == nil }.map(\.path)
         try await folder.recordPlaced(new, logger: logger)
         return (new.count, 0)
     }
+}
+
+/// A transfer that failed after it had placed `transferred` instances (a zip whose later entry is broken).
+struct PartialTransfer: Error {
+    var transferred: Int
+    var failure: PXError
 }
 
 /// The sources that refused C-GET in this run.

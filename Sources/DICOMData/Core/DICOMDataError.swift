@@ -8,7 +8,7 @@ public struct DICOMDataError: Error, Hashable, Sendable, CustomStringConvertible
         private enum Kind: String, Hashable, Sendable {
             case truncated, lengthPastEnd, invalidVR, invalidLength, nestingTooDeep, notDICOM
             case missingTransferSyntax, inflateFailed, io, invalidJSON, invalidValue, unexpectedTag
-            case tooLarge
+            case tooLarge, notTheIndexedFile
         }
         private let kind: Kind
         private init(_ kind: Kind) { self.kind = kind }
@@ -39,6 +39,9 @@ public struct DICOMDataError: Error, Hashable, Sendable, CustomStringConvertible
         public static let unexpectedTag = Code(.unexpectedTag)
         /// Data larger than the configured limit.
         public static let tooLarge = Code(.tooLarge)
+        /// A file of a place is no longer the one its index recorded: a symbolic link on its way, or replaced or
+        /// changed since it was indexed (``IndexedFile``).
+        public static let notTheIndexedFile = Code(.notTheIndexedFile)
 
         public var description: String { kind.rawValue }
     }
@@ -114,6 +117,11 @@ public struct DICOMDataError: Error, Hashable, Sendable, CustomStringConvertible
 
     public static func unexpectedTag(_ tag: Tag, at offset: Int, context: String) -> Self {
         .init(code: .unexpectedTag, offset: offset, message: "unexpected \(tag) \(context)")
+    }
+
+    /// `path` is not the file its place's index recorded (``IndexedFile/open()``), for `reason`.
+    public static func notTheIndexedFile(_ reason: String, path: String) -> Self {
+        .init(code: .notTheIndexedFile, offset: nil, message: "\(path) is not the indexed file: \(reason)")
     }
 
     public static func tooLarge(_ what: String, limit: Int) -> Self {

@@ -16,6 +16,12 @@ public enum FolderWalk {
         public var size: Int
         /// `st_mtim` in nanoseconds since the epoch.
         public var modified: Int64
+
+        public init(relativePath: String, size: Int, modified: Int64) {
+            self.relativePath = relativePath
+            self.size = size
+            self.modified = modified
+        }
     }
 
     /// Whether a file or folder name is one px keeps for itself inside a place and no walker enters: the
@@ -61,7 +67,7 @@ public enum FolderWalk {
                 files.append(
                     Entry(
                         relativePath: relativePath, size: Int(info.st_size),
-                        modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)))
+                        modified: Self.nanoseconds(info.st_mtim)))
             default:
                 continue
             }
@@ -75,6 +81,11 @@ public enum FolderWalk {
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
         return Entry(
             relativePath: relativePath, size: Int(info.st_size),
-            modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+            modified: Self.nanoseconds(info.st_mtim))
+    }
+
+    /// A `timespec` (`st_mtim`) in nanoseconds since the epoch: how ``Entry/modified`` is kept.
+    public static func nanoseconds(_ time: timespec) -> Int64 {
+        Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 }

@@ -83,7 +83,17 @@ extension Part10File {
     {
         let (fd, size) = try Self.openForStructure(path)
         defer { close(fd) }
-        let compressed = try FileIO.readPrefix(fd, path: path, count: max(0, size - dataSetOffset), from: dataSetOffset)
+        return try Self.inflatedDataSet(
+            of: OpenedFile(descriptor: fd, size: size, path: path), dataSetOffset: dataSetOffset,
+            maximumInflatedSize: maximumInflatedSize)
+    }
+
+    /// ``inflatedDataSet(contentsOf:dataSetOffset:maximumInflatedSize:)`` of a file already open (one checked
+    /// before it is sent, ``IndexedFile/open()``), read from its descriptor.
+    public static func inflatedDataSet(of file: OpenedFile, dataSetOffset: Int, maximumInflatedSize: Int)
+        throws(DICOMDataError) -> [UInt8]
+    {
+        let compressed = try file.readAll(from: dataSetOffset)
         return try Inflate.inflate(
             compressed, range: 0..<compressed.count, limits: InflateLimits(maximumSize: maximumInflatedSize))
     }

@@ -100,18 +100,17 @@ extension DICOMAssociation {
         let request = CStoreRQ(
             messageID: messageID, affectedSOPClassUID: file.sopClassUID, affectedSOPInstanceUID: file.sopInstanceUID,
             moveOriginatorAETitle: moveOriginator?.aeTitle, moveOriginatorMessageID: moveOriginator?.messageID)
-        let source: OpenFile?
+        // Opened and checked once, before the first byte goes out; everything sent is read from this descriptor.
+        let source: StorableFile.Opened
         do {
-            source = context.transferSyntax == file.transferSyntaxUID ? try OpenFile(file.path) : nil
+            source = try file.open()
         } catch {
             result.error = "\(error)"
+            result.notSentCode = error.code
             return (nil, result)
         }
-        defer { source?.close() }
-        // An odd-length deflate stream (PS3.5 §A.5) goes through dataSetBytes, which pads it to even length.
-        if let source,
-            !(TransferSyntax(uid: file.transferSyntaxUID).isDeflated && (source.size - source.dataSetOffset) % 2 == 1)
-        {
+        defer { source.close() }
+        if file.streamsAsIs(source, in: context.transferSyntax) {
             // The file's own encoding: its data set goes out byte for byte, streamed from disk.
             await goingOut()
             try await self.connection.send(
@@ -121,7 +120,7 @@ extension DICOMAssociation {
         } else {
             let dataSet: ByteBuffer
             do {
-                dataSet = try Self.dataSetBytes(of: file, in: context.transferSyntax)
+                dataSet = try file.dataSetBytes(of: source, in: context.transferSyntax)
             } catch {
                 result.error = "\(error)"
                 return (nil, result)
@@ -153,94 +152,4 @@ extension DICOMAssociation {
     public func store(path: String) async throws -> StoreResult {
         try await self.store(StorableFile(readingHeaderOf: path))
     }
-
-    /// The file's data set in `transferSyntaxUID`: its own bytes when the syntaxes match, re-encoded otherwise.
-    static func dataSetBytes(of file: StorableFile, in transferSyntaxUID: String) throws -> ByteBuffer {
-        if TransferSyntax(uid: file.transferSyntaxUID).isDeflated && transferSyntaxUID != file.transferSyntaxUID {
-            // Inflated, the data set is already Explicit VR Little Endian (PS3.5 §A.5); bounded by the file's limit.
-            let source = try OpenFile(file.path)
-            let offset = source.dataSetOffset
-            source.close()
-            let inflated = try Part10File.inflatedDataSet(
-                contentsOf: file.path, dataSetOffset: offset, maximumInflatedSize: file.maximumInflatedSize)
-            if transferSyntaxUID == TransferSyntax.explicitVRLittleEndian.uid { return ByteBuffer(bytes: inflated) }
-            let dataSet = try DataSetReader.read(inflated, transferSyntax: .explicitVRLittleEndian).dataSet
-            return ByteBuffer(
-                bytes: try DataSetWriter.encode(dataSet, transferSyntax: TransferSyntax(uid: transferSyntaxUID)))
-        }
-        let bytes: [UInt8]
-        do {
-            bytes = try FileIO.readAll(file.path)
-        } catch {
-            throw DICOMNetworkError.fileError("\(error)")
-        }
-        if transferSyntaxUID == file.transferSyntaxUID {
-            let offset = try Self.dataSetOffset(bytes, path: file.path)
-            var dataSet = ByteBuffer(bytes: bytes[offset...])
-            // A deflate stream of odd length gets one trailing NUL byte (PS3.5 §A.5): the data set is sent in
-            // fragments of even length (PS3.8 §9.3.5), which DCMTK enforces ("Odd Fragment Length").
-            if TransferSyntax(uid: file.transferSyntaxUID).isDeflated && dataSet.readableBytes % 2 == 1 {
-                dataSet.writeInteger(UInt8(0))
-            }
-            return dataSet
-        }
-        let parsed = try Part10File(bytes: bytes)
-        return ByteBuffer(
-            bytes: try DataSetWriter.encode(parsed.dataSet, transferSyntax: TransferSyntax(uid: transferSyntaxUID)))
-    }
-
-    /// An open Part 10 file and where its data set starts.
-    struct OpenFile {
-        let descriptor: Int32
-        let size: Int
-        let dataSetOffset: Int
-
-        /// Opens the file and finds the end of its meta information from its first bytes (at most 64 KiB).
-        init(_ path: String) throws {
-            #if canImport(Glibc)
-                let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-            #else
-                let fd = Darwin.open(path, O_RDONLY | O_CLOEXEC)
-            #endif
-            guard fd >= 0 else { throw DICOMNetworkError.fileError("cannot open \(path): errno \(errno)") }
-            var info = stat()
-            guard fstat(fd, &info) == 0 else {
-                let code = errno
-                closeFile(fd)
-                throw DICOMNetworkError.fileError("cannot stat \(path): errno \(code)")
-            }
-            let size = Int(info.st_size)
-            var prefix = [UInt8](repeating: 0, count: min(size, 64 * 1024))
-            do {
-                try prefix.withUnsafeMutableBytes { raw in
-                    guard let base = raw.baseAddress else { return }  // an empty file
-                    _ = try AssociationConnection.readFully(fd, into: base, count: raw.count, at: 0, path: path)
-                }
-                self.dataSetOffset = try DICOMAssociation.dataSetOffset(prefix, path: path)
-            } catch {
-                closeFile(fd)
-                throw error
-            }
-            self.descriptor = fd
-            self.size = size
-        }
-
-        func close() {
-            closeFile(self.descriptor)
-        }
-    }
-
-    /// Where the data set starts (``Part10File/dataSetOffset(in:)``), as this layer's error.
-    static func dataSetOffset(_ bytes: [UInt8], path: String) throws -> Int {
-        do {
-            return try Part10File.dataSetOffset(in: bytes)
-        } catch {
-            throw DICOMNetworkError.invalidArgument("\(path): \(error)")
-        }
-    }
-}
-
-/// close(2), for scopes where `close` names a method.
-private func closeFile(_ descriptor: Int32) {
-    _ = close(descriptor)
 }

@@ -12,6 +12,10 @@ public struct StorableFile: Sendable, Hashable {
     public var maximumInflatedSize: Int = StorableFile.defaultMaximumInflatedSize
     /// The default ``maximumInflatedSize``: 256 MiB.
     public static let defaultMaximumInflatedSize = 256 << 20
+    /// Where the file sits in a place and what the place's index recorded of it: when set, the file is opened
+    /// below the place's root without following links and must still be that file before a byte goes out
+    /// (``open()``); when `nil` (a file named by the user) ``path`` is opened as given.
+    public var indexed: IndexedFile?
 
     /// Reads the meta information of a file.
     ///
@@ -34,13 +38,14 @@ public struct StorableFile: Sendable, Hashable {
     /// A file whose header was already read (px-push plans with DICOMData before opening an association).
     public init(
         path: String, sopClassUID: String, sopInstanceUID: String, transferSyntaxUID: String,
-        maximumInflatedSize: Int = StorableFile.defaultMaximumInflatedSize
+        maximumInflatedSize: Int = StorableFile.defaultMaximumInflatedSize, indexed: IndexedFile? = nil
     ) {
         self.path = path
         self.sopClassUID = sopClassUID
         self.sopInstanceUID = sopInstanceUID
         self.transferSyntaxUID = transferSyntaxUID
         self.maximumInflatedSize = maximumInflatedSize
+        self.indexed = indexed
     }
 
     /// The transfer syntaxes this file can be sent in without losing anything, best first: its own (the data
@@ -95,6 +100,9 @@ public struct StoreResult: Sendable, Hashable {
     public var status: DIMSEStatus?
     /// Why the file was not sent, or the peer's error comment.
     public var error: String?
+    /// Why the file was not sent, as a code (``DICOMNetworkError/Code/notTheIndexedFile`` for a file of a place
+    /// that is no longer the one indexed); `nil` when it was sent.
+    public var notSentCode: DICOMNetworkError.Code?
 
     /// Whether the peer stored the instance (success or warning).
     public var succeeded: Bool { self.status?.isSuccessOrWarning ?? false }

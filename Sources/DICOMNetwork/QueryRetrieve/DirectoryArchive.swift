@@ -45,10 +45,10 @@ public struct DirectoryArchive: QueryRetrieveProvider {
         } catch {
             throw DICOMNetworkError.fileError("cannot read directory \(directory): \(error)")
         }
-        let paths = found.map { directory + "/" + $0.relativePath }.sorted()
         var instances: [Instance] = []
-        instances.reserveCapacity(paths.count)
-        for path in paths {
+        instances.reserveCapacity(found.count)
+        for entry in found.sorted(by: { $0.relativePath < $1.relativePath }) {
+            let path = directory + "/" + entry.relativePath
             do {
                 let header = try Part10File.readHeader(contentsOf: path)
                 guard
@@ -63,9 +63,12 @@ public struct DirectoryArchive: QueryRetrieveProvider {
                 var record = header.dataSet
                 record.remove(.pixelData)
                 record = try Self.compacted(record)
+                // Sent only while it is still the file indexed here (StorableFile.open()).
                 let file = StorableFile(
                     path: path, sopClassUID: sopClass, sopInstanceUID: sopInstance,
-                    transferSyntaxUID: header.transferSyntax.uid)
+                    transferSyntaxUID: header.transferSyntax.uid,
+                    indexed: IndexedFile(
+                        root: directory, relativePath: entry.relativePath, size: entry.size, modified: entry.modified))
                 instances.append(Instance(file: file, record: record))
             } catch {
                 logger.debug("not indexed", metadata: ["file": "\(path)", "error": "\(error)"])

@@ -79,7 +79,9 @@ extension QueryRetrieveOperation {
                     let result = try await association.storeSubOperation(
                         file, moveOriginatorAETitle: this.served.callingAETitle, moveOriginatorMessageID: this.messageID
                     )
-                    if let error = result.error, result.status == nil {
+                    if let code = result.notSentCode {
+                        await this.fileNotSent(file, code: code, detail: result.error ?? "\(code)")
+                    } else if let error = result.error, result.status == nil {
                         this.logger.info(
                             "C-STORE sub-operation not sent",
                             metadata: ["sop.instance": "\(file.sopInstanceUID)", "error": "\(error)"])
@@ -107,7 +109,7 @@ extension QueryRetrieveOperation {
         if cancelled || self.isCancelled && self.remaining > 0 {
             try await self.sendFinal(.cancel)
         } else {
-            try await self.sendFinal(self.retrieveStatus)
+            try await self.sendFinal(self.retrieveStatus, comment: self.failureComment)
         }
     }
 
@@ -137,22 +139,42 @@ extension QueryRetrieveOperation {
                 try await self.sendPending()
                 continue
             }
-            let bytes: ByteBuffer
+            // Opened and checked before the first byte goes out; the data set is read from this descriptor only.
+            let opened: StorableFile.Opened
             do {
-                bytes = try DICOMAssociation.dataSetBytes(of: file, in: context.transferSyntax)
+                opened = try file.open()
             } catch {
-                self.logger.info(
-                    "C-GET sub-operation: cannot read the instance",
-                    metadata: ["file": "\(file.path)", "error": "\(error)"])
+                await self.fileNotSent(file, code: error.code, detail: error.detail)
                 self.count(nil, file.sopInstanceUID)
                 try await self.sendPending()
                 continue
             }
             storeMessageID = storeMessageID == UInt16.max ? 1 : storeMessageID + 1
-            let store = CStoreRQ(
-                messageID: storeMessageID, affectedSOPClassUID: file.sopClassUID,
-                affectedSOPInstanceUID: file.sopInstanceUID)
-            try await self.connection.send(.cStoreRQ(store), presentationContextID: context.id, dataSet: bytes)
+            do {
+                defer { opened.close() }
+                let store = CStoreRQ(
+                    messageID: storeMessageID, affectedSOPClassUID: file.sopClassUID,
+                    affectedSOPInstanceUID: file.sopInstanceUID)
+                if file.streamsAsIs(opened, in: context.transferSyntax) {
+                    try await self.connection.send(
+                        .cStoreRQ(store), presentationContextID: context.id, dataSetOf: opened.descriptor,
+                        offset: opened.dataSetOffset, length: opened.size - opened.dataSetOffset, path: file.path,
+                        timeout: qr.dimseTimeout)
+                } else {
+                    let bytes: ByteBuffer
+                    do {
+                        bytes = try file.dataSetBytes(of: opened, in: context.transferSyntax)
+                    } catch {
+                        self.logger.info(
+                            "C-GET sub-operation: cannot read the instance",
+                            metadata: ["file": "\(file.path)", "error": "\(error)"])
+                        self.count(nil, file.sopInstanceUID)
+                        try await self.sendPending()
+                        continue
+                    }
+                    try await self.connection.send(.cStoreRQ(store), presentationContextID: context.id, dataSet: bytes)
+                }
+            }
             let (status, cancelSeen) = try await self.waitForStoreResponse(storeMessageID, timeout: qr.dimseTimeout)
             cancelled = cancelled || cancelSeen
             self.count(status, file.sopInstanceUID)
@@ -161,7 +183,29 @@ extension QueryRetrieveOperation {
         if cancelled && self.remaining > 0 {
             try await self.sendFinal(.cancel)
         } else {
-            try await self.sendFinal(self.retrieveStatus)
+            try await self.sendFinal(self.retrieveStatus, comment: self.failureComment)
+        }
+    }
+
+    /// A sub-operation's file that was not sent because opening it failed: logged with its reason, named in the
+    /// final response's Error Comment, and, when it is no longer the file the provider indexed, reported to the
+    /// provider so that its index is brought up to date (bounded by the provider timeout).
+    mutating func fileNotSent(_ file: StorableFile, code: DICOMNetworkError.Code, detail: String) async {
+        self.logger.warning(
+            "sub-operation failed: file not sent",
+            metadata: [
+                "sop.instance": "\(file.sopInstanceUID)", "file": "\(file.path)", "reason": "\(code)",
+                "error": "\(detail)",
+            ])
+        if self.failureComment == nil { self.failureComment = "\(code): \(file.sopInstanceUID)" }
+        guard code == .notTheIndexedFile, let qr = self.configuration.queryRetrieve else { return }
+        let provider = qr.provider
+        do {
+            try await ProviderDeadline.run("index refresh", timeout: qr.providerTimeout) {
+                await provider.indexedFileChanged(file)
+            }
+        } catch {
+            self.logger.info("index refresh after a changed file failed", metadata: ["error": "\(error)"])
         }
     }
 

@@ -18,6 +18,9 @@ struct QueryRetrieveOperation {
     var failed = 0
     var warning = 0
     var failedUIDs: [String] = []
+    /// Why the first failed sub-operation failed, when this side knows (a file not sent): the final response's
+    /// Error Comment (0000,0902).
+    var failureComment: String?
 
     var logger: Logger { self.connection.logger }
 

@@ -22,6 +22,15 @@ public protocol QueryRetrieveProvider: Sendable {
     /// The address of a C-MOVE destination (Move Destination (0000,0600)); `nil` answers 0xA801 (Refused: Move
     /// Destination unknown).
     func moveDestination(_ aeTitle: String) async -> DICOMPeer?
+
+    /// A file ``retrieve(_:)`` gave was not sent because it is no longer the file the provider indexed
+    /// (``DICOMNetworkError/Code/notTheIndexedFile``: a link on its way, replaced or changed): its sub-operation
+    /// failed, and the provider brings what it holds of that file up to date. By default nothing is done.
+    func indexedFileChanged(_ file: StorableFile) async
+}
+
+extension QueryRetrieveProvider {
+    public func indexedFileChanged(_ file: StorableFile) async {}
 }
 
 /// One C-FIND, C-MOVE or C-GET request, decoded and checked by the server.

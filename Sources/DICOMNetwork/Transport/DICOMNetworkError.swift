@@ -10,7 +10,7 @@ public struct DICOMNetworkError: Error, Hashable, Sendable, CustomStringConverti
             case acseTimeout, dimseTimeout, idleTimeout
             case associationRejected, noAcceptablePresentationContext
             case aborted, protocolError, connectionClosed
-            case invalidArgument, fileError, operationFailed
+            case invalidArgument, fileError, operationFailed, notTheIndexedFile
             case tlsConfiguration, tlsUntrustedCertificate, tlsHostnameMismatch, tlsExpiredCertificate
             case tlsPeerNotTLS, tlsPeerExpectsTLS, tlsCertificateRequired, tlsHandshakeTimeout, tlsHandshakeFailed
         }
@@ -47,6 +47,9 @@ public struct DICOMNetworkError: Error, Hashable, Sendable, CustomStringConverti
         public static let fileError = Code(.fileError)
         /// The operation was refused or failed with a DIMSE status; see ``DICOMNetworkError/status``.
         public static let operationFailed = Code(.operationFailed)
+        /// A file to send from a place is not the one the place's index recorded (a symbolic link on its way,
+        /// replaced or changed since indexed, or holding another SOP instance): nothing of it was sent.
+        public static let notTheIndexedFile = Code(.notTheIndexedFile)
         /// The TLS files or settings cannot be used (PS3.15 Annex B.9).
         public static let tlsConfiguration = Code(.tlsConfiguration)
         /// The peer's certificate does not chain to a trusted CA (or the peer does not trust ours).
@@ -133,6 +136,9 @@ public struct DICOMNetworkError: Error, Hashable, Sendable, CustomStringConverti
     }
     public static func fileError(_ detail: String) -> Self {
         Self(.fileError, detail)
+    }
+    public static func notTheIndexedFile(_ detail: String) -> Self {
+        Self(.notTheIndexedFile, detail)
     }
     public static func tlsConfiguration(_ detail: String) -> Self { Self(.tlsConfiguration, detail) }
     public static func tlsUntrustedCertificate(_ detail: String) -> Self { Self(.tlsUntrustedCertificate, detail) }

@@ -184,8 +184,48 @@ public struct ZipPlace: Sendable, Hashable {
     public func archive(study studyInstanceUID: String, files: [String], fsync: Bool = true) throws(ZipError)
         -> ArchiveResult
     {
+        try self.archive(study: studyInstanceUID, sources: files.map(ArchiveSource.path), fsync: fsync)
+    }
+
+    /// ``archive(study:files:fsync:)`` of the files of a folder place, each opened below the place's root without
+    /// following links and only while it is still the file the place's index recorded (``IndexedFile/open()``),
+    /// its header and bytes read from that descriptor.
+    public func archive(study studyInstanceUID: String, indexedFiles files: [IndexedFile], fsync: Bool = true)
+        throws(ZipError) -> ArchiveResult
+    {
+        try self.archive(study: studyInstanceUID, sources: files.map(ArchiveSource.indexed), fsync: fsync)
+    }
+
+    /// A file to archive: named by the user, or a place's indexed file.
+    enum ArchiveSource {
+        case path(String)
+        case indexed(IndexedFile)
+
+        var path: String {
+            switch self {
+            case .path(let path): return path
+            case .indexed(let file): return file.path
+            }
+        }
+
+        func open() throws(ZipError) -> OpenedFile {
+            do {
+                switch self {
+                case .path(let path): return try OpenedFile(path: path)
+                case .indexed(let file): return try file.open()
+                }
+            } catch {
+                if error.code == .notTheIndexedFile { throw .malformed("\(error)", path: self.path) }
+                throw .io("\(error)", path: self.path)
+            }
+        }
+    }
+
+    private func archive(study studyInstanceUID: String, sources files: [ArchiveSource], fsync: Bool) throws(ZipError)
+        -> ArchiveResult
+    {
         struct Incoming {
-            var path: String
+            var source: ArchiveSource
             var entryName: String
             var method: ZipMethod
         }
@@ -194,10 +234,13 @@ public struct ZipPlace: Sendable, Hashable {
         var first: DataSet?
         var seriesRecords: [String: DataSet] = [:]
         var seriesOrder: [String] = []
-        for file in files {
+        for source in files {
+            let file = source.path
             let header: Part10File
+            let opened = try source.open()
             do {
-                header = try Part10File.readHeader(contentsOf: file)
+                defer { opened.close() }
+                header = try Part10File.readHeader(contentsOf: opened.descriptorPath)
             } catch {
                 throw .malformed("not a readable DICOM file (\(error))", path: file)
             }
@@ -218,7 +261,7 @@ public struct ZipPlace: Sendable, Hashable {
             let syntax = header.transferSyntax
             incoming.append(
                 Incoming(
-                    path: file, entryName: entryName,
+                    source: source, entryName: entryName,
                     method: syntax.isEncapsulated || syntax.isDeflated ? .stored : .deflate))
         }
         guard let first else { throw .malformed("no files to archive for study \(studyInstanceUID)", path: root) }
@@ -265,7 +308,12 @@ public struct ZipPlace: Sendable, Hashable {
                 try writer.addCopy(of: entry, from: older.reader)
             }
         }
-        for file in fresh { try writer.addFile(at: file.path, as: file.entryName, method: file.method) }
+        for file in fresh {
+            // Opened (and, for a place's file, checked) again: what is archived is read from this descriptor.
+            let opened = try file.source.open()
+            defer { opened.close() }
+            try writer.addFile(opened, as: file.entryName, method: file.method)
+        }
         try writer.finish(fsync: fsync)
         let instances = (older?.reader.entries.count).map { $0 - 1 } ?? 0
         return ArchiveResult(
@@ -300,9 +348,12 @@ public struct ZipPlace: Sendable, Hashable {
     /// sanitised name (``InstancePlacer``). Entries are checked (size, CRC-32) before they are placed.
     ///
     /// - Returns: Where each instance went.
-    public func extract(study studyInstanceUID: String, into placer: InstancePlacer) throws(ZipError)
-        -> [InstancePlacer.Placement]
-    {
+    /// - Parameter onPlaced: Called with each placement as it is made, so that a caller learns what was placed
+    ///   before an entry further on fails.
+    public func extract(
+        study studyInstanceUID: String, into placer: InstancePlacer,
+        onPlaced: (InstancePlacer.Placement) -> Void = { _ in }
+    ) throws(ZipError) -> [InstancePlacer.Placement] {
         guard let path = try archivePath(of: studyInstanceUID) else {
             throw .missingEntry(studyInstanceUID, path: root)
         }
@@ -324,6 +375,7 @@ public struct ZipPlace: Sendable, Hashable {
             }
             do {
                 placements.append(try placer.place(temporaryFile: temporary, dataSet: dataSet))
+                onPlaced(placements[placements.count - 1])
             } catch {
                 throw .placement(error)
             }

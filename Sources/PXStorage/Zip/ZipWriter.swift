@@ -84,7 +84,15 @@ public final class ZipWriter {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .io("cannot stat", path: source, errno: errno) }
         guard info.st_mode & S_IFMT == S_IFREG else { throw .io("not a regular file", path: source) }
-        let size = UInt64(info.st_size)
+        try self.addFile(OpenedFile(descriptor: fd, size: Int(info.st_size), path: source), as: name, method: method)
+    }
+
+    /// Adds a file already open (one checked to be the file a place's index recorded, ``IndexedFile/open()``),
+    /// read from its descriptor from its start, as `name`.
+    public func addFile(_ file: OpenedFile, as name: String, method: ZipMethod) throws(ZipError) {
+        let fd = file.descriptor
+        let source = file.path
+        let size = UInt64(file.size)
         var chunk = [UInt8](repeating: 0, count: Self.bufferSize)
         try addEntry(name: name, method: method, expectedSize: size) { (emit) throws(ZipError) in
             var total: UInt64 = 0

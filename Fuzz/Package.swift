@@ -69,6 +69,18 @@ let package = Package(
             ],
             swiftSettings: settings
         ),
+        // The DICOMweb readers of what a server sends: the multipart parser of WADO-RS answers (RFC 2046
+        // §5.1) and the streaming JSON array reader of QIDO-RS answers (PS3.18 §F.2).
+        .executableTarget(
+            name: "fuzz-web",
+            dependencies: [
+                "FuzzSupport",
+                .product(name: "DICOMWeb", package: px),
+                .product(name: "PXCore", package: px),
+                .product(name: "DICOMData", package: px),
+            ],
+            swiftSettings: settings
+        ),
         // The zip reader (hostile archives: names, overlaps, lying sizes, bombs) and a rewrite by the writer.
         .executableTarget(
             name: "fuzz-zip",

@@ -13,6 +13,7 @@ Usage: .venv/bin/python scripts/fuzz-seeds.py OUTPUT_DIR
 import hashlib
 import importlib
 import io
+import json
 import os
 import re
 import sys
@@ -148,6 +149,27 @@ def main() -> None:
         write(out / "layout", name, bytes([options]) + ff.join(fields))
 
     zip_seeds(out / "zip")
+    web_seeds(out / "web")
+
+
+def web_seeds(out: Path) -> None:
+    """fuzz-web: byte 0 even = a multipart body (first line the boundary), odd = a QIDO-RS JSON array;
+    byte 1 picks the chunk size."""
+    part = b"--pxb\r\nContent-Type: application/dicom\r\nContent-Length: 12\r\n\r\nDICM-content\r\n"
+    for chunk in (0, 1, 5, 40):
+        write(out, f"multipart-{chunk}", bytes([0, chunk]) + b"pxb\n" + b"preamble\r\n" + part * 2 + b"--pxb--\r\n")
+    write(out, "multipart-padding", bytes([2, 3]) + b"x\n--x  \t\r\n\r\nbody\r\n--x--")
+    write(out, "multipart-cut", bytes([0, 9]) + b"pxb\n" + part[:30])
+    array = json.dumps(
+        [
+            {"0020000D": {"vr": "UI", "Value": ["1.2.3"]}, "00100010": {"vr": "PN", "Value": [{"Alphabetic": "A^B"}]}},
+            {"00081030": {"vr": "LO", "Value": ['a"]}\\{[', "\u00e9"]}},
+        ]
+    ).encode()
+    for chunk in (0, 1, 3, 64):
+        write(out, f"qido-{chunk}", bytes([1, chunk]) + array)
+    write(out, "qido-empty", bytes([1, 0]) + b" [ ] ")
+    write(out, "qido-cut", bytes([1, 2]) + array[:50])
 
 
 def zip_seeds(out: Path) -> None:

@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ALL_TARGETS=(pdu dataset json layout zip)
+ALL_TARGETS=(pdu dataset json layout zip web)
 BIN=Fuzz/.build/release
 WORK=${FUZZ_WORK:-Fuzz/.build/fuzz-work}
 SWIFT=${SWIFT:-swift}

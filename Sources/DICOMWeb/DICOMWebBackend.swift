@@ -77,26 +77,28 @@ public struct DICOMWebBackend: DICOMBackend {
         _ request: FindRequest, connection: Connection, logger: Logger,
         onResponse: @Sendable (FindResponse) async throws(PXError) -> Void
     ) async throws(PXError) -> FindResult {
-        let matches = try await PXError.catching {
+        let (matches, count) = try await PXError.catching {
             try await self.search(request, connection: connection, logger: logger, onResponse: onResponse)
         }
-        let limited = request.limit.map { matches.count >= $0 } ?? false
+        let limited = request.limit.map { count >= $0 } ?? false
         return FindResult(
-            request: request, matches: matches, status: limited ? DIMSEStatus(code: 0xFE00, service: .find) : .success)
+            request: request, matches: matches,
+            status: limited ? DIMSEStatus(code: 0xFE00, service: .find) : .success, count: count)
     }
 
+    /// The matches as C-FIND responses, kept only when ``FindRequest/keepMatches``, and their count.
     private func search(
         _ request: FindRequest, connection: Connection, logger: Logger,
         onResponse: @Sendable (FindResponse) async throws(PXError) -> Void
-    ) async throws -> [DataSet] {
+    ) async throws -> ([DataSet], Int) {
         try await DICOMWebClient.with(place, timeouts: connection.timeouts, logger: logger) { client in
             var shaped: [DataSet] = []
-            _ = try await client.search(request) { match in
+            let count = try await client.forEachMatch(request) { match in
                 let response = DICOMWebClient.shapedAsFindResponse(match, request: request)
-                shaped.append(response)
+                if request.keepMatches { shaped.append(response) }
                 try await onResponse(FindResponse(status: .pending, identifier: response))
             }
-            return shaped
+            return (shaped, count)
         }
     }
 

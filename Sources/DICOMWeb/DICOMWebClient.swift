@@ -41,6 +41,7 @@ public struct DICOMWebClient: Sendable {
         _ place: DICOMWebPlace, timeouts: Timeouts, logger: Logger, _ body: (DICOMWebClient) async throws -> T
     ) async throws -> T {
         var configuration = HTTPClient.Configuration()
+        // The read timeout restarts with each byte: AnswerGuard bounds the rest (deadline, transfer rate).
         configuration.timeout = .init(connect: amount(timeouts.connect), read: amount(timeouts.dimse))
         // A redirect to another host would carry the credentials there.
         configuration.redirectConfiguration = .disallow
@@ -122,8 +123,16 @@ public struct DICOMWebClient: Sendable {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// An answer whose status was accepted, its body not read yet, and the limits to read it under.
+    struct Answer: Sendable {
+        var response: HTTPClientResponse
+        var limits: AnswerGuard
+        var status: HTTPResponseStatus { response.status }
+        var headers: HTTPHeaders { response.headers }
+    }
+
     /// Sends one request; returns the response (its body not read yet) when its status is in
-    /// `accepting`.
+    /// `accepting`. Read its body with ``collect(_:)-(HTTPClientResponse)``, which bounds it.
     ///
     /// - Parameter body: makes the request body, again for each attempt.
     /// - Throws: ``PXError``.
@@ -131,6 +140,19 @@ public struct DICOMWebClient: Sendable {
         _ method: HTTPMethod, _ url: String, headers: [(String, String)] = [], accepting: Set<Int> = Set(200..<300),
         body: (() throws -> HTTPClientRequest.Body)? = nil
     ) async throws -> HTTPClientResponse {
+        try await request(method, url, headers: headers, accepting: accepting, body: body).response
+    }
+
+    /// Sends one request under ``timeouts`` (``AnswerGuard``); returns the answer when its status is in
+    /// `accepting`. The deadline covers every attempt and the answer's body.
+    ///
+    /// - Parameter body: makes the request body, again for each attempt.
+    /// - Throws: ``PXError``.
+    func request(
+        _ method: HTTPMethod, _ url: String, headers: [(String, String)] = [], accepting: Set<Int> = Set(200..<300),
+        body: (() throws -> HTTPClientRequest.Body)? = nil
+    ) async throws -> Answer {
+        let limits = AnswerGuard(timeouts: timeouts, url: url)
         var attempt = 1
         while true {
             var request = HTTPClientRequest(url: url)
@@ -143,16 +165,18 @@ public struct DICOMWebClient: Sendable {
             logger.debug("DICOMweb \(method.rawValue) \(url) (attempt \(attempt))")
             let response: HTTPClientResponse
             do {
-                let deadline = timeouts.deadline.map { NIODeadline.now() + Self.amount($0) } ?? .distantFuture
-                response = try await http.execute(request, deadline: deadline, logger: logger)
+                response = try await http.execute(request, deadline: headDeadline(limits), logger: logger)
             } catch {
                 throw mapped(error)
             }
             let status = Int(response.status.code)
-            if accepting.contains(status) { return response }
-            let message = await Self.message(of: response)
+            if accepting.contains(status) { return Answer(response: response, limits: limits) }
+            let message = await message(of: response, limits: limits)
             if (status == 429 || status == 503) && attempt < Self.maximumAttempts {
                 let wait = Self.backoff(attempt: attempt, retryAfter: response.headers.first(name: "retry-after"))
+                if let deadline = limits.deadline, ContinuousClock.now + AnswerGuard.duration(wait) >= deadline {
+                    throw PXError.timeout("deadline", seconds: timeouts.deadline, detail: url)
+                }
                 logger.info(
                     "DICOMweb \(method.rawValue) \(url) answered \(status); retrying in \(Timeouts.format(wait)) s")
                 try await Task.sleep(for: .milliseconds(Int64(wait * 1000)))
@@ -161,6 +185,19 @@ public struct DICOMWebClient: Sendable {
             }
             throw PXError.httpFailure(status: status, method: method.rawValue, url: url, message: message)
         }
+    }
+
+    /// How long px waits for a response head: the request's deadline. (The read timeout bounds each
+    /// silence before it too: async-http-client restarts it for each parsed part of the answer, not
+    /// for each byte, so a head sent a byte at a time still ends at ``Timeouts/dimse``.)
+    func headDeadline(_ limits: AnswerGuard) -> NIODeadline {
+        limits.deadline.map { NIODeadline.now() + .nanoseconds(Self.nanoseconds($0 - ContinuousClock.now)) }
+            ?? .distantFuture
+    }
+
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 
     /// Exponential backoff (0.5, 1, 2 s, ...), or the server's Retry-After seconds (RFC 9110
@@ -173,17 +210,23 @@ public struct DICOMWebClient: Sendable {
     }
 
     /// The archive's explanation in an error answer: the `Message`/`Details` of a JSON body (as
-    /// Orthanc sends), else the first line of a text body; at most 64 KiB are read.
-    static func message(of response: HTTPClientResponse) async -> String? {
+    /// Orthanc sends), else the first line of a text body; at most 64 KiB are read, under `limits`.
+    func message(of response: HTTPClientResponse, limits: AnswerGuard) async -> String? {
         var bytes: [UInt8] = []
         do {
-            for try await chunk in response.body where bytes.count < 64 * 1024 {
+            try await limits.stream(response) { chunk in
                 bytes += chunk.readableBytesView.prefix(64 * 1024 - bytes.count)
+                return bytes.count < 64 * 1024
             }
         } catch {
-            // The answer broke off: what arrived is all there is to show.
+            // The answer broke off or dragged: what arrived is all there is to show.
         }
-        guard !bytes.isEmpty else { return response.status.reasonPhrase }
+        return Self.message(bytes, reasonPhrase: response.status.reasonPhrase)
+    }
+
+    /// The explanation in the first bytes of an error answer.
+    static func message(_ bytes: [UInt8], reasonPhrase: String) -> String? {
+        guard !bytes.isEmpty else { return reasonPhrase }
         do {
             if let object = try JSONParser.parse(bytes).objectValue {
                 let texts = ["Message", "Details", "message", "error"].compactMap { key in
@@ -224,16 +267,24 @@ public struct DICOMWebClient: Sendable {
         return .io("DICOMweb \(place.baseURL): \(text)")
     }
 
-    /// Reads a whole (small) body: a search answer or a STOW-RS response.
-    /// - Throws: ``PXError/invalidResponse(_:)`` past ``maximumMessageBytes``.
+    /// Reads a whole (small) body: a search answer or a STOW-RS response, under the limits of
+    /// ``timeouts`` (its deadline counted from now).
+    /// - Throws: ``PXError/invalidResponse(_:)`` past ``maximumMessageBytes``, ``PXError/timeout(_:seconds:detail:)``.
     func collect(_ response: HTTPClientResponse) async throws -> [UInt8] {
+        try await collect(Answer(response: response, limits: AnswerGuard(timeouts: timeouts, url: place.baseURL)))
+    }
+
+    /// Reads a whole (small) body under the answer's limits.
+    /// - Throws: ``PXError/invalidResponse(_:)`` past ``maximumMessageBytes``, ``PXError/timeout(_:seconds:detail:)``.
+    func collect(_ answer: Answer) async throws -> [UInt8] {
         var bytes: [UInt8] = []
         do {
-            for try await chunk in response.body {
+            try await answer.limits.stream(answer.response) { chunk in
                 guard bytes.count + chunk.readableBytes <= Self.maximumMessageBytes else {
                     throw PXError.invalidResponse("DICOMweb answer larger than \(Self.maximumMessageBytes) bytes")
                 }
                 bytes += chunk.readableBytesView
+                return true
             }
         } catch {
             throw mapped(error)

@@ -18,6 +18,9 @@ public struct DICOMWebInventory: PlaceInventory {
     public let timeouts: Timeouts
     /// Matches asked for per QIDO-RS request.
     public let pageSize: Int
+    /// The most matches one question may have (``FindRequest/maxResponses``), whatever the service does
+    /// with `limit`; more fail with ``PXError/tooManyResponses(limit:)``.
+    public var maxResponses: Int? = FindRequest.defaultMaxResponses
     let logger: Logger
 
     public init(
@@ -89,9 +92,12 @@ public struct DICOMWebInventory: PlaceInventory {
 
     /// Every match of `request`, page by page.
     private func search(_ request: FindRequest) async throws(PXError) -> [DataSet] {
-        try await PXError.catching {
+        var bounded = request
+        bounded.maxResponses = request.maxResponses ?? maxResponses
+        let question = bounded
+        return try await PXError.catching {
             try await DICOMWebClient.with(place, timeouts: timeouts, logger: logger) { client in
-                try await client.search(request, pageSize: pageSize) { _ in }
+                try await client.search(question, pageSize: pageSize) { _ in }
             }
         }
     }

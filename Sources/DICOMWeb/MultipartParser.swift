@@ -115,7 +115,9 @@ public struct MultipartParser: Sendable {
                 return
             case .afterDelimiter:
                 guard available >= 2 else { return }
-                if buffer[start] == UInt8(ascii: "-") && buffer[start + 1] == UInt8(ascii: "-") {
+                // `--` closes the body only right after the boundary: transport padding goes after it
+                // (RFC 2046 §5.1.1), so whatever chunk the bytes arrive in, `--x  --` is not a close.
+                if padding == 0 && buffer[start] == UInt8(ascii: "-") && buffer[start + 1] == UInt8(ascii: "-") {
                     state = .epilogue
                     continue
                 }

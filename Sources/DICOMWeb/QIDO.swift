@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import DICOMData
+import NIOCore
 import NIOHTTP1
 import PXCore
 
@@ -67,83 +68,117 @@ extension DICOMWebClient {
         return (path, query)
     }
 
-    /// Searches (PS3.18 §10.6), in pages of `pageSize` matches (`limit` and `offset`, PS3.18
-    /// §8.3.4.4) until a page comes back short or `request.limit` matches arrived; `onMatch` sees
-    /// each match as its page arrives.
+    /// Searches (PS3.18 §10.6) and collects every match (see ``forEachMatch(_:pageSize:onMatch:)``).
     ///
     /// - Returns: the matches decoded from the DICOM JSON Model (PS3.18 §F.2).
     /// - Throws: ``PXError``.
     public func search(
         _ request: FindRequest, pageSize: Int = Self.pageSize, onMatch: (DataSet) async throws -> Void
     ) async throws -> [DataSet] {
+        var matches: [DataSet] = []
+        _ = try await forEachMatch(request, pageSize: pageSize) { match in
+            try await onMatch(match)
+            matches.append(match)
+        }
+        return matches
+    }
+
+    /// Searches (PS3.18 §10.6), in pages of `pageSize` matches (`limit` and `offset`, PS3.18
+    /// §8.3.4.4) until a page comes back short or `request.limit` matches arrived; `onMatch` sees
+    /// each match as it is read.
+    ///
+    /// Each page is read as a stream (``JSONArrayReader``): one match at a time is in memory, whatever
+    /// the size of the page. The bounds hold whatever the service does with `limit` and `offset`: past
+    /// `request.limit` matches the answer is no longer read, and past `request.maxResponses` the search
+    /// fails with ``PXError/tooManyResponses(limit:)`` (the connection is closed, as a C-FIND is
+    /// cancelled).
+    ///
+    /// - Returns: how many matches `onMatch` saw.
+    /// - Throws: ``PXError``.
+    public func forEachMatch(
+        _ request: FindRequest, pageSize: Int = Self.pageSize, onMatch: (DataSet) async throws -> Void
+    ) async throws -> Int {
         let target = try Self.searchTarget(request)
         let pageSize = max(1, pageSize)
-        var matches: [DataSet] = []
+        var count = 0
         var previousFirst: String?
         var pages = 0
         while true {
-            let wanted = request.limit.map { min(pageSize, $0 - matches.count) } ?? pageSize
+            let wanted = request.limit.map { min(pageSize, $0 - count) } ?? pageSize
             if wanted <= 0 { break }
             var query = target.query
             query.append(("limit", String(wanted)))
-            if !matches.isEmpty { query.append(("offset", String(matches.count))) }
-            let response = try await send(
-                .GET, url(target.path, query: query), headers: [("Accept", "application/dicom+json")])
-            if response.status.code == 204 { break }
+            if count > 0 { query.append(("offset", String(count))) }
+            let address = url(target.path, query: query)
+            let answer = try await self.request(.GET, address, headers: [("Accept", "application/dicom+json")])
+            if answer.status.code == 204 { break }
             // A body that is not JSON (a WADO-RS endpoint answering a multipart, an HTML page) is
-            // refused before any of it is read into memory.
-            let contentType = response.headers.first(name: "content-type")?.lowercased() ?? ""
+            // refused before any of it is read.
+            let contentType = answer.headers.first(name: "content-type")?.lowercased() ?? ""
             guard contentType.isEmpty || contentType.contains("json") else {
                 throw PXError.invalidResponse(
                     "QIDO-RS answer of type '\(contentType)', expected application/dicom+json (PS3.18 §10.6.3)")
             }
-            let bytes = try await collect(response)
-            let page = try Self.decodeDataSets(bytes)
-            // A page that starts as the previous one did: the service ignores `offset`, and asking on
-            // would never end.
-            let first = page.first.map(Self.identity)
-            if let first, first == previousFirst {
-                throw PXError.invalidResponse(
-                    "the QIDO-RS service ignores offset (PS3.18 §8.3.4.4): page \(pages + 1) repeats page \(pages)")
+            var reader = JSONArrayReader()
+            var inPage = 0
+            var reachedLimit = false
+            do {
+                try await answer.limits.stream(answer.response) { chunk in
+                    var decoded: [DataSet] = []
+                    try chunk.withUnsafeReadableBytes { raw in
+                        try reader.feed(raw) { object in decoded.append(try Self.decodeMatch(object)) }
+                    }
+                    for match in decoded {
+                        if inPage == 0 {
+                            // A page that starts as the previous one did: the service ignores `offset`, and
+                            // asking on would never end.
+                            let first = Self.identity(match)
+                            if first == previousFirst {
+                                throw PXError.invalidResponse(
+                                    "the QIDO-RS service ignores offset (PS3.18 §8.3.4.4): page \(pages + 1) repeats page \(pages)"
+                                )
+                            }
+                            previousFirst = first
+                        }
+                        inPage += 1
+                        if let limit = request.limit, count >= limit {
+                            reachedLimit = true
+                            return false
+                        }
+                        if let bound = request.maxResponses, count >= bound {
+                            throw PXError.tooManyResponses(limit: bound)
+                        }
+                        try await onMatch(match)
+                        count += 1
+                    }
+                    return true
+                }
+                if !reachedLimit { try reader.finish() }
+            } catch {
+                throw mapped(error)
             }
-            previousFirst = first
             pages += 1
-            // With --limit, no more than asked for, whatever the service sent.
-            for match in page.prefix(request.limit == nil ? page.count : wanted) {
-                try await onMatch(match)
-                matches.append(match)
-            }
             // A short page is the last; a longer one than asked for means the service ignores `limit`
-            // and sent all it has.
-            if page.count != wanted { break }
+            // and sent all it has (or more than --limit, which was not read).
+            if reachedLimit || inPage != wanted { break }
         }
-        return matches
+        return count
+    }
+
+    /// One match of a QIDO-RS answer, from its JSON object's bytes.
+    /// - Throws: ``PXError/invalidResponse(_:)``.
+    static func decodeMatch(_ bytes: [UInt8]) throws(PXError) -> DataSet {
+        do {
+            return try DataSet(dicomJSON: try JSONParser.parse(bytes))
+        } catch {
+            throw .invalidResponse("QIDO-RS answer is not DICOM JSON (PS3.18 §F.2): \(error)")
+        }
     }
 
     /// A match's Study, Series and SOP Instance UIDs, as one text.
     static func identity(_ match: DataSet) -> String {
         [Tag.studyInstanceUID, .seriesInstanceUID, .sopInstanceUID].map { match.string($0) ?? "" }.joined(
             separator: "/")
-    }
-
-    /// The data sets of a DICOM JSON answer: an array of objects (an empty body is none).
-    /// - Throws: ``PXError/invalidResponse(_:)``.
-    static func decodeDataSets(_ bytes: [UInt8]) throws(PXError) -> [DataSet] {
-        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return [] }
-        do {
-            let json = try JSONParser.parse(bytes)
-            guard let array = json.arrayValue else {
-                throw PXError.invalidResponse("QIDO-RS answer is not a JSON array")
-            }
-            var out: [DataSet] = []
-            out.reserveCapacity(array.count)
-            for object in array { out.append(try DataSet(dicomJSON: object)) }
-            return out
-        } catch let error as PXError {
-            throw error
-        } catch {
-            throw .invalidResponse("QIDO-RS answer is not DICOM JSON (PS3.18 §F.2): \(error)")
-        }
     }
 
     /// A QIDO-RS match shaped as the C-FIND response to the same identifier would be (PS3.4

@@ -32,30 +32,37 @@ extension DICOMWebClient {
 
     /// Retrieves `path` and places every part.
     ///
+    /// Each part is checked before it is placed (``verified(_:announced:url:)``): a part that is not a
+    /// complete data set is a failed instance, never a file at a final name.
+    ///
     /// - Parameters:
     ///   - incoming: the directory for temporary files (on the root's file system).
     ///   - onInstance: each placed instance, or each part that could not be placed.
-    /// - Throws: ``PXError`` for an HTTP error status, a transport failure, or a malformed or
-    ///   truncated multipart answer. A part being written when that happens is removed: no partial
-    ///   file is ever at a final name.
+    /// - Throws: ``PXError`` for an HTTP error status, a transport failure, a limit of ``timeouts``
+    ///   exceeded, or a malformed or truncated multipart answer. A part being written when that happens is
+    ///   removed: no partial file is ever at a final name.
     public func retrieve(
         _ path: String, transferSyntax: String?, placer: InstancePlacer, incoming: String,
         onInstance: (Result<ReceivedInstance, PXError>) async -> Void
     ) async throws {
         let address = url(path)
-        let response = try await send(
+        let answer = try await request(
             .GET, address, headers: [("Accept", Self.acceptHeader(transferSyntax: transferSyntax))])
-        if response.status.code == 204 { return }
-        let contentType = response.headers.first(name: "content-type") ?? ""
+        if answer.status.code == 204 { return }
+        let contentType = answer.headers.first(name: "content-type") ?? ""
         var parser = try MultipartParser(boundary: MultipartParser.boundary(ofContentType: contentType))
         var sink = PartSink(directory: incoming)
         defer { sink.abandon() }
+        let announced = Self.announcedInstance(path)
         do {
-            for try await chunk in response.body {
+            try await answer.limits.stream(answer.response) { chunk in
                 try chunk.withUnsafeReadableBytes { raw in
                     try parser.feed(raw) { event in try sink.handle(event) }
                 }
-                for part in sink.takeCompleted() { await onInstance(place(part, placer: placer)) }
+                for part in sink.takeCompleted() {
+                    await onInstance(place(part, announced: announced, url: address, placer: placer))
+                }
+                return true
             }
             try parser.finish()
         } catch {
@@ -63,11 +70,62 @@ extension DICOMWebClient {
         }
     }
 
-    /// Places one received file; the temporary file is gone afterwards in every case.
-    func place(_ part: ReceivedPart, placer: InstancePlacer) -> Result<ReceivedInstance, PXError> {
+    /// The SOP Instance UID a retrieve path names (`.../instances/{uid}`, PS3.18 §10.4.1.1), if it names one.
+    static func announcedInstance(_ path: String) -> String? {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard segments.count >= 2, segments[segments.count - 2] == "instances", let uid = segments.last, !uid.isEmpty
+        else { return nil }
+        return String(uid)
+    }
+
+    /// The SOP Instance UID a part's Content-Location names (PS3.18 §8.7.3.1: the instance's URL), if any.
+    static func announcedInstance(contentLocation: String?) -> String? {
+        guard let location = contentLocation else { return nil }
+        let path = location.split(separator: "?", maxSplits: 1).first.map(String.init) ?? location
+        return announcedInstance(path)
+    }
+
+    /// Checks that a received part is a complete instance, as announced: its Content-Length (when the
+    /// part gave one) is its size, its element structure is whole
+    /// (``Part10File/checkStructure(contentsOf:maximumInflatedSize:)``: every length fits, sequences
+    /// and encapsulated Pixel Data closed, PS3.5 §7.1, §7.5, §A.4), and its SOP Instance UID is the one
+    /// the request or the part's Content-Location named.
+    ///
+    /// - Throws: ``PXError/malformedFile(path:reason:)`` (the path is the request's URL) for a part cut
+    ///   short or broken, ``PXError/notDICOM(path:reason:)`` for a part that is no DICOM file,
+    ///   ``PXError/invalidResponse(_:)`` for another instance than the one announced.
+    static func verified(_ part: ReceivedPart, announced: String?, url: String) throws(PXError) -> Part10Structure {
+        if let length = part.contentLength, length != part.size {
+            throw .malformedFile(
+                path: url, reason: "a WADO-RS part of \(part.size) bytes where its Content-Length says \(length)")
+        }
+        let structure: Part10Structure
+        do {
+            structure = try Part10File.checkStructure(
+                contentsOf: part.path, maximumInflatedSize: PushRequest.defaultMaximumInflatedSize)
+        } catch {
+            if error.code == .notDICOM {
+                throw .notDICOM(path: url, reason: "a WADO-RS part is not a DICOM file (\(error))")
+            }
+            throw .malformedFile(
+                path: url, reason: "a WADO-RS part of \(part.size) bytes is not a complete data set (\(error))")
+        }
+        let uid = structure.sopInstanceUID ?? structure.meta.string(.mediaStorageSOPInstanceUID) ?? ""
+        if let expected = announcedInstance(contentLocation: part.contentLocation) ?? announced, uid != expected {
+            throw .invalidResponse(
+                "a WADO-RS part holds SOP Instance UID '\(uid)' where \(expected) was announced (\(url))")
+        }
+        return structure
+    }
+
+    /// Places one received file once it is verified; the temporary file is gone afterwards in every case.
+    func place(_ part: ReceivedPart, announced: String?, url: String, placer: InstancePlacer) -> Result<
+        ReceivedInstance, PXError
+    > {
         let temporaryFile = part.path
         let header: Part10File
         do {
+            _ = try Self.verified(part, announced: announced, url: url)
             header = try Self.header(of: part)
         } catch {
             unlink(temporaryFile)
@@ -124,12 +182,16 @@ extension DICOMWebClient {
     }
 }
 
-/// A part written to a temporary file: its size and first bytes.
+/// A part written to a temporary file: its size, first bytes and what its headers announced.
 struct ReceivedPart {
     var path: String
     var size: Int
     /// Up to ``PartSink/prefixLimit`` bytes.
     var prefix: [UInt8]
+    /// The part's Content-Length header, when it had a valid one.
+    var contentLength: Int? = nil
+    /// The part's Content-Location header (PS3.18 §8.7.3.1).
+    var contentLocation: String? = nil
 }
 
 /// Writes the parts of a multipart answer to temporary files as their bytes arrive, keeping only each
@@ -141,6 +203,8 @@ struct PartSink {
     private var current: String?
     private var prefix: [UInt8] = []
     private var size = 0
+    private var contentLength: Int?
+    private var contentLocation: String?
     private var completed: [ReceivedPart] = []
 
     init(directory: String) { self.directory = directory }
@@ -161,6 +225,14 @@ struct PartSink {
             }
             prefix.removeAll(keepingCapacity: true)
             size = 0
+            contentLocation = headers.first { $0.name == "content-location" }?.value
+            contentLength = nil
+            if let text = headers.first(where: { $0.name == "content-length" })?.value {
+                guard let length = Int(text), length >= 0 else {
+                    throw .invalidResponse("WADO-RS part with Content-Length '\(text)'")
+                }
+                contentLength = length
+            }
         case .content(let bytes):
             guard fd >= 0 else { return }
             if prefix.count < Self.prefixLimit { prefix += bytes.prefix(Self.prefixLimit - prefix.count) }
@@ -183,7 +255,10 @@ struct PartSink {
                 unlink(path)
                 throw .io("cannot write (\(String(cString: strerror(errno))))", path: path)
             }
-            completed.append(ReceivedPart(path: path, size: size, prefix: prefix))
+            completed.append(
+                ReceivedPart(
+                    path: path, size: size, prefix: prefix, contentLength: contentLength,
+                    contentLocation: contentLocation))
         }
     }
 

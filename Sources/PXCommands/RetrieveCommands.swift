@@ -74,13 +74,20 @@ public enum GetCommand {
             if var web = dicomBackend as? DICOMWebBackend {
                 // WADO-RS: --parallel requests at once, across the targets and the series of a study.
                 web.parallel = parallel ?? DICOMWebBackend.defaultParallel
-                return try await RetrieveLoop.concurrently(into: &results, status: \.status) { progressLine in
+                let failure = try await RetrieveLoop.concurrently(into: &results, status: \.status) { progressLine in
                     try await web.get(requests, connection: conn, logger: logger) { request, progress in
                         progressLine(
                             "px-get: \(request.level.dicomValue) \(request.seriesInstanceUID ?? request.studyInstanceUID): "
                                 + "completed \(progress.completed), failed \(progress.failed)")
                     }
                 }
+                // A part that is not a complete instance was not placed: the retrieval is incomplete.
+                let failed = results.reduce(0) { $0 + $1.failed }
+                if failure == nil && failed > 0 {
+                    let total = failed + results.reduce(0) { $0 + $1.completed }
+                    return .partialFailure(failed: failed, total: total, what: "instances")
+                }
+                return failure
             }
             if parallel != nil {
                 throw PXError.usage("--parallel applies to a DICOMweb peer (WADO-RS); a C-GET runs on one association")

@@ -80,6 +80,16 @@ struct MultipartParserTests {
         #expect(held <= 64, "held back \(held) bytes of a chunk")
     }
 
+    /// Found by fuzz-web: fed a byte at a time, `--x` then padding then `--` read as the closing delimiter,
+    /// while whole it is a malformed delimiter line.
+    @Test("`--` after transport padding is not a closing delimiter, whatever the chunk size")
+    func dashesAfterPadding() {
+        let body = Array("--x    --   \u{0}\u{0} ".utf8)
+        for size in 1...body.count {
+            #expect(throws: PXError.self, "chunk \(size)") { try Self.parse(body, boundary: "x", chunk: size) }
+        }
+    }
+
     @Test("a body that stops in the middle of a part, or before the closing delimiter, is an error")
     func truncated() throws {
         let boundary = "xyz"

@@ -1,0 +1,3 @@
+import PXTools
+
+PXDump.main()

@@ -1,4 +1,4 @@
-// swift-tools-version: 6.2
+// swift-tools-version: 6.3
 import PackageDescription
 
 /// Settings every px target shares: Swift 6 language mode and the upcoming features that keep

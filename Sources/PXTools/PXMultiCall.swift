@@ -51,6 +51,11 @@ public enum PXMultiCall {
         }
     }
 
+    /// Runs `type` on the command line's arguments: what each thin `px-*` executable does.
+    public static func main(_ type: any ParsableCommand.Type) async -> Never {
+        await run(type, arguments: Array(CommandLine.arguments.dropFirst()))
+    }
+
     /// The command called `name`: `echo` or `px-echo`.
     static func command(named name: String) -> (any ParsableCommand.Type)? {
         let short = name.hasPrefix("px-") ? String(name.dropFirst(3)) : name

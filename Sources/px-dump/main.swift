@@ -1,3 +1,3 @@
 import PXTools
 
-PXDump.main()
+await PXMultiCall.main(PXDump.self)

@@ -1,3 +1,3 @@
 import PXTools
 
-await PXEcho.main()
+await PXMultiCall.main(PXEcho.self)

@@ -1,3 +1,3 @@
 import PXTools
 
-await PXFind.main()
+await PXMultiCall.main(PXFind.self)

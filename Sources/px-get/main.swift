@@ -1,3 +1,3 @@
 import PXTools
 
-await PXGet.main()
+await PXMultiCall.main(PXGet.self)

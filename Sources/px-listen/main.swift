@@ -1,3 +1,3 @@
 import PXTools
 
-await PXListen.main()
+await PXMultiCall.main(PXListen.self)

@@ -1,3 +1,3 @@
 import PXTools
 
-await PXLs.main()
+await PXMultiCall.main(PXLs.self)

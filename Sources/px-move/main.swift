@@ -1,3 +1,3 @@
 import PXTools
 
-await PXMove.main()
+await PXMultiCall.main(PXMove.self)

@@ -1,3 +1,3 @@
 import PXTools
 
-await PXPush.main()
+await PXMultiCall.main(PXPush.self)

@@ -1,3 +1,3 @@
 import PXTools
 
-await PXServe.main()
+await PXMultiCall.main(PXServe.self)

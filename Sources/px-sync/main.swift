@@ -1,3 +1,3 @@
 import PXTools
 
-await PXSyncMain.main()
+await PXMultiCall.main(PXSyncMain.self)

@@ -2,24 +2,58 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 
-.PHONY: all build release install setup test demo bench lint format clean fuzz fuzz-smoke fuzz-seed
+.PHONY: all build stamp release install dist setup test demo bench lint format clean fuzz fuzz-smoke fuzz-seed
 
 all: build
 
-build:
+build: stamp
 	$(SWIFT) build
 
-release:
-	$(SWIFT) build -c release --static-swift-stdlib
+# Sources/PXTools/PXBuildStamp.generated.swift (not committed): the commit `--version` reports, rewritten only
+# when it changes (a plain `swift build` without it says "dev").
+STAMP := Sources/PXTools/PXBuildStamp.generated.swift
+stamp:
+	@commit=$$(git describe --always --dirty --exclude '*' 2>/dev/null || echo dev); \
+	text=$$(printf '%s\n' \
+	    '// Written by the Makefile (`make stamp`), not committed: the commit px was built from.' \
+	    'enum PXBuildStamp {' \
+	    "    static let commit = \"$$commit\"" \
+	    '}'); \
+	if [ "$$(cat $(STAMP) 2>/dev/null)" != "$$text" ]; then printf '%s\n' "$$text" > $(STAMP); fi
 
-# The seven commands into $(PREFIX)/bin (static Swift stdlib: nothing else to install with them).
+# The one binary `make install` installs (static Swift stdlib: nothing else to install with it). Only the
+# products installed are built: a whole-package build would also compile the test support targets.
+release: stamp
+	$(SWIFT) build -c release --static-swift-stdlib --product px
+
+# The multi-call `px` (stripped) into $(PREFIX)/bin, the ten commands as links to it (`px-echo ARGS` is
+# `px echo ARGS`), and their bash, zsh and fish completions (swift-argument-parser writes them) into
+# $(PREFIX)/share.
 PREFIX ?= /usr/local
-COMMANDS := px-echo px-find px-move px-get px-listen px-push px-dump
-COMMANDS += px-serve px-ls
+COMMANDS := px-echo px-find px-move px-get px-listen px-push px-dump px-sync px-serve px-ls
 install: release
 	install -d "$(DESTDIR)$(PREFIX)/bin"
-	bin=$$($(SWIFT) build -c release --show-bin-path) && \
-	    for c in $(COMMANDS); do install -m 755 "$$bin/$$c" "$(DESTDIR)$(PREFIX)/bin/$$c"; done
+	bin=$$($(SWIFT) build -c release --static-swift-stdlib --show-bin-path) && \
+	    install -m 755 -s "$$bin/px" "$(DESTDIR)$(PREFIX)/bin/px"
+	for c in $(COMMANDS); do ln -sf px "$(DESTDIR)$(PREFIX)/bin/$$c"; done
+	install -d "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" \
+	    "$(DESTDIR)$(PREFIX)/share/zsh/site-functions" "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
+	for c in $(COMMANDS); do \
+	    "$(DESTDIR)$(PREFIX)/bin/$$c" --generate-completion-script bash \
+	        > "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$c" && \
+	    "$(DESTDIR)$(PREFIX)/bin/$$c" --generate-completion-script zsh \
+	        > "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_$$c" && \
+	    "$(DESTDIR)$(PREFIX)/bin/$$c" --generate-completion-script fish \
+	        > "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$c.fish" || exit 1; \
+	done
+
+# A tarball of the installed tree (bin/ and share/) for Linux x86_64 hosts without Swift: the binary is
+# static in the Swift runtime and needs only glibc.
+dist:
+	version=$$(sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/PXTools/PXVersion.swift) && \
+	    name="px-$$version-linux-$$(uname -m)" && rm -rf ".build/dist" && \
+	    $(MAKE) install DESTDIR="$(CURDIR)/.build/dist/$$name" PREFIX= && \
+	    tar -C .build/dist -czf "$$name.tar.gz" "$$name" && echo "$$name.tar.gz"
 
 # swift-format with the committed .swift-format configuration: `make lint` checks, `make format` fixes.
 lint:

@@ -1,4 +1,4 @@
-// swift-tools-version: 6.2
+// swift-tools-version: 6.3
 import PackageDescription
 
 /// Settings every px target shares: Swift 6 language mode and the upcoming features that keep
@@ -25,6 +25,8 @@ let package = Package(
         .library(name: "DICOMWeb", targets: ["DICOMWeb"]),
         .library(name: "DICOMProtocol", targets: ["DICOMProtocol"]),
         .library(name: "DICOMNetwork", targets: ["DICOMNetwork"]),
+        // The multi-call binary `make install` installs; the px-* executables run the same commands.
+        .executable(name: "px", targets: ["px"]),
         .executable(name: "px-dump", targets: ["px-dump"]),
         .executable(name: "px-echo", targets: ["px-echo"]),
         .executable(name: "px-find", targets: ["px-find"]),
@@ -92,10 +94,7 @@ let package = Package(
 
         .executableTarget(
             name: "px-dump",
-            dependencies: [
-                "DICOMData",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
+            dependencies: ["PXTools"],
             swiftSettings: strictSettings
         ),
 
@@ -252,81 +251,48 @@ let package = Package(
 
         .executableTarget(
             name: "px-echo",
-            dependencies: [
-                "PXCommandLine",
-                "PXCommands",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
+            dependencies: ["PXTools"],
             swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "px-find",
-            dependencies: [
-                "PXCommandLine",
-                "PXCommands",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
+            dependencies: ["PXTools"],
             swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "px-move",
-            dependencies: [
-                "PXCommandLine",
-                "PXCommands",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
+            dependencies: ["PXTools"],
             swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "px-listen",
-            dependencies: [
-                "PXCommandLine",
-                "PXCommands",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
+            dependencies: ["PXTools"],
             swiftSettings: strictSettings
         ),
 
         // A folder place served over DIMSE (issue 12).
         .executableTarget(
             name: "px-serve",
-            dependencies: [
-                "PXCommandLine",
-                "PXCommands",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
+            dependencies: ["PXTools"],
             swiftSettings: strictSettings
         ),
 
         // A folder place listed as px-find lists a node (issue 12).
         .executableTarget(
             name: "px-ls",
-            dependencies: [
-                "PXCommandLine",
-                "PXCommands",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
+            dependencies: ["PXTools"],
             swiftSettings: strictSettings
         ),
 
         // C-STORE SCU and C-GET SCU (issue 4).
         .executableTarget(
             name: "px-push",
-            dependencies: [
-                "PXCommandLine",
-                "PXCommands",
-                "PXCore",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
+            dependencies: ["PXTools"],
             swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "px-get",
-            dependencies: [
-                "PXCommandLine",
-                "PXCommands",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
+            dependencies: ["PXTools"],
             swiftSettings: strictSettings
         ),
 
@@ -350,11 +316,28 @@ let package = Package(
         ),
         .executableTarget(
             name: "px-sync",
+            dependencies: ["PXTools"],
+            swiftSettings: strictSettings
+        ),
+
+        // The ten commands' definitions (options, --help, --version) and the multi-call dispatcher: the thin px-*
+        // executables and the multi-call `px` run these same types.
+        .target(
+            name: "PXTools",
             dependencies: [
                 "PXCommandLine",
+                "PXCommands",
                 "PXSync",
+                "PXCore",
+                "DICOMData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: strictSettings
+        ),
+        // `px echo ...`, or `px-echo ...` through a link to px (git's and busybox's way): what `make install` installs.
+        .executableTarget(
+            name: "px",
+            dependencies: ["PXTools"],
             swiftSettings: strictSettings
         ),
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Command benchmarks (issues 3 and 4): px-echo against bare echoscu (a process per echo), and
 # px-find at image level returning 300 records against bare `findscu -X`. Every DCMTK process,
-# peers included, runs with TCP_NODELAY=1. Prints medians and ratios as JSON lines.
+# peers included, runs with TCP_NODELAY=1. Prints medians and ratios as JSON lines, after the installed
+# prefix's size and the --help start-up of px-echo and px-find beside echoscu's.
 #
 # usage: scripts/bench-commands.sh [WORKDIR]   (default: bench-data/ in the project)
 # env:   PX_BENCH_RUNS (default 31), PX_BENCH_BACKENDS (default "dcmtk", e.g. "dcmtk native")
@@ -16,8 +17,24 @@ export TCP_NODELAY=1 LC_ALL=C
 mkdir -p "$work"
 . "$root/scripts/bench-common.sh"
 ct=$(bench_ct300 "$work")
-(cd "$root" && swift build -c release --static-swift-stdlib --product px-echo >/dev/null && swift build -c release --static-swift-stdlib --product px-find >/dev/null)
-bin="$root/.build/release"
+# What `make install` installs (the multi-call px, stripped, and px-echo ... as links to it) is what is measured.
+prefix="$work/prefix"
+rm -rf "$prefix"
+make -C "$root" install PREFIX="$prefix" >/dev/null
+bin="$prefix/bin"
+
+echo "== size and start-up: the installed prefix; --help, median of $runs runs (interleaved)"
+echo "{\"installed_bytes\": $(du -sb "$prefix" | cut -f1), \"px_bytes\": $(stat -c %s "$bin/px")}"
+samples=$(mktemp -d)
+for _ in $(seq "$runs"); do
+    time_us echoscu --help >>"$samples/echoscu"
+    time_us "$bin/px-echo" --help >>"$samples/px-echo"
+    time_us "$bin/px-find" --help >>"$samples/px-find"
+done
+for tool in echoscu px-echo px-find; do
+    echo "{\"tool\": \"$tool --help\", \"median_ms\": $(ms "$(median <"$samples/$tool")")}"
+done
+rm -rf "$samples"
 
 
 # --- peers: storescp for echo, dcmqrscp holding the 300 CT images for find

@@ -9,7 +9,12 @@ public protocol PXCommand: AsyncParsableCommand {}
 
 extension PXCommand {
     public static func main() async {
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        await main(arguments: Array(CommandLine.arguments.dropFirst()))
+    }
+
+    /// Parses `arguments` (the command line without the program's name) and runs the command: how `px echo ...`
+    /// runs px-echo inside the multi-call `px`.
+    public static func main(arguments: [String]) async {
         let command: any ParsableCommand
         do {
             command = try parseAsRoot(arguments)

@@ -2,9 +2,8 @@ import ArgumentParser
 import PXCommandLine
 import PXCommands
 
-@main
-struct PXListen: PXCommand {
-    static let configuration = CommandConfiguration(
+public struct PXListen: PXCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "px-listen",
         abstract: "Receive DICOM instances (C-STORE) into pypx's patient/study/series tree.",
         discussion: """
@@ -31,14 +30,17 @@ struct PXListen: PXCommand {
             root.
 
             \(PXExit.helpTable)
-            """
+            """,
+        version: PXVersion.description
     )
 
     @OptionGroup var listen: ListenOptions
     @OptionGroup(title: "Backend") var backend: BackendOptions
     @OptionGroup(title: "Logging") var logging: LoggingOptions
 
-    func run() async throws {
+    public init() {}
+
+    public func run() async throws {
         try await ListenCommand.run(listen: listen, backend: backend, logging: logging)
     }
 }

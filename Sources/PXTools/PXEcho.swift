@@ -2,9 +2,8 @@ import ArgumentParser
 import PXCommandLine
 import PXCommands
 
-@main
-struct PXEcho: PXCommand {
-    static let configuration = CommandConfiguration(
+public struct PXEcho: PXCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "px-echo",
         abstract: "Verify a DICOM peer with C-ECHO and print the result as JSON.",
         discussion: """
@@ -18,7 +17,8 @@ struct PXEcho: PXCommand {
               px-echo --aec ORTHANC --serverIP 127.0.0.1 --serverPort 4242   (pypx 0.8)
 
             \(PXExit.helpTable)
-            """
+            """,
+        version: PXVersion.description
     )
 
     @OptionGroup(title: "Connection") var connection: ConnectionOptions
@@ -27,7 +27,9 @@ struct PXEcho: PXCommand {
     @OptionGroup(title: "Logging") var logging: LoggingOptions
     @OptionGroup var output: OutputOptions
 
-    func run() async throws {
+    public init() {}
+
+    public func run() async throws {
         try await EchoCommand.run(
             connection: connection, timeouts: timeouts, backend: backend, logging: logging, output: output)
     }

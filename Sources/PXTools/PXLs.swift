@@ -2,9 +2,8 @@ import ArgumentParser
 import PXCommandLine
 import PXCommands
 
-@main
-struct PXLs: PXCommand {
-    static let configuration = CommandConfiguration(
+public struct PXLs: PXCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "px-ls",
         abstract: "List what a folder place holds, with px-find's keys, levels and formats.",
         discussion: """
@@ -22,7 +21,8 @@ struct PXLs: PXCommand {
             and central directories (no DICOM header), with the same keys and formats.
 
             \(PXExit.helpTable)
-            """
+            """,
+        version: PXVersion.description
     )
 
     @OptionGroup var list: ListOptions
@@ -30,7 +30,9 @@ struct PXLs: PXCommand {
     @OptionGroup(title: "Output") var output: FindOutputOptions
     @OptionGroup(title: "Logging") var logging: LoggingOptions
 
-    func run() async throws {
+    public init() {}
+
+    public func run() async throws {
         try await ListCommand.run(list: list, query: query, output: output, logging: logging)
     }
 }

@@ -2,9 +2,8 @@ import ArgumentParser
 import PXCommandLine
 import PXCommands
 
-@main
-struct PXFind: PXCommand {
-    static let configuration = CommandConfiguration(
+public struct PXFind: PXCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "px-find",
         abstract: "Query a DICOM peer with C-FIND and print the matches as JSON.",
         discussion: """
@@ -28,7 +27,8 @@ struct PXFind: PXCommand {
               px-find pacs --level image -k StudyInstanceUID=1.2.3 --format ndjson
 
             \(PXExit.helpTable)
-            """
+            """,
+        version: PXVersion.description
     )
 
     @OptionGroup(title: "Connection") var connection: ConnectionOptions
@@ -38,7 +38,9 @@ struct PXFind: PXCommand {
     @OptionGroup var query: QueryOptions
     @OptionGroup var output: FindOutputOptions
 
-    func run() async throws {
+    public init() {}
+
+    public func run() async throws {
         try await FindCommand.run(
             connection: connection, timeouts: timeouts, backend: backend, logging: logging, query: query, output: output
         )

@@ -1,13 +1,13 @@
 import ArgumentParser
 import DICOMData
+import PXCommandLine
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-@main
-struct PXDump: ParsableCommand {
-    static let configuration = CommandConfiguration(
+public struct PXDump: ParsableCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "px-dump",
         abstract: "Print DICOM files as JSON (the DICOM JSON Model), pypx entries, or a readable dump.",
         discussion: """
@@ -28,7 +28,8 @@ struct PXDump: ParsableCommand {
               0   every file was read
               1   at least one file could not be read
               64  usage error
-            """
+            """,
+        version: PXVersion.description
     )
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
@@ -56,11 +57,13 @@ struct PXDump: ParsableCommand {
     @Argument(help: "DICOM files to print.")
     var files: [String]
 
-    func validate() throws {
+    public func validate() throws {
         if files.isEmpty { throw ValidationError("give at least one file") }
     }
 
-    func run() throws {
+    public init() {}
+
+    public func run() throws {
         var failed = false
         var out: [UInt8] = []
         for path in files {
@@ -98,23 +101,8 @@ struct PXDump: ParsableCommand {
                 JSONValue.object(members).write(into: &out, pretty: false, indent: 0)
             }
             out.append(0x0A)
-            writeToStandardOutput(out)
+            CommandOutput.writeStandardOutput(out)
         }
         if failed { throw ExitCode(1) }
-    }
-}
-
-/// Writes bytes to stdout in full.
-func writeToStandardOutput(_ bytes: [UInt8]) {
-    bytes.withUnsafeBytes { raw in
-        var written = 0
-        while written < raw.count {
-            let n = write(1, raw.baseAddress! + written, raw.count - written)
-            if n < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            written += n
-        }
     }
 }

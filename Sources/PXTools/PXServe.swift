@@ -2,9 +2,8 @@ import ArgumentParser
 import PXCommandLine
 import PXCommands
 
-@main
-struct PXServe: PXCommand {
-    static let configuration = CommandConfiguration(
+public struct PXServe: PXCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "px-serve",
         abstract: "Serve a folder place over DICOM: C-ECHO, C-FIND, C-MOVE, C-GET and C-STORE into it.",
         discussion: """
@@ -23,13 +22,16 @@ struct PXServe: PXCommand {
             stderr. Runs until SIGINT/SIGTERM. Native backend only.
 
             \(PXExit.helpTable)
-            """
+            """,
+        version: PXVersion.description
     )
 
     @OptionGroup var serve: ServeOptions
     @OptionGroup(title: "Logging") var logging: LoggingOptions
 
-    func run() async throws {
+    public init() {}
+
+    public func run() async throws {
         try await ServeCommand.run(serve: serve, logging: logging)
     }
 }

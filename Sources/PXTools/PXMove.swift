@@ -2,9 +2,8 @@ import ArgumentParser
 import PXCommandLine
 import PXCommands
 
-@main
-struct PXMove: PXCommand {
-    static let configuration = CommandConfiguration(
+public struct PXMove: PXCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "px-move",
         abstract: "Move studies, series or instances to a destination AE with C-MOVE.",
         discussion: """
@@ -24,7 +23,8 @@ struct PXMove: PXCommand {
             backend runs movescu once per target.
 
             \(PXExit.helpTable)
-            """
+            """,
+        version: PXVersion.description
     )
 
     @OptionGroup(title: "Connection") var connection: ConnectionOptions
@@ -39,14 +39,16 @@ struct PXMove: PXCommand {
     @OptionGroup var retrieve: RetrieveOptions
     @OptionGroup var output: OutputOptions
 
-    func validate() throws {
+    public func validate() throws {
         if destination == nil && connection.callingAETitle == nil {
             throw ValidationError("give the move destination with --destination")
         }
         try retrieve.validateSource(command: "px-move")
     }
 
-    func run() async throws {
+    public init() {}
+
+    public func run() async throws {
         try await MoveCommand.run(
             connection: connection, timeouts: timeouts, backend: backend, logging: logging, retrieve: retrieve,
             destination: destination, output: output)

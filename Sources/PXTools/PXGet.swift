@@ -2,9 +2,8 @@ import ArgumentParser
 import PXCommandLine
 import PXCommands
 
-@main
-struct PXGet: PXCommand {
-    static let configuration = CommandConfiguration(
+public struct PXGet: PXCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "px-get",
         abstract: "Retrieve studies, series or instances with C-GET, on one association.",
         discussion: """
@@ -35,7 +34,8 @@ struct PXGet: PXCommand {
             complete; data.gets has one entry per target, in the targets' order.
 
             \(PXExit.helpTable)
-            """
+            """,
+        version: PXVersion.description
     )
 
     @OptionGroup(title: "Connection") var connection: ConnectionOptions
@@ -53,11 +53,13 @@ struct PXGet: PXCommand {
     var parallel: Int?
     @OptionGroup var output: OutputOptions
 
-    func validate() throws {
+    public func validate() throws {
         try retrieve.validateSource(command: "px-get")
     }
 
-    func run() async throws {
+    public init() {}
+
+    public func run() async throws {
         try await GetCommand.run(
             connection: connection, timeouts: timeouts, backend: backend, logging: logging, retrieve: retrieve,
             root: root, output: output, parallel: parallel)

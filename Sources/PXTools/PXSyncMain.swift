@@ -2,9 +2,8 @@ import ArgumentParser
 import PXCommandLine
 import PXSync
 
-@main
-struct PXSyncMain: PXCommand {
-    static let configuration = CommandConfiguration(
+public struct PXSyncMain: PXCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "px-sync",
         abstract: "Make sure studies of the SOURCE places are in the DEST place: transfer only what is missing.",
         discussion: """
@@ -54,7 +53,8 @@ struct PXSyncMain: PXCommand {
               studies, lineErrors}. Progress on stderr when it is a terminal.
 
             \(PXExit.helpTable)
-            """
+            """,
+        version: PXVersion.description
     )
 
     @OptionGroup(title: "Sync") var sync: SyncOptions
@@ -64,7 +64,9 @@ struct PXSyncMain: PXCommand {
     @OptionGroup(title: "Logging") var logging: LoggingOptions
     @OptionGroup var output: OutputOptions
 
-    func run() async throws {
+    public init() {}
+
+    public func run() async throws {
         try await SyncCommand.run(
             sync: sync, query: query, timeouts: timeouts, backend: backend, logging: logging, output: output)
     }

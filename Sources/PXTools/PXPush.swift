@@ -3,9 +3,8 @@ import PXCommandLine
 import PXCommands
 import PXCore
 
-@main
-struct PXPush: PXCommand {
-    static let configuration = CommandConfiguration(
+public struct PXPush: PXCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "px-push",
         abstract: "Send DICOM files to a peer with C-STORE, on one association.",
         discussion: """
@@ -39,7 +38,8 @@ struct PXPush: PXCommand {
             peers answer one at a time.
 
             \(PXExit.helpTable)
-            """
+            """,
+        version: PXVersion.description
     )
 
     @OptionGroup(title: "Connection") var connection: ConnectionOptions
@@ -55,12 +55,14 @@ struct PXPush: PXCommand {
     @OptionGroup(title: "Logging") var logging: LoggingOptions
     @OptionGroup var output: OutputOptions
 
-    func validate() throws {
+    public func validate() throws {
         if paths.isEmpty { throw ValidationError("give the files or directories to push") }
         if window == 0 { throw ValidationError("--window must be at least 1") }
     }
 
-    func run() async throws {
+    public init() {}
+
+    public func run() async throws {
         try await PushCommand.run(
             connection: connection, timeouts: timeouts, backend: backend, logging: logging, paths: paths,
             window: window,

@@ -1,0 +1,3 @@
+import PXTools
+
+await PXMultiCall.main(PXEcho.self)

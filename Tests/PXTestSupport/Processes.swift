@@ -1,6 +1,5 @@
 import DICOMData
 import Foundation
-import Testing
 
 #if canImport(Glibc)
     import Glibc
@@ -131,13 +130,9 @@ extension TestSupport {
                 status: exitCode(fromWaitStatus: status), output: text(output), errorOutput: text(errorOutput))
         }
 
+        /// Removes the files (a file that cannot be removed stays in the temporary folder).
         func remove() {
-            for path in [input, output, errorOutput].compactMap({ $0 })
-            where FileManager.default.fileExists(atPath: path) {
-                do { try FileManager.default.removeItem(atPath: path) } catch {
-                    Issue.record("cannot remove \(path): \(error)")
-                }
-            }
+            for path in [input, output, errorOutput].compactMap({ $0 }) { unlink(path) }
         }
     }
 }

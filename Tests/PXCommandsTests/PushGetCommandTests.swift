@@ -248,7 +248,7 @@ import Testing
         try await Self.makeCorpus(work + "/corpus")
         let loaded = try Self.loadCorpus(work + "/corpus")
         let start = try await PeerHarness.runAsync(scripts + "dcmqrscp-start.sh", [work + "/qr"])
-        defer { _ = try? PeerHarness.run(scripts + "peer-stop.sh", [work + "/qr/dcmqrscp.pid"]) }
+        defer { TestSupport.killPeer(pidFile: work + "/qr/dcmqrscp.pid") }
         try #require(start.exitCode == 0, "dcmqrscp-start.sh failed: \(start.stderr)")
         let port = start.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let load = try await PeerHarness.runAsync(scripts + "dcmqrscp-load.sh", [work + "/qr", work + "/corpus"])

@@ -305,13 +305,13 @@ struct SyncDICOMwebTests {
         let loaded = try await PeerHarness.runAsync(
             scripts + "dcmqrscp-start.sh", [work + "/qr1"],
             environment: ["PX_QR_DESTS": "QREMPTY=127.0.0.1:\(emptyPort)"])
-        defer { _ = try? PeerHarness.run(scripts + "peer-stop.sh", [work + "/qr1/dcmqrscp.pid"]) }
+        defer { TestSupport.killPeer(pidFile: work + "/qr1/dcmqrscp.pid") }
         try #require(loaded.exitCode == 0, "\(loaded.stderr)")
         let load = try await PeerHarness.runAsync(scripts + "dcmqrscp-load.sh", [work + "/qr1", work + "/corpus"])
         try #require(load.exitCode == 0, "\(load.stderr)")
         let empty = try await PeerHarness.runAsync(
             scripts + "dcmqrscp-start.sh", [work + "/qr2", String(emptyPort)], environment: ["PX_QR_AET": "QREMPTY"])
-        defer { _ = try? PeerHarness.run(scripts + "peer-stop.sh", [work + "/qr2/dcmqrscp.pid"]) }
+        defer { TestSupport.killPeer(pidFile: work + "/qr2/dcmqrscp.pid") }
         try #require(empty.exitCode == 0, "\(empty.stderr)")
         let source = "QRSCP@127.0.0.1:\(loaded.stdout.trimmingCharacters(in: .whitespacesAndNewlines))"
         let target = "QREMPTY@127.0.0.1:\(emptyPort)"

@@ -224,12 +224,12 @@ import Testing
             try random.close()
 
             let child = TestSupport.binDirectory + "/zip-archive-child"
-            let pid = try TestSupport.spawn(
-                child, [dir + "/zips", "1.2.3", small, big], stdoutPath: dir + "/child.out",
-                stderrPath: dir + "/child.err")
+            let writer = try PeerProcess(
+                child, [dir + "/zips", "1.2.3", small, big], logFile: dir + "/child.out", errorFile: dir + "/child.err")
+            defer { writer.kill() }
             let folder = dir + "/zips/P1-Doe_Jane"
             // Kill it once its temporary archive holds a few MB: mid-write.
-            let started = TestSupport.pollBlocking(seconds: 60) {
+            let started = await writer.waitFor(seconds: 60) {
                 let partial = (try? FileManager.default.contentsOfDirectory(atPath: folder))?.first {
                     $0.contains(".partial-")
                 }
@@ -237,14 +237,12 @@ import Testing
                 var info = stat()
                 return stat(folder + "/" + partial, &info) == 0 && info.st_size > 4 << 20
             }
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            let status = await writer.stop(signal: SIGKILL)
             #expect(
                 started,
                 "the child never wrote 4 MB of its archive: \((try? String(contentsOfFile: dir + "/child.err", encoding: .utf8)) ?? "")"
             )
-            #expect(TestSupport.exitCode(fromWaitStatus: status) == 128 + SIGKILL)
+            #expect(status == 128 + SIGKILL)
             // The final name still holds the old archive, whole; the partial one is hidden and not a .zip.
             #expect(Self.zips(under: dir + "/zips") == ["P1-Doe_Jane/1.2.3.zip"])
             let reader = try ZipReader(path: old.path)

@@ -198,10 +198,14 @@ import Testing
                 await listener.waitFor(seconds: 10) {
                     $0.filter { $0["event"]?.stringValue == "associationOpened" }.count > openedBefore
                 })
-            try await Task.sleep(for: .milliseconds(150))
-            sender.send(signal: signal)
+            // Counted before the signal, while the sender's association is the only one open (earlier ones were
+            // reported closed before it opened): the close of an aborted association is reported within
+            // milliseconds of the kill (storescp logs "Association Aborted" at once), so a count taken after the
+            // kill could already include the close it is meant to wait for.
             let closedBefore = listener.events("associationClosed").count
+            try await Task.sleep(for: .milliseconds(150))
             let started = ContinuousClock.now
+            sender.send(signal: signal)
             #expect(
                 await listener.waitFor(seconds: 15) {
                     $0.filter { $0["event"]?.stringValue == "associationClosed" }.count > closedBefore

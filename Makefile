@@ -37,6 +37,13 @@ test: setup
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
+# The tier that needs only Swift: the suites tagged `integration` (DCMTK, Orthanc, Python, OpenSSL, zip)
+# are left out (PX_TEST_TIER=fast; Swift 6.3's swift test cannot skip by tag). No setup needed.
+.PHONY: test-fast
+test-fast:
+	$(SWIFT) build --build-tests
+	PX_TEST_TIER=fast $(SWIFT) test --skip-build
+
 # Builds px, starts an embedded default peer on free loopback ports, runs the commands, stops the peer.
 # Without DCMTK (or with PX_DEMO_PEER=serve) the peer is px-serve over a folder place.
 demo: setup

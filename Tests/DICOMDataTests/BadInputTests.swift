@@ -110,7 +110,7 @@ struct BadInputTests {
         }
     }
 
-    @Test("every prefix of a real file reads or fails cleanly")
+    @Test("every prefix of a real file reads or fails cleanly", .tags(.integration), .integrationTier)
     func everyPrefix() async throws {
         let files = try await Corpus.synthetic().filter { $0.lastPathComponent.hasPrefix("nested-seq") }
         #expect(!files.isEmpty)
@@ -126,7 +126,7 @@ struct BadInputTests {
         }
     }
 
-    @Test("random byte corruption never crashes")
+    @Test("random byte corruption never crashes", .tags(.integration), .integrationTier)
     func randomCorruption() async throws {
         var generator = SplitMix64(seed: 0x5EED)
         for url in try await Corpus.synthetic().prefix(20) {

@@ -22,7 +22,7 @@ import Testing
     /// element by element rather than parsed where it lies, and values above the limit are skipped.
     @Test(
         "the header read equals the whole read up to Pixel Data for the synthetic and pydicom files",
-        arguments: [Int.max, 16 * 1024 - 1, 64])
+        .tags(.integration), .integrationTier, arguments: [Int.max, 16 * 1024 - 1, 64])
     func sameAsWholeRead(maximumValueLength: Int) async throws {
         let limits = HeaderLimits(maximumSize: .max, maximumValueLength: maximumValueLength)
         var compared = 0

@@ -9,7 +9,7 @@ import Testing
 /// C-FIND, C-MOVE and C-GET of ``DICOMAssociation`` against DCMTK's dcmqrscp (fork mode) on 127.0.0.1,
 /// with our own ``DICOMServer`` as the C-MOVE destination.
 @Suite(
-    "Query/retrieve against dcmqrscp", .serialized,
+    "Query/retrieve against dcmqrscp", .tags(.integration), .integrationTier, .serialized,
     .requires("dcmqrscp", "echoscu", "storescu", "dcmftest", "python3", pythonModules: ["pydicom"]),
     .timeLimit(.minutes(10))
 )

@@ -6,7 +6,7 @@ import Testing
 /// End-to-end runs of the built px executables against real DCMTK peers on free loopback ports:
 /// dcmqrscp (started with scripts/dcmqrscp-start.sh, fork mode, loaded with scripts/make-qr-corpus.py's
 /// corpus) and px-listen as the C-MOVE destination.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct IntegrationTests {
+@Suite(.tags(.integration), .integrationTier, .serialized, .timeLimit(.minutes(10))) struct IntegrationTests {
     static let backends = ["dcmtk", "native"]
 
     /// The envelope without `backend` and `command`: what must not differ between backends.

@@ -7,7 +7,7 @@ import Testing
 /// loopback: received data equals sent data, hostile values stay inside the root, a full disk is a
 /// failure status and nothing partial, silent and aborting senders, 16 parallel senders, SIGTERM,
 /// and the once-per-series hook.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct ListenerTests {
+@Suite(.tags(.integration), .integrationTier, .serialized, .timeLimit(.minutes(10))) struct ListenerTests {
     static let backends = ["native", "dcmtk"]
     static let tools = ["storescu", "echoscu", "dcmdump"]
 

@@ -6,7 +6,7 @@ import Testing
 /// px-push (C-STORE SCU) into DCMTK's storescp and px-get (C-GET SCU) from dcmqrscp, each on both
 /// backends, on free loopback ports; the JSON of the two backends must be equal apart from
 /// `backend` and `command`.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct PushGetCommandTests {
+@Suite(.tags(.integration), .integrationTier, .serialized, .timeLimit(.minutes(10))) struct PushGetCommandTests {
     static let backends = ["dcmtk", "native"]
 
     /// A private SOP class no storage SCP knows: storescp (without -pm) refuses its context.

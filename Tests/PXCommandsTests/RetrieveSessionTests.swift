@@ -7,7 +7,7 @@ import Testing
 /// studies against scripts/pynetdicom-qr-scp.py, which reports every association it accepts; and a peer that
 /// aborts the association when the second request on it arrives, which the native backend's session answers
 /// with one new association per request, losing none.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct RetrieveSessionTests {
+@Suite(.tags(.integration), .integrationTier, .serialized, .timeLimit(.minutes(10))) struct RetrieveSessionTests {
     /// The corpus of make-qr-corpus.py (5 studies, 6 instances) and the StudyInstanceUID arguments of all.
     static func corpus(_ work: String) async throws -> (
         folder: String, arguments: [String], sopInstanceUIDs: Set<String>

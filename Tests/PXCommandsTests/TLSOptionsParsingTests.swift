@@ -67,7 +67,9 @@ import Testing
     }
 
     /// A TLS file that cannot be read is `tlsConfiguration` (exit 64) on both backends.
-    @Test(arguments: ["native", "dcmtk"]) func unreadableFiles(backend: String) async throws {
+    @Test(.tags(.integration), .integrationTier, arguments: ["native", "dcmtk"]) func unreadableFiles(backend: String)
+        async throws
+    {
         let run = try await PeerHarness.run(
             "px-echo",
             [

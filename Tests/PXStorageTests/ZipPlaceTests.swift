@@ -12,7 +12,8 @@ import Testing
 /// ``ZipPlace``: the test corpus archived study by study and extracted into a folder place byte for byte,
 /// the inventory px-sync reads (from manifests and central directories), an archive replaced when its study
 /// gains series, and a writer killed with SIGKILL that leaves no partial `.zip` at a final name.
-@Suite(.timeLimit(.minutes(3)), .requires("unzip", "dump2dcm", "dcmcjpeg")) struct ZipPlaceTests {
+@Suite(.tags(.integration), .integrationTier, .timeLimit(.minutes(3)), .requires("unzip", "dump2dcm", "dcmcjpeg"))
+struct ZipPlaceTests {
     static func dataSet(study: String = "1.2.3", series: String, sop: String, patient: String = "P1") -> DataSet {
         var ds = DataSet()
         ds.set(.sopClassUID, vr: .UI, string: "1.2.840.10008.5.1.4.1.1.7")

@@ -97,6 +97,13 @@ public struct MissingPeer: Error, CustomStringConvertible {
 }
 
 extension TestSupport {
+    /// Whether the suites tagged `integration` (those that need DCMTK, Orthanc, the Python venv or other
+    /// programs outside Swift) run: yes, unless `PX_TEST_TIER=fast` (`make test-fast`) asks for the tier that
+    /// needs only Swift.
+    public static var runsIntegrationTests: Bool {
+        ProcessInfo.processInfo.environment["PX_TEST_TIER"] != "fast"
+    }
+
     /// Throws ``MissingPeer`` for the first program that is not on PATH, and when `pythonModules` cannot all
     /// be imported by the venv's Python.
     public static func requirePeers(_ tools: [String], pythonModules: [String] = []) async throws {

@@ -52,13 +52,16 @@ extension TestSupport {
         defer { files.remove() }
         let path = locate(tool) ?? tool
         let streams = try files.open()
+        let environment = childEnvironment(environment)
         let result: ExecutionResult<Void, FileDescriptorOutput, FileDescriptorOutput>
         do {
-            result = try await Subprocess.run(
-                .path(FilePath(path)), arguments: Arguments(arguments), environment: childEnvironment(environment),
-                input: .fileDescriptor(streams.input, closeAfterSpawningProcess: true),
-                output: .fileDescriptor(streams.output, closeAfterSpawningProcess: true),
-                error: .fileDescriptor(streams.error, closeAfterSpawningProcess: true))
+            result = try await withTaskExecutorPreference(ProcessThread.shared) {
+                try await Subprocess.run(
+                    .path(FilePath(path)), arguments: Arguments(arguments), environment: environment,
+                    input: .fileDescriptor(streams.input, closeAfterSpawningProcess: true),
+                    output: .fileDescriptor(streams.output, closeAfterSpawningProcess: true),
+                    error: .fileDescriptor(streams.error, closeAfterSpawningProcess: true))
+            }
         } catch let error as SubprocessError {
             throw SpawnFailed(path: path, reason: "\(error)")
         }
@@ -147,6 +150,41 @@ extension TestSupport {
     }
 }
 
+/// The thread that spawns, watches and reaps the tests' child processes: a task executor of its own, so a
+/// child starts at once and its exit is seen even while CPU-bound tests hold every thread of the cooperative
+/// pool (two on a 2-core machine). Its jobs are short: a spawn, a look at the child, a state change.
+final class ProcessThread: TaskExecutor, @unchecked Sendable {
+    static let shared = ProcessThread()
+
+    private let condition = NSCondition()
+    /// Guarded by `condition`.
+    private var jobs: [UnownedJob] = []
+
+    private init() {
+        let thread = Thread { [unowned self] in self.run() }
+        thread.name = "px-test-processes"
+        thread.start()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty { condition.wait() }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job.runSynchronously(on: self.asUnownedTaskExecutor())
+        }
+    }
+}
+
 /// A long-running child process whose lifetime a test controls: a peer (storescp, an SCP written in Python,
 /// Orthanc, a scripted hostile peer), a sender killed mid-transfer, or the px-listen under test. Stdout and
 /// stderr go to one log file (or stderr to `errorFile`), written by the child itself, so a busy test never
@@ -209,7 +247,7 @@ public final class PeerProcess: Sendable {
         self.logFile = logFile
         self.name = (path as NSString).lastPathComponent
         let environment = TestSupport.childEnvironment(env)
-        self.task = Task {
+        self.task = Task(executorPreference: ProcessThread.shared) {
             do {
                 let result = try await Subprocess.run(
                     .path(FilePath(path)), arguments: Arguments(arguments), environment: environment,

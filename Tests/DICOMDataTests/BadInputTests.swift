@@ -5,7 +5,7 @@ import Testing
 
 /// Broken files give a ``DICOMDataError`` with the right code and, where there is one, the offset of
 /// the problem: never a crash, a hang or an allocation the size of a hostile length.
-@Suite("Bad input", .timeLimit(.minutes(2)))
+@Suite("Bad input", .timeLimit(.minutes(10)))
 struct BadInputTests {
     /// Preamble, DICM and a meta group with only a Transfer Syntax UID.
     static func metaOnly(_ ts: TransferSyntax) throws -> [UInt8] {

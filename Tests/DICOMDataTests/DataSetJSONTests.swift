@@ -81,7 +81,7 @@ struct DataSetJSONTests {
     }
 }
 
-@Suite("Part 10 files", .timeLimit(.minutes(2)))
+@Suite("Part 10 files", .timeLimit(.minutes(10)))
 struct Part10FileTests {
     @Test func writtenFileReadsBackWithCorrectMetaGroupLength() throws {
         var set = DataSetJSONTests.sample()

@@ -345,7 +345,11 @@ let package = Package(
         // peers and free ports (one definition each).
         .target(
             name: "PXTestSupport",
-            dependencies: ["DICOMData"],
+            dependencies: [
+                "DICOMData",
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
             path: "Tests/PXTestSupport",
             swiftSettings: strictSettings
         ),

@@ -5,7 +5,7 @@ import Testing
 
 /// Broken files give a ``DICOMDataError`` with the right code and, where there is one, the offset of
 /// the problem: never a crash, a hang or an allocation the size of a hostile length.
-@Suite("Bad input", .timeLimit(.minutes(2)))
+@Suite("Bad input", .timeLimit(.minutes(10)))
 struct BadInputTests {
     /// Preamble, DICM and a meta group with only a Transfer Syntax UID.
     static func metaOnly(_ ts: TransferSyntax) throws -> [UInt8] {
@@ -110,7 +110,7 @@ struct BadInputTests {
         }
     }
 
-    @Test("every prefix of a real file reads or fails cleanly")
+    @Test("every prefix of a real file reads or fails cleanly", .tags(.integration), .integrationTier)
     func everyPrefix() async throws {
         let files = try await Corpus.synthetic().filter { $0.lastPathComponent.hasPrefix("nested-seq") }
         #expect(!files.isEmpty)
@@ -126,7 +126,7 @@ struct BadInputTests {
         }
     }
 
-    @Test("random byte corruption never crashes")
+    @Test("random byte corruption never crashes", .tags(.integration), .integrationTier)
     func randomCorruption() async throws {
         var generator = SplitMix64(seed: 0x5EED)
         for url in try await Corpus.synthetic().prefix(20) {

@@ -81,7 +81,7 @@ struct DataSetJSONTests {
     }
 }
 
-@Suite("Part 10 files", .timeLimit(.minutes(2)))
+@Suite("Part 10 files", .timeLimit(.minutes(10)))
 struct Part10FileTests {
     @Test func writtenFileReadsBackWithCorrectMetaGroupLength() throws {
         var set = DataSetJSONTests.sample()
@@ -100,7 +100,7 @@ struct Part10FileTests {
         }
     }
 
-    @Test func headerOnlyReadStopsBeforePixelData() async throws {
+    @Test(.tags(.integration), .integrationTier) func headerOnlyReadStopsBeforePixelData() async throws {
         let url = try #require(
             try await Corpus.synthetic().first { $0.lastPathComponent == "image-mono16-explicit-le.dcm" })
         let header = try Part10File.readHeader(contentsOf: url.path)
@@ -111,7 +111,7 @@ struct Part10FileTests {
         #expect(full.dataSet.count == header.dataSet.count + 1)
     }
 
-    @Test func pixelDataIsASliceOfTheFileBuffer() async throws {
+    @Test(.tags(.integration), .integrationTier) func pixelDataIsASliceOfTheFileBuffer() async throws {
         let url = try #require(
             try await Corpus.synthetic().first { $0.lastPathComponent == "image-mono16-explicit-le.dcm" })
         let bytes = [UInt8](try Data(contentsOf: url))

@@ -12,7 +12,9 @@ import Testing
 /// differences that are pydicom's own choices rather than decoding (group lengths, padding it keeps,
 /// UN elements it converts through its dictionary, the original (0008,0005) terms).
 /// Where dcm2json cannot read a file at all (exit 20), px must refuse it too.
-@Suite("Differential: px-dump vs dcm2json / pydicom", .serialized, .timeLimit(.minutes(10)))
+@Suite(
+    "Differential: px-dump vs dcm2json / pydicom", .tags(.integration), .integrationTier, .serialized,
+    .timeLimit(.minutes(10)))
 struct DifferentialTests {
     enum Reference: Equatable { case dcm2json, pydicom, bothFailed }
 

@@ -5,7 +5,7 @@ import Testing
 /// The bounded header read (`Part10File.readHeader`, issue 14): it walks the file instead of reading it
 /// whole, yet returns what the whole read returns before Pixel Data, in every transfer syntax; long values
 /// are skipped without being held, and its limits and budget end the read with `tooLarge`.
-@Suite("Header limits", .timeLimit(.minutes(2))) struct HeaderLimitsTests {
+@Suite("Header limits", .timeLimit(.minutes(10))) struct HeaderLimitsTests {
     /// The top-level elements before Pixel Data, as DICOM JSON, without the plain values longer than
     /// `skippedAbove` and, when that is set, the sequences of defined length (which the walk skips by their
     /// encoded length, not known here).
@@ -22,7 +22,7 @@ import Testing
     /// element by element rather than parsed where it lies, and values above the limit are skipped.
     @Test(
         "the header read equals the whole read up to Pixel Data for the synthetic and pydicom files",
-        arguments: [Int.max, 16 * 1024 - 1, 64])
+        .tags(.integration), .integrationTier, arguments: [Int.max, 16 * 1024 - 1, 64])
     func sameAsWholeRead(maximumValueLength: Int) async throws {
         let limits = HeaderLimits(maximumSize: .max, maximumValueLength: maximumValueLength)
         var compared = 0

@@ -1,5 +1,6 @@
 import DICOMData
 import Foundation
+import PXTestSupport
 import Testing
 
 /// `Part10File.checkStructure`: the walk over a file's element headers that px-push runs before sending a
@@ -98,7 +99,7 @@ import Testing
 
     /// A deflated file is checked inflated, within the limit; its inflated data set is the same data set
     /// in Explicit VR Little Endian.
-    @Test func aDeflatedFileIsCheckedInflated() throws {
+    @Test(.tags(.integration), .integrationTier) func aDeflatedFileIsCheckedInflated() throws {
         let deflated = PushHelpers.pydicomFile("image_dfl.dcm")
         let structure = try Part10File.checkStructure(contentsOf: deflated, maximumInflatedSize: 1 << 24)
         #expect(structure.transferSyntax.isDeflated)
@@ -114,11 +115,10 @@ import Testing
 }
 
 enum PushHelpers {
-    /// A file of pydicom's test data in the venv (.venv/lib/python3.X/site-packages/pydicom/data/test_files).
+    /// A file of pydicom's test data in the test venv (``TestSupport/venv``: `$PX_VENV`, else `.venv`;
+    /// lib/python3.X/site-packages/pydicom/data/test_files).
     static func pydicomFile(_ name: String) -> String {
-        var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3)
-        let lib = parts.joined(separator: "/") + "/.venv/lib"
+        let lib = TestSupport.venv + "/lib"
         let python =
             (try? FileManager.default.contentsOfDirectory(atPath: lib))?.sorted().last { $0.hasPrefix("python3") }
             ?? "python3"

@@ -6,7 +6,9 @@ import Testing
 /// Read → write → compare with DCMTK: every file px writes passes `dcmftest`, and `dcmdump` of the copy
 /// shows the same data set as `dcmdump` of the original (big-endian and deflated originals are written
 /// as Explicit VR Little Endian, which px writes instead; the dump of values is the same).
-@Suite("Round trip through px's writer, checked by dcmftest and dcmdump", .serialized, .timeLimit(.minutes(10)))
+@Suite(
+    "Round trip through px's writer, checked by dcmftest and dcmdump", .tags(.integration), .integrationTier,
+    .serialized, .timeLimit(.minutes(10)))
 struct RoundTripTests {
     /// The data-set part of `dcmdump +L` output: everything after `# Dicom-Data-Set` except the
     /// transfer-syntax line.

@@ -58,7 +58,9 @@ struct TextDumpTests {
         return (kept, ours.filter { !($0.vr == "UN" && droppedTags.contains("\($0.indent) \($0.tag)")) })
     }
 
-    @Test("Tag, VR, length and VM of every element equal dcmdump's (pydicom's test files)")
+    @Test(
+        "Tag, VR, length and VM of every element equal dcmdump's (pydicom's test files)", .tags(.integration),
+        .integrationTier)
     func againstDcmdump() async throws {
         var compared = 0
         var mismatches: [String] = []

@@ -12,7 +12,9 @@ import Testing
 /// and aborted instead of reading the RJ. scripts/pynetdicom-scu.py now reports what the peer answered.
 @Suite("A-ASSOCIATE-RJ as the requestor sees it", .serialized, .timeLimit(.minutes(10)))
 struct AssociationRejectTests {
-    @Test("a rejection reads as rejected even when pynetdicom's ACSE thread runs after its DUL closed the connection")
+    @Test(
+        "a rejection reads as rejected even when pynetdicom's ACSE thread runs after its DUL closed the connection",
+        .tags(.integration), .integrationTier)
     func rejectionSurvivesALateACSEThread() async throws {
         try await TestSupport.withTemporaryDirectory { dir in
             try await TestSupport.withServer(aeTitle: "PXSCP", directory: dir) { server in

@@ -10,7 +10,7 @@ import Testing
 /// outstanding when the acceptor grants it, matches responses that come in any order, and never exceeds the
 /// grant; our server grants a window and stores every instance intact; DCMTK's storescp grants none.
 @Suite(
-    "Asynchronous operations window", .serialized,
+    "Asynchronous operations window", .tags(.integration), .integrationTier, .serialized,
     .requires("storescp", "dump2dcm", "dcmodify", "dcmcjpeg", "dcmcrle", "dcmftest", "dcmdump", "python3"),
     .timeLimit(.minutes(10))
 )

@@ -8,7 +8,7 @@ import Testing
 
 /// ``DICOMClient`` against DCMTK's storescp and dcmqrscp on 127.0.0.1.
 @Suite(
-    "DICOMClient with DCMTK servers", .serialized,
+    "DICOMClient with DCMTK servers", .tags(.integration), .integrationTier, .serialized,
     // make-corpus.sh needs the DCMTK tools after the peer itself, and python3 (also the silent peer below).
     .requires("echoscu", "storescp", "dump2dcm", "dcmodify", "dcmcjpeg", "dcmcrle", "dcmftest", "dcmdump", "python3"),
     .timeLimit(.minutes(10))

@@ -13,7 +13,9 @@ import Testing
 ///
 /// Orthanc, the corpus and our C-MOVE destination are set up once for the suite by ``OrthancPeer``; the corpus is
 /// loaded during that setup, with our C-STORE, and ``storedCorpus()`` checks how that went.
-@Suite("DICOMClient against Orthanc", .serialized, OrthancPeer(), .timeLimit(.minutes(10)))
+@Suite(
+    "DICOMClient against Orthanc", .tags(.integration), .integrationTier, .serialized, OrthancPeer(),
+    .timeLimit(.minutes(10)))
 struct OrthancInteropTests {
     static func client() -> DICOMClient {
         DICOMClient(

@@ -14,7 +14,9 @@ import Testing
 ///   our ``DICOMServer``.
 ///
 /// The pynetdicom SCP and the corpora are set up once for the suite by ``PynetdicomPeer``.
-@Suite("Interop with pynetdicom", .serialized, PynetdicomPeer(), .timeLimit(.minutes(10)))
+@Suite(
+    "Interop with pynetdicom", .tags(.integration), .integrationTier, .serialized, PynetdicomPeer(),
+    .timeLimit(.minutes(10)))
 struct PynetdicomInteropTests {
     static func client(_ callingAETitle: String) -> DICOMClient {
         DICOMClient(

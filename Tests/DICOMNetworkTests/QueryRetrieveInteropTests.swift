@@ -9,7 +9,7 @@ import Testing
 /// C-FIND, C-MOVE and C-GET of ``DICOMAssociation`` against DCMTK's dcmqrscp (fork mode) on 127.0.0.1,
 /// with our own ``DICOMServer`` as the C-MOVE destination.
 @Suite(
-    "Query/retrieve against dcmqrscp", .serialized,
+    "Query/retrieve against dcmqrscp", .tags(.integration), .integrationTier, .serialized,
     .requires("dcmqrscp", "echoscu", "storescu", "dcmftest", "python3", pythonModules: ["pydicom"]),
     .timeLimit(.minutes(10))
 )
@@ -47,17 +47,7 @@ struct QueryRetrieveInteropTests {
                 let qr = dir + "/qr"
                 let portText = try await Self.script(
                     "dcmqrscp-start.sh", [qr], environment: ["PX_QR_DESTS": "PXSCP=127.0.0.1:\(server.localPort)"])
-                defer {
-                    let stop = Process()
-                    stop.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                    stop.arguments = [
-                        "bash", TestSupport.repositoryRoot + "/scripts/peer-stop.sh", qr + "/dcmqrscp.pid",
-                    ]
-                    do {
-                        try stop.run()
-                        stop.waitUntilExit()
-                    } catch { Issue.record("cannot stop dcmqrscp: \(error)") }
-                }
+                defer { TestSupport.killPeer(pidFile: qr + "/dcmqrscp.pid") }
                 let port = try #require(
                     Int(portText.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").last ?? ""))
                 _ = try await Self.script("dcmqrscp-load.sh", [qr, corpus])

@@ -11,7 +11,8 @@ import Testing
 /// C-CANCEL-RQ during C-MOVE and C-GET (PS3.4 §C.4.2.3.1, §C.4.3.3.1), sent by our own client (DCMTK's movescu
 /// and getscu cannot cancel), and a C-MOVE whose destination refuses one instance.
 @Suite(
-    "Query/Retrieve SCP: cancel, failed sub-operations, provider timeout", .serialized,
+    "Query/Retrieve SCP: cancel, failed sub-operations, provider timeout", .tags(.integration), .integrationTier,
+    .serialized,
     .requires(pythonModules: ["pydicom"]), .timeLimit(.minutes(10)))
 struct QueryRetrieveSCPCancelTests {
     /// Keys for every study of the corpus (list of UID matching): all six instances.

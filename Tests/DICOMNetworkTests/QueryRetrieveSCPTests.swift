@@ -12,7 +12,7 @@ import Testing
 ///
 /// Expected records are computed here from the corpus files themselves, not through the archive.
 @Suite(
-    "Query/Retrieve SCP with DCMTK clients", .serialized,
+    "Query/Retrieve SCP with DCMTK clients", .tags(.integration), .integrationTier, .serialized,
     .requires("findscu", "movescu", "getscu", "storescp", pythonModules: ["pydicom"]), .timeLimit(.minutes(10))
 )
 struct QueryRetrieveSCPTests {

@@ -7,7 +7,7 @@ import Testing
 
 /// DCMTK's tools as clients of ``DICOMServer`` on 127.0.0.1.
 @Suite(
-    "DICOMServer with DCMTK clients", .serialized,
+    "DICOMServer with DCMTK clients", .tags(.integration), .integrationTier, .serialized,
     // make-corpus.sh needs the DCMTK tools after the peer itself, and python3.
     .requires("echoscu", "storescu", "dump2dcm", "dcmodify", "dcmcjpeg", "dcmcrle", "dcmftest", "dcmdump", "python3"),
     .timeLimit(.minutes(10))

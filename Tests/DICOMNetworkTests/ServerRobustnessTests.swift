@@ -29,7 +29,9 @@ struct ServerRobustnessTests {
         return (String(parts.first ?? ""), Double(parts.last ?? "") ?? -1)
     }
 
-    @Test("an unknown PDU type is answered with an A-ABORT and the connection is closed")
+    @Test(
+        "an unknown PDU type is answered with an A-ABORT and the connection is closed", .tags(.integration),
+        .integrationTier)
     func garbage() async throws {
         try await TestSupport.withTemporaryDirectory { dir in
             try await TestSupport.withServer(directory: dir) { server in
@@ -39,7 +41,9 @@ struct ServerRobustnessTests {
         }
     }
 
-    @Test("an announced length above the cap ends in an A-ABORT, not an allocation")
+    @Test(
+        "an announced length above the cap ends in an A-ABORT, not an allocation", .tags(.integration), .integrationTier
+    )
     func oversized() async throws {
         try await TestSupport.withTemporaryDirectory { dir in
             try await TestSupport.withServer(directory: dir) { server in
@@ -50,7 +54,7 @@ struct ServerRobustnessTests {
         }
     }
 
-    @Test("a silent client is closed after the ARTIM timeout")
+    @Test("a silent client is closed after the ARTIM timeout", .tags(.integration), .integrationTier)
     func silent() async throws {
         try await TestSupport.withTemporaryDirectory { dir in
             try await TestSupport.withServer(directory: dir, configure: { $0.artimTimeout = .milliseconds(500) }) {

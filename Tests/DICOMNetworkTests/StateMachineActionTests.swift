@@ -23,7 +23,8 @@ struct StateMachineActionTests {
     }
 
     @Test(
-        "ARTIM started by the A-ASSOCIATE-RJ bounds the whole Sta13 wait: PDUs the peer keeps sending do not extend it")
+        "ARTIM started by the A-ASSOCIATE-RJ bounds the whole Sta13 wait: PDUs the peer keeps sending do not extend it",
+        .tags(.integration), .integrationTier)
     func artimSpansSta13() async throws {
         let rq = try Self.associateRQ(called: "WRONG")
         try await TestSupport.withTemporaryDirectory { dir in

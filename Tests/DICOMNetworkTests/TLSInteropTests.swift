@@ -14,7 +14,8 @@ import Testing
 /// echoscu and storescu with `+tls`, pynetdicom with an ssl context, and our own server. Certificates are
 /// made per suite run by scripts/make-test-certs.sh.
 @Suite(
-    "DICOM TLS", .serialized, .requires("openssl", "storescp", "echoscu", "storescu", pythonModules: ["pynetdicom"]),
+    "DICOM TLS", .tags(.integration), .integrationTier, .serialized,
+    .requires("openssl", "storescp", "echoscu", "storescu", pythonModules: ["pynetdicom"]),
     .timeLimit(.minutes(10))
 )
 struct TLSInteropTests {

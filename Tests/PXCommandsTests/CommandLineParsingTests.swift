@@ -90,9 +90,9 @@ import Testing
     @Test(arguments: [
         "px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get", "px-dump", "px-serve", "px-ls",
     ])
-    func exitTableAndWidth(command: String) throws {
+    func exitTableAndWidth(command: String) async throws {
         // A wide terminal: ArgumentParser wraps nothing, so the lines are the ones we wrote.
-        let run = try PeerHarness.run(command, ["--help"], environment: ["COLUMNS": "200"])
+        let run = try await PeerHarness.run(command, ["--help"], environment: ["COLUMNS": "200"])
         #expect(run.exitCode == 0, "\(run.stderr)")
         if command != "px-dump" {
             for code in [
@@ -125,8 +125,8 @@ import Testing
         ("px-serve", ["place", "--move-destination", "NOPE"], "--move-destination 'NOPE': expected AE=host:port"),
         ("px-ls", ["place", "--limit", "many"], "The value 'many' is invalid for '--limit <limit>'"),
     ])
-    func envelope(command: String, arguments: [String], message: String) throws {
-        let run = try PeerHarness.run(command, arguments)
+    func envelope(command: String, arguments: [String], message: String) async throws {
+        let run = try await PeerHarness.run(command, arguments)
         #expect(run.exitCode == 64, "\(run.stdout) \(run.stderr)")
         let json = try #require(run.json, "no JSON on stdout: \(run.stdout)")
         #expect(json["status"]?.stringValue == "error")
@@ -152,8 +152,8 @@ import Testing
             "The value 'replace' is invalid for '--on-duplicate <on-duplicate>'. Please provide one of 'keep', 'overwrite' or 'rename'."
         ),
     ])
-    func enumeratedValues(command: String, arguments: [String], message: String) throws {
-        let run = try PeerHarness.run(command, arguments)
+    func enumeratedValues(command: String, arguments: [String], message: String) async throws {
+        let run = try await PeerHarness.run(command, arguments)
         #expect(run.exitCode == 64, "\(run.stdout) \(run.stderr)")
         #expect(run.json?["error"]?["code"]?.stringValue == "usage")
         #expect(run.json?["error"]?["message"]?.stringValue == message, "\(run.stdout)")
@@ -162,16 +162,16 @@ import Testing
     /// DICOM spells QueryRetrieveLevel in capitals (PS3.4 §C.6): `--level IMAGE` is `--level image`.
     /// The query then runs (and finds the port closed), it is not a usage error.
     @Test(arguments: ["IMAGE", "image", "Series", "PATIENT"])
-    func levelInAnyCase(level: String) throws {
+    func levelInAnyCase(level: String) async throws {
         let port = String(try TestSupport.freePort())
-        let run = try PeerHarness.run(
+        let run = try await PeerHarness.run(
             "px-find", ["127.0.0.1:" + port, "--level", level, "--model", "PATIENT", "--backend", "native"])
         #expect(run.exitCode == 1, "\(run.stdout) \(run.stderr)")
         #expect(run.json?["error"]?["code"]?.stringValue == "connectionRefused")
     }
 
-    @Test func helpIsNotAnError() throws {
-        let run = try PeerHarness.run("px-find", ["--help"])
+    @Test func helpIsNotAnError() async throws {
+        let run = try await PeerHarness.run("px-find", ["--help"])
         #expect(run.exitCode == 0)
         #expect(run.stdout.hasPrefix("OVERVIEW:"))
         #expect(run.json == nil)

@@ -8,7 +8,8 @@ import Testing
 /// STOW-RS then WADO-RS gives the stored data sets back; errors are JSON with a non-zero exit and
 /// leave no file at a final name.
 @Suite(
-    "px commands against Orthanc's DICOMweb", .serialized, OrthancCommandPeer(dicomWeb: true), .timeLimit(.minutes(10)))
+    "px commands against Orthanc's DICOMweb", .tags(.integration), .integrationTier, .serialized,
+    OrthancCommandPeer(dicomWeb: true), .timeLimit(.minutes(10)))
 struct DICOMWebCommandTests {
     static func context() throws -> OrthancCommandPeer.Context {
         try #require(OrthancCommandPeer.current, "the suite's Orthanc is not running")

@@ -6,7 +6,7 @@ import Testing
 /// px-find against scripts/hostile-find-scp.py, a raw-socket C-FIND SCP that floods pending responses
 /// (issue 14 item 7): with ndjson, px-find's peak resident memory (the kernel's hiwater mark, VmHWM) does not
 /// grow with the number of responses, and --max-responses stops a flood with C-CANCEL and an error.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct FindFloodTests {
+@Suite(.tags(.integration), .integrationTier, .serialized, .timeLimit(.minutes(10))) struct FindFloodTests {
     static let python = TestSupport.python
     static let script = TestSupport.repositoryRoot + "/scripts/hostile-find-scp.py"
 

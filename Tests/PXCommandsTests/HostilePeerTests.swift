@@ -6,7 +6,7 @@ import Testing
 /// px-listen (native) and px-dump against hostile peers and files (issue 14 items 1-4), with the scripted
 /// raw-socket peers of scripts/hostile-peer.py on loopback: memory stays within a stated budget (peak RSS
 /// from /proc/PID/status VmHWM), slots are freed within the documented time, legitimate peers still get in.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct HostilePeerTests {
+@Suite(.tags(.integration), .integrationTier, .serialized, .timeLimit(.minutes(10))) struct HostilePeerTests {
     static let tools = ["echoscu"]
     /// px-listen's peak resident memory allowed in these tests: a debug build idles at ~30 MB; before the
     /// budgets one 1 GiB deflate bomb took ~2 GB and a 128 MiB element before Pixel Data ~280 MB.

@@ -6,7 +6,7 @@ import Testing
 /// End-to-end runs of the built px executables against real DCMTK peers on free loopback ports:
 /// dcmqrscp (started with scripts/dcmqrscp-start.sh, fork mode, loaded with scripts/make-qr-corpus.py's
 /// corpus) and px-listen as the C-MOVE destination.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct IntegrationTests {
+@Suite(.tags(.integration), .integrationTier, .serialized, .timeLimit(.minutes(10))) struct IntegrationTests {
     static let backends = ["dcmtk", "native"]
 
     /// The envelope without `backend` and `command`: what must not differ between backends.
@@ -17,50 +17,52 @@ import Testing
         }
     }
 
-    @Test(arguments: backends) func echoFailureModes(backend: String) throws {
+    @Test(arguments: backends) func echoFailureModes(backend: String) async throws {
         guard PeerHarness.requireTools(["echoscu"]) else { return }
         let b = ["--backend", backend]
-        let refused = try PeerHarness.run("px-echo", ["127.0.0.1:\(try TestSupport.freePort())"] + b)
+        let refused = try await PeerHarness.run("px-echo", ["127.0.0.1:\(try TestSupport.freePort())"] + b)
         #expect(refused.exitCode == 1)
         #expect(refused.json?["error"]?["code"]?.stringValue == "connectionRefused")
         #expect(refused.json?["backend"]?.stringValue == backend)
 
-        let unknown = try PeerHarness.run("px-echo", ["no-such-host.invalid:104"] + b)
+        let unknown = try await PeerHarness.run("px-echo", ["no-such-host.invalid:104"] + b)
         #expect(unknown.exitCode == 1)
         #expect(unknown.json?["error"]?["code"]?.stringValue == "unknownHost")
 
         let silent = try TestSupport.silentListener()
         defer { close(silent.fd) }
-        let timeout = try PeerHarness.run("px-echo", ["127.0.0.1:\(silent.port)", "--acse-timeout", "1"] + b)
+        let timeout = try await PeerHarness.run("px-echo", ["127.0.0.1:\(silent.port)", "--acse-timeout", "1"] + b)
         #expect(timeout.exitCode == 75)
         #expect(timeout.json?["error"]?["code"]?.stringValue == "timeout")
         #expect(timeout.json?["error"]?["details"]?["timeout"]?.stringValue == "ACSE")
 
-        let usage = try PeerHarness.run("px-echo", ["127.0.0.1:notaport"] + b)
+        let usage = try await PeerHarness.run("px-echo", ["127.0.0.1:notaport"] + b)
         #expect(usage.exitCode == 64)
     }
 
-    @Test func backendSelection() throws {
+    @Test func backendSelection() async throws {
         guard PeerHarness.requireTools(["echoscu"]) else { return }
         let port = String(try TestSupport.freePort())
-        let missing = try PeerHarness.run("px-echo", ["127.0.0.1:" + port, "--executable", "/nonexistent/echoscu"])
+        let missing = try await PeerHarness.run(
+            "px-echo", ["127.0.0.1:" + port, "--executable", "/nonexistent/echoscu"])
         #expect(missing.exitCode == 69)
         #expect(missing.json?["error"]?["message"]?.stringValue?.contains("apt-get install dcmtk") == true)
         // Without DCMTK on PATH: `dcmtk` is a missing tool (69), `auto` falls back to native.
         let noPath = ["PATH": "/nonexistent"]
-        let dcmtk = try PeerHarness.run("px-echo", ["127.0.0.1:" + port, "--backend", "dcmtk"], environment: noPath)
+        let dcmtk = try await PeerHarness.run(
+            "px-echo", ["127.0.0.1:" + port, "--backend", "dcmtk"], environment: noPath)
         #expect(dcmtk.exitCode == 69)
         #expect(dcmtk.json?["error"]?["code"]?.stringValue == "toolMissing")
-        let auto = try PeerHarness.run("px-echo", ["127.0.0.1:" + port], environment: noPath)
+        let auto = try await PeerHarness.run("px-echo", ["127.0.0.1:" + port], environment: noPath)
         #expect(auto.json?["backend"]?.stringValue == "native")
         #expect(auto.json?["error"]?["code"]?.stringValue == "connectionRefused")
-        let onPath = try PeerHarness.run("px-echo", ["127.0.0.1:" + port])
+        let onPath = try await PeerHarness.run("px-echo", ["127.0.0.1:" + port])
         #expect(onPath.json?["backend"]?.stringValue == "dcmtk")
     }
 
     /// Every query and move below runs on both backends; each must pass its own checks, and the
     /// JSON of the two runs must be equal apart from `backend` and `command`.
-    @Test func echoFindMoveListenAgainstDcmqrscp() throws {
+    @Test func echoFindMoveListenAgainstDcmqrscp() async throws {
         guard PeerHarness.requireTools(["dcmqrscp", "storescp", "storescu", "echoscu", "findscu", "movescu"]) else {
             return
         }
@@ -71,14 +73,14 @@ import Testing
         let scripts = TestSupport.repositoryRoot + "/scripts/"
 
         // Corpus and Q/R peer.
-        let corpus = try PeerHarness.run(TestSupport.python, [scripts + "make-qr-corpus.py", work + "/corpus"])
+        let corpus = try await PeerHarness.run(TestSupport.python, [scripts + "make-qr-corpus.py", work + "/corpus"])
         try #require(corpus.exitCode == 0, "make-qr-corpus.py failed: \(corpus.stderr)")
-        let start = try PeerHarness.run(
+        let start = try await PeerHarness.run(
             scripts + "dcmqrscp-start.sh", [work + "/qr", String(qrPort)],
             environment: ["PX_QR_DESTS": "PXLISTEN=127.0.0.1:\(listenPort)"])
-        defer { _ = try? PeerHarness.run(scripts + "peer-stop.sh", [work + "/qr/dcmqrscp.pid"]) }
+        defer { TestSupport.killPeer(pidFile: work + "/qr/dcmqrscp.pid") }
         try #require(start.exitCode == 0, "dcmqrscp-start.sh failed: \(start.stderr)")
-        let load = try PeerHarness.run(scripts + "dcmqrscp-load.sh", [work + "/qr", work + "/corpus"])
+        let load = try await PeerHarness.run(scripts + "dcmqrscp-load.sh", [work + "/qr", work + "/corpus"])
         try #require(load.exitCode == 0, "dcmqrscp-load.sh failed: \(load.stderr)")
         let peer = "QRSCP@127.0.0.1:\(qrPort)"
 
@@ -96,18 +98,18 @@ import Testing
             func step(
                 _ name: String, _ command: String, _ arguments: [String], stdin: String? = nil,
                 environment: [String: String] = [:]
-            ) throws -> PeerHarness.Run {
-                let run = try PeerHarness.run(command, arguments + b, stdin: stdin, environment: environment)
+            ) async throws -> PeerHarness.Run {
+                let run = try await PeerHarness.run(command, arguments + b, stdin: stdin, environment: environment)
                 #expect(run.json?["backend"]?.stringValue == backend, "\(name): \(run.stdout) \(run.stderr)")
                 mine[name] = Self.comparable(run)
                 return run
             }
 
             // Echo: success and rejection.
-            let echo = try step("echo", "px-echo", [peer])
+            let echo = try await step("echo", "px-echo", [peer])
             #expect(echo.exitCode == 0)
             #expect(echo.json?["data"]?["dimseStatus"]?["code"]?.stringValue == "0x0000")
-            let rejected = try step("rejected", "px-echo", ["WRONG@127.0.0.1:\(qrPort)"])
+            let rejected = try await step("rejected", "px-echo", ["WRONG@127.0.0.1:\(qrPort)"])
             #expect(rejected.exitCode == 1)
             #expect(rejected.json?["error"]?["code"]?.stringValue == "associationRejected")
             #expect(rejected.json?["error"]?["details"]?["reason"]?.stringValue == "Called AE Title Not Recognized")
@@ -120,10 +122,10 @@ import Testing
                     contents: Data(
                         "[local]\nae_title = \"CFGSCU\"\n\n[nodes.archive]\nhost = \"127.0.0.1\"\nport = \(qrPort)\nae_title = \"QRSCP\"\n"
                             .utf8)))
-            let configured = try step("config", "px-echo", ["archive"], environment: ["PX_CONFIG": config])
+            let configured = try await step("config", "px-echo", ["archive"], environment: ["PX_CONFIG": config])
             #expect(configured.exitCode == 0, "\(configured.stdout) \(configured.stderr)")
             #expect(configured.json?["data"]?["callingAETitle"]?.stringValue == "CFGSCU")
-            let pypx08 = try step(
+            let pypx08 = try await step(
                 "pypx08", "px-find",
                 [
                     "--aec", "QRSCP", "--aet", "CHIPS", "--serverIP", "127.0.0.1", "--serverPort", String(qrPort),
@@ -133,7 +135,7 @@ import Testing
             #expect(pypx08.json?["data"]?.arrayValue?.first?["PatientName"]?["value"]?.stringValue == "Müller^Jürgen")
 
             // Find: two-phase pypx shape, names in three character sets, no matches, NDJSON, DICOM JSON.
-            let find = try step("find", "px-find", [peer])
+            let find = try await step("find", "px-find", [peer])
             #expect(find.exitCode == 0)
             let studies = find.json?["data"]?.arrayValue ?? []
             #expect(studies.count == 5)
@@ -141,37 +143,38 @@ import Testing
             #expect(names.contains("Müller^Jürgen"))
             #expect(names.contains("山田^太郎=やまだ^たろう"))
             #expect(studies.allSatisfy { ($0["series"]?.arrayValue?.count ?? 0) >= 1 })
-            let none = try step("none", "px-find", [peer, "--level", "study", "--PatientID", "NOBODY"])
+            let none = try await step("none", "px-find", [peer, "--level", "study", "--PatientID", "NOBODY"])
             #expect(none.exitCode == 0)
             #expect(none.json?["data"]?.arrayValue?.isEmpty == true)
             // (with TMPDIR set: the DCMTK backend's response folder goes there, and is removed)
             let scratch = work + "/tmp-\(backend)"
             try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-            let ndjson = try step(
+            let ndjson = try await step(
                 "ndjson", "px-find", [peer, "--level", "image", "--format", "ndjson"], environment: ["TMPDIR": scratch])
             #expect(ndjson.stdout.split(separator: "\n").count == 7)
             #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty)
             if backend == "dcmtk" {
                 // TMPDIR is where findscu's responses (and px-find's spooled answer) go: a missing one is a clear
                 // error naming it, not a silent fallback.
-                let missing = try PeerHarness.run("px-find", [peer] + b, environment: ["TMPDIR": work + "/no-such-dir"])
+                let missing = try await PeerHarness.run(
+                    "px-find", [peer] + b, environment: ["TMPDIR": work + "/no-such-dir"])
                 #expect(missing.exitCode != 0)
                 let message = missing.json?["error"]?["message"]?.stringValue ?? ""
                 #expect(message.contains("temporary") && message.contains("no-such-dir"), "\(missing.stdout)")
             }
-            let wildcard = try step(
+            let wildcard = try await step(
                 "wildcard", "px-find", [peer, "--level", "patient", "--model", "patient", "-k", "PatientName=Doe*"])
             #expect(wildcard.json?["data"]?.arrayValue?.count == 1)
-            let series = try step(
+            let series = try await step(
                 "series", "px-find", [peer, "--level", "series", "--format", "dicom-json", "-k", "Modality=MR"])
             #expect(series.json?["data"]?.arrayValue?.count == 2)
-            let limited = try step(
+            let limited = try await step(
                 "limit", "px-find", [peer, "--level", "image", "--format", "ndjson", "--limit", "2"])
             #expect(limited.stdout.split(separator: "\n").count == 3, "\(limited.stdout)")
 
             // Move to an unknown destination.
             let uid = studies.first?["StudyInstanceUID"]?["value"]?.stringValue ?? ""
-            let unknown = try step(
+            let unknown = try await step(
                 "unknownDestination", "px-move", [peer, "--destination", "NOSUCHAE", "--StudyInstanceUID", uid])
             #expect(unknown.exitCode == 1)
             #expect(unknown.json?["error"]?["details"]?["status"]?.stringValue == "0xa801")
@@ -179,33 +182,22 @@ import Testing
             // px-find | px-move into px-listen (same backend); every received dataset equals the one loaded.
             let received = work + "/received-" + backend
             let events = work + "/events-\(backend).ndjson"
-            let listener = Process()
-            listener.executableURL = URL(fileURLWithPath: TestSupport.binDirectory + "/px-listen")
-            listener.arguments = ["--port", String(listenPort), "--aet", "PXLISTEN", "-d", received] + b
-            #expect(FileManager.default.createFile(atPath: events, contents: nil))
-            listener.standardOutput = FileHandle(forWritingAtPath: events)
-            listener.standardError = FileHandle.nullDevice
-            try listener.run()
-            defer {
-                if listener.isRunning { listener.interrupt() }
-                listener.waitUntilExit()
-            }
-            let ready = TestSupport.pollBlocking(seconds: 5) {
-                (try? PeerHarness.run("/usr/bin/echoscu", ["-aec", "PXLISTEN", "127.0.0.1", String(listenPort)]))?
-                    .exitCode == 0
-            }
-            try #require(ready, "px-listen (\(backend)) did not answer C-ECHO")
-            let move = try step("move", "px-move", [peer, "--destination", "PXLISTEN"], stdin: find.stdout)
+            let listener = try PeerProcess(
+                TestSupport.binDirectory + "/px-listen",
+                ["--port", String(listenPort), "--aet", "PXLISTEN", "-d", received] + b, logFile: events,
+                errorFile: "/dev/null")
+            defer { listener.kill() }
+            let ready = try await TestSupport.waitForEcho(port: listenPort, aeTitle: "PXLISTEN", seconds: 5)
+            try #require(ready, "px-listen (\(backend)) did not answer C-ECHO: \(listener.failure ?? "")")
+            let move = try await step("move", "px-move", [peer, "--destination", "PXLISTEN"], stdin: find.stdout)
             #expect(move.exitCode == 0)
             #expect(move.json?["data"]?["completed"] == .number("6"))
             // px-listen (dcmtk) reports an instance once storescp has written it: stop it after the last one.
-            let reported = TestSupport.pollBlocking(seconds: 10) {
-                let text = String(decoding: FileManager.default.contents(atPath: events) ?? Data(), as: UTF8.self)
-                return text.components(separatedBy: "\"instanceReceived\"").count - 1 >= 6
+            let reported = await listener.waitFor(seconds: 10) {
+                listener.log.components(separatedBy: "\"instanceReceived\"").count - 1 >= 6
             }
             #expect(reported, "px-listen (\(backend)) reported fewer than 6 instances")
-            listener.interrupt()
-            listener.waitUntilExit()
+            await listener.stop(signal: SIGINT)
             let lines = String(decoding: FileManager.default.contents(atPath: events) ?? Data(), as: UTF8.self).split(
                 separator: "\n")
             let parsed = lines.compactMap { try? JSONParser.parse(String($0)) }

@@ -3,18 +3,15 @@ import Foundation
 import PXTestSupport
 import Testing
 
-/// A px-listen running in the background for the listener tests: stdout (NDJSON events) and stderr
-/// in files, the process reaped by polling `waitpid(WNOHANG)` so no cooperative thread blocks.
-final class ListenerProcess {
-    let pid: pid_t
-    let eventsPath: String
+/// A px-listen running in the background for the listener tests: a ``PeerProcess`` with stdout (NDJSON
+/// events) and stderr in files of their own.
+final class ListenerProcess: Sendable {
+    let process: PeerProcess
     let stderrPath: String
-    private(set) var port: Int
-    private var exitStatus: Int32?
+    let port: Int
 
-    private init(pid: pid_t, eventsPath: String, stderrPath: String, port: Int) {
-        self.pid = pid
-        self.eventsPath = eventsPath
+    private init(process: PeerProcess, stderrPath: String, port: Int) {
+        self.process = process
         self.stderrPath = stderrPath
         self.port = port
     }
@@ -26,41 +23,39 @@ final class ListenerProcess {
     ) async throws -> ListenerProcess {
         let port = backend == "native" ? 0 : try TestSupport.freePort()
         let base = work + "/listen-\(UUID().uuidString.prefix(8))"
-        let path = TestSupport.binDirectory + "/px-listen"
         let arguments =
             ["--backend", backend, "--port", String(port), "--aet", "PXLISTEN", "-d", root, "--log-level", "debug"]
             + extra
-        let pid = try TestSupport.spawn(path, arguments, stdoutPath: base + ".ndjson", stderrPath: base + ".err")
-        let listener = ListenerProcess(pid: pid, eventsPath: base + ".ndjson", stderrPath: base + ".err", port: port)
-        let listening = await listener.waitFor(seconds: 20) { events in
-            events.contains { $0["event"]?.stringValue == "listening" }
+        let process = try PeerProcess(
+            TestSupport.binDirectory + "/px-listen", arguments, logFile: base + ".ndjson", errorFile: base + ".err")
+        func fail(_ message: String) async -> ListenerFailed {
+            await process.stop(signal: SIGKILL)
+            let stderr = String(decoding: FileManager.default.contents(atPath: base + ".err") ?? Data(), as: UTF8.self)
+            return ListenerFailed(message: "\(message): \(process.failure ?? "") \(stderr)")
         }
-        guard listening, let event = listener.events().first(where: { $0["event"]?.stringValue == "listening" }),
-            let reported = event["port"]?.intValue
-        else {
-            await listener.stop(signal: SIGKILL)
-            throw ListenerFailed(message: "px-listen did not start: \(listener.stderr())")
+        let event: JSONValue
+        do {
+            event = try await process.waitForEvent { $0["event"]?.stringValue == "listening" }
+        } catch {
+            throw await fail("px-listen did not start")
         }
-        listener.port = reported
+        guard let reported = event["port"]?.intValue else { throw await fail("px-listen reported no port") }
         if backend == "dcmtk" {
             // storescp reports nothing when ready: wait until it answers.
             let ready = try await TestSupport.waitForEcho(
                 port: reported, aeTitle: "PXLISTEN", seconds: 5, extra: echoExtra)
-            guard ready else {
-                await listener.stop(signal: SIGKILL)
-                throw ListenerFailed(message: "px-listen (dcmtk) did not answer C-ECHO")
-            }
+            guard ready else { throw await fail("px-listen (dcmtk) did not answer C-ECHO") }
         }
-        return listener
+        return ListenerProcess(process: process, stderrPath: base + ".err", port: reported)
     }
 
     struct ListenerFailed: Error { let message: String }
 
+    /// px-listen's PID while it runs (0 once it has exited).
+    var pid: pid_t { process.processIdentifier ?? 0 }
+
     /// The events written so far (complete lines only).
-    func events() -> [JSONValue] {
-        let text = String(decoding: FileManager.default.contents(atPath: eventsPath) ?? Data(), as: UTF8.self)
-        return text.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
-    }
+    func events() -> [JSONValue] { process.events }
 
     func events(_ name: String) -> [JSONValue] {
         events().filter { $0["event"]?.stringValue == name }
@@ -70,42 +65,16 @@ final class ListenerProcess {
         String(decoding: FileManager.default.contents(atPath: stderrPath) ?? Data(), as: UTF8.self)
     }
 
-    /// Polls the events every 50 ms until `condition` holds or `seconds` pass.
+    /// Polls the events every 50 ms until `condition` holds or `seconds` pass (or px-listen exits).
     func waitFor(seconds: Double, _ condition: ([JSONValue]) -> Bool) async -> Bool {
-        let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while ContinuousClock.now < end {
-            if condition(events()) { return true }
-            if exited() { return condition(events()) }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return condition(events())
+        await process.waitFor(seconds: seconds) { condition(self.events()) }
     }
 
-    /// Whether the process has ended (reaps it).
-    func exited() -> Bool {
-        if exitStatus != nil { return true }
-        var status: Int32 = 0
-        if waitpid(pid, &status, WNOHANG) == pid {
-            exitStatus = TestSupport.exitCode(fromWaitStatus: status)
-            return true
-        }
-        return false
-    }
-
-    /// Sends `signal` and waits up to `seconds` for the exit (then SIGKILL); returns the exit code.
+    /// Sends `signal` and waits up to `seconds` for the exit (then SIGKILL); returns the exit code (-1 when
+    /// it had to be killed).
     @discardableResult
     func stop(signal: Int32 = SIGTERM, seconds: Double = 20) async -> Int32 {
-        if !exited() { kill(pid, signal) }
-        let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while !exited() && ContinuousClock.now < end {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        if !exited() {
-            kill(pid, SIGKILL)
-            while !exited() { try? await Task.sleep(for: .milliseconds(20)) }
-            return -1
-        }
-        return exitStatus ?? -1
+        await process.stop(signal: signal, seconds: seconds)
     }
 }
 

@@ -7,7 +7,7 @@ import Testing
 /// loopback: received data equals sent data, hostile values stay inside the root, a full disk is a
 /// failure status and nothing partial, silent and aborting senders, 16 parallel senders, SIGTERM,
 /// and the once-per-series hook.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct ListenerTests {
+@Suite(.tags(.integration), .integrationTier, .serialized, .timeLimit(.minutes(10))) struct ListenerTests {
     static let backends = ["native", "dcmtk"]
     static let tools = ["storescu", "echoscu", "dcmdump"]
 
@@ -134,7 +134,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         let mount = try await PeerHarness.runAsync("/bin/mount", ["-t", "tmpfs", "-o", "size=3m", "tmpfs", root])
         try #require(mount.exitCode == 0, "cannot mount a tmpfs (the tests run as root): \(mount.stderr)")
-        defer { _ = try? PeerHarness.run("/bin/umount", ["-l", root]) }
+        defer { umount2(root, Int32(MNT_DETACH)) }
         let bench = work + "/ct"
         let ct = try await PeerHarness.runAsync(
             TestSupport.python, [TestSupport.repositoryRoot + "/scripts/make-qr-corpus.py", "--ct-bench", "10", bench])
@@ -190,17 +190,22 @@ import Testing
             backend: backend, root: root, work: work, extra: ["--dimse-timeout", "2"])
         for (name, signal) in [("silent", SIGSTOP), ("abort", SIGKILL)] {
             let openedBefore = listener.events("associationOpened").count
-            let pid = try Self.spawnStorescu(listener.port, corpus, log: work + "/storescu-\(name).log")
+            let sender = try Self.startStorescu(listener.port, corpus, log: work + "/storescu-\(name).log")
+            defer { sender.kill() }
             // Freeze or kill the sender 150 ms into the association, well inside the 512 MiB instance
             // (storescp keeps the data set in memory, so there is no file to watch).
             #expect(
                 await listener.waitFor(seconds: 10) {
                     $0.filter { $0["event"]?.stringValue == "associationOpened" }.count > openedBefore
                 })
-            try await Task.sleep(for: .milliseconds(150))
-            kill(pid, signal)
+            // Counted before the signal, while the sender's association is the only one open (earlier ones were
+            // reported closed before it opened): the close of an aborted association is reported within
+            // milliseconds of the kill (storescp logs "Association Aborted" at once), so a count taken after the
+            // kill could already include the close it is meant to wait for.
             let closedBefore = listener.events("associationClosed").count
+            try await Task.sleep(for: .milliseconds(150))
             let started = ContinuousClock.now
+            sender.send(signal: signal)
             #expect(
                 await listener.waitFor(seconds: 15) {
                     $0.filter { $0["event"]?.stringValue == "associationClosed" }.count > closedBefore
@@ -210,9 +215,7 @@ import Testing
                 #expect(elapsed >= .milliseconds(1500), "closed before the DIMSE timeout: \(elapsed)")
             }
             #expect(listener.events("associationClosed").last?["aborted"] == .bool(true))
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            while waitpid(pid, &status, WNOHANG) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            await sender.stop(signal: SIGKILL)
             #expect(ListenerFiles.placed(under: root).isEmpty, "\(name): a file reached a final name")
             #expect(listener.events("instanceReceived").isEmpty)
         }
@@ -267,10 +270,11 @@ import Testing
         let root = work + "/root"
         let listener = try await ListenerProcess.start(
             backend: backend, root: root, work: work, extra: ["--shutdown-grace", "1"])
-        var senders: [pid_t] = []
+        var senders: [PeerProcess] = []
+        defer { for sender in senders { sender.kill() } }
         for k in 0..<4 {
             senders.append(
-                try Self.spawnStorescu(
+                try Self.startStorescu(
                     listener.port, Array(corpus[(k * 200)..<(k * 200 + 200)]), log: work + "/s\(k).log"))
         }
         #expect(
@@ -281,11 +285,7 @@ import Testing
         let code = await listener.stop(signal: SIGTERM)
         #expect(code == 0, "\(listener.stderr().suffix(2000))")
         #expect(ContinuousClock.now - started < .seconds(10))
-        for pid in senders {
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            while waitpid(pid, &status, WNOHANG) == 0 { try await Task.sleep(for: .milliseconds(10)) }
-        }
+        for sender in senders { await sender.stop(signal: SIGKILL) }
         let placed = ListenerFiles.placed(under: root)
         #expect(placed.count == listener.events("instanceReceived").count)
         let sent = try ListenerFiles.dataSets(corpus)
@@ -328,10 +328,8 @@ import Testing
         await any.stop()
     }
 
-    /// Starts storescu in the background (output in `log`); the caller reaps it.
-    static func spawnStorescu(_ port: Int, _ files: [String], log: String) throws -> pid_t {
-        try TestSupport.spawn(
-            "/usr/bin/storescu", ["-aec", "PXLISTEN", "127.0.0.1", String(port)] + files, stdoutPath: log,
-            stderrPath: nil)
+    /// Starts storescu in the background (output in `log`); the caller stops it.
+    static func startStorescu(_ port: Int, _ files: [String], log: String) throws -> PeerProcess {
+        try PeerProcess("/usr/bin/storescu", ["-aec", "PXLISTEN", "127.0.0.1", String(port)] + files, logFile: log)
     }
 }

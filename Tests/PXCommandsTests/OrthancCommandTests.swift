@@ -8,7 +8,9 @@ import Testing
 /// study level (with series) and image level, and px-move into px-listen, which Orthanc knows as a modality.
 ///
 /// Orthanc is started once for the suite by ``OrthancCommandPeer`` and stopped when the suite ends, also on failure.
-@Suite("px commands against Orthanc", .serialized, OrthancCommandPeer(), .timeLimit(.minutes(10)))
+@Suite(
+    "px commands against Orthanc", .tags(.integration), .integrationTier, .serialized, OrthancCommandPeer(),
+    .timeLimit(.minutes(10)))
 struct OrthancCommandTests {
     static func context() throws -> OrthancCommandPeer.Context {
         try #require(OrthancCommandPeer.current, "the suite's Orthanc is not running")

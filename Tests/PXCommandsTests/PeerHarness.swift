@@ -4,7 +4,6 @@ import PXTestSupport
 import Testing
 
 /// Runs the built px executables and the DCMTK peers of the integration tests, on 127.0.0.1 only.
-/// Runs the built px executables for the integration tests, on 127.0.0.1 only.
 enum PeerHarness {
     struct Run {
         var exitCode: Int32
@@ -28,23 +27,21 @@ enum PeerHarness {
         executable.hasPrefix("/") ? executable : TestSupport.binDirectory + "/" + executable
     }
 
-    /// Runs a command to completion, blocking in `waitpid`; stdout and stderr apart.
+    /// Runs a command to completion; stdout and stderr apart. Async, so no thread of the cooperative pool
+    /// (two on CI) is blocked while a peer command runs.
     static func run(
-        _ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]
-    ) throws -> Run {
-        Run(
-            try TestSupport.runBlocking(
-                path(executable), arguments, stdin: stdin, environment: environment, separateErrorOutput: true))
-    }
-
-    /// ``run(_:_:stdin:environment:)`` for async tests: no thread of the cooperative pool (two on CI) is
-    /// blocked while a peer command runs.
-    static func runAsync(
         _ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]
     ) async throws -> Run {
         Run(
             try await TestSupport.run(
                 path(executable), arguments, stdin: stdin, environment: environment, separateErrorOutput: true))
+    }
+
+    /// ``run(_:_:stdin:environment:)`` under its earlier name.
+    static func runAsync(
+        _ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]
+    ) async throws -> Run {
+        try await run(executable, arguments, stdin: stdin, environment: environment)
     }
 
     /// Starts one of the Python peers in scripts/ (each prints `{"event": "listening", "port": N}` when it is

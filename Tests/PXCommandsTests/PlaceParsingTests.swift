@@ -94,7 +94,7 @@ import Testing
 }
 
 /// px-sync's usage and connection errors: the JSON envelope with the error, and the exit status for it.
-@Suite(.timeLimit(.minutes(10))) struct SyncErrorTests {
+@Suite(.tags(.integration), .integrationTier, .timeLimit(.minutes(10))) struct SyncErrorTests {
     @Test func usageAndConnectionErrors() async throws {
         let work = try TestSupport.makeTemporaryDirectory(prefix: "px-sync-")
         let one = try await PeerHarness.runAsync("px-sync", [work])

@@ -6,7 +6,7 @@ import Testing
 /// px-listen on both backends against a tree with planted links, UIDs that used to share a name, and
 /// senders whose command and data set disagree (issue 14 items 5, 6 and 9): never Success without the
 /// file under its own name, never a byte outside the root.
-@Suite(.serialized, .timeLimit(.minutes(5))) struct PlacementSafetyTests {
+@Suite(.tags(.integration), .integrationTier, .serialized, .timeLimit(.minutes(5))) struct PlacementSafetyTests {
     static let backends = ["native", "dcmtk"]
     static let tools = ["storescu", "echoscu"]
     /// C-STORE statuses as pynetdicom-scu.py reports them.

@@ -6,7 +6,7 @@ import Testing
 /// px-push (C-STORE SCU) into DCMTK's storescp and px-get (C-GET SCU) from dcmqrscp, each on both
 /// backends, on free loopback ports; the JSON of the two backends must be equal apart from
 /// `backend` and `command`.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct PushGetCommandTests {
+@Suite(.tags(.integration), .integrationTier, .serialized, .timeLimit(.minutes(10))) struct PushGetCommandTests {
     static let backends = ["dcmtk", "native"]
 
     /// A private SOP class no storage SCP knows: storescp (without -pm) refuses its context.
@@ -248,7 +248,7 @@ import Testing
         try await Self.makeCorpus(work + "/corpus")
         let loaded = try Self.loadCorpus(work + "/corpus")
         let start = try await PeerHarness.runAsync(scripts + "dcmqrscp-start.sh", [work + "/qr"])
-        defer { _ = try? PeerHarness.run(scripts + "peer-stop.sh", [work + "/qr/dcmqrscp.pid"]) }
+        defer { TestSupport.killPeer(pidFile: work + "/qr/dcmqrscp.pid") }
         try #require(start.exitCode == 0, "dcmqrscp-start.sh failed: \(start.stderr)")
         let port = start.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let load = try await PeerHarness.runAsync(scripts + "dcmqrscp-load.sh", [work + "/qr", work + "/corpus"])

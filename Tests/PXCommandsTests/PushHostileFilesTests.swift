@@ -7,7 +7,7 @@ import Testing
 /// into storescp, Orthanc and pynetdicom: every good file is stored with the data set it has on disk, the
 /// broken ones fail locally with their reason, and nothing answered Success is missing or different on
 /// the peer. px-find against a raw-socket SCP that floods pending responses (issue 14 item 7).
-@Suite(.serialized, .timeLimit(.minutes(10))) struct PushHostileFilesTests {
+@Suite(.tags(.integration), .integrationTier, .serialized, .timeLimit(.minutes(10))) struct PushHostileFilesTests {
     /// pydicom's test data in the venv (.venv/lib/python3.X/site-packages/pydicom/data/test_files).
     static let pydicomFiles: String = {
         let lib = TestSupport.venv + "/lib"

@@ -7,11 +7,13 @@ import Testing
 /// studies against scripts/pynetdicom-qr-scp.py, which reports every association it accepts; and a peer that
 /// aborts the association when the second request on it arrives, which the native backend's session answers
 /// with one new association per request, losing none.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct RetrieveSessionTests {
+@Suite(.tags(.integration), .integrationTier, .serialized, .timeLimit(.minutes(10))) struct RetrieveSessionTests {
     /// The corpus of make-qr-corpus.py (5 studies, 6 instances) and the StudyInstanceUID arguments of all.
-    static func corpus(_ work: String) throws -> (folder: String, arguments: [String], sopInstanceUIDs: Set<String>) {
+    static func corpus(_ work: String) async throws -> (
+        folder: String, arguments: [String], sopInstanceUIDs: Set<String>
+    ) {
         let folder = work + "/corpus"
-        let made = try PeerHarness.run(
+        let made = try await PeerHarness.run(
             TestSupport.python, [TestSupport.repositoryRoot + "/scripts/make-qr-corpus.py", folder])
         try #require(made.exitCode == 0, "make-qr-corpus.py failed: \(made.stderr)")
         var studies: [String] = []
@@ -51,7 +53,7 @@ import Testing
     @Test(arguments: ["native", "dcmtk"]) func severalGetsOnOneAssociation(backend: String) async throws {
         let work = try TestSupport.makeTemporaryDirectory(prefix: "px-session-")
         defer { try? FileManager.default.removeItem(atPath: work) }
-        let (folder, studies, instances) = try Self.corpus(work)
+        let (folder, studies, instances) = try await Self.corpus(work)
         let (scp, port) = try await Self.startQR(folder, log: work + "/qr.log")
         defer { scp.kill() }
         let get = try await PeerHarness.runAsync(
@@ -69,7 +71,7 @@ import Testing
         guard PeerHarness.requireTools(["storescp"]) else { return }
         let work = try TestSupport.makeTemporaryDirectory(prefix: "px-session-")
         defer { try? FileManager.default.removeItem(atPath: work) }
-        let (folder, studies, instances) = try Self.corpus(work)
+        let (folder, studies, instances) = try await Self.corpus(work)
         let storePort = try TestSupport.freePort()
         try FileManager.default.createDirectory(atPath: work + "/moved", withIntermediateDirectories: true)
         let storescp = try PeerProcess(
@@ -93,7 +95,7 @@ import Testing
     @Test func peerEndingTheAssociationBetweenRequests() async throws {
         let work = try TestSupport.makeTemporaryDirectory(prefix: "px-session-")
         defer { try? FileManager.default.removeItem(atPath: work) }
-        let (folder, studies, instances) = try Self.corpus(work)
+        let (folder, studies, instances) = try await Self.corpus(work)
         let (scp, port) = try await Self.startQR(folder, log: work + "/qr.log", extra: ["--abort-on-second-request"])
         defer { scp.kill() }
         let get = try await PeerHarness.runAsync(

@@ -7,7 +7,8 @@ import Testing
 /// and to our own px-find and px-get, on free loopback ports. A file stored into the place is found and
 /// retrieved without a restart.
 @Suite(
-    .serialized, .timeLimit(.minutes(5)), .requires("echoscu", "findscu", "storescu", "getscu", "movescu", "storescp"))
+    .tags(.integration), .integrationTier, .serialized, .timeLimit(.minutes(5)),
+    .requires("echoscu", "findscu", "storescu", "getscu", "movescu", "storescp"))
 struct ServeCommandTests {
     /// A CT instance of patient `patient`, study `1.2.826.0.1.<study>`, series `.<series>`, number `number`.
     static func instance(patient: String, study: Int, series: Int, number: Int) throws -> [UInt8] {

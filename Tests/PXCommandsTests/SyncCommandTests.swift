@@ -6,7 +6,9 @@ import Testing
 /// px-sync (issue 12) between real peers on loopback and folders: Orthanc (``OrthancCommandPeer``, the
 /// make-qr-corpus.py corpus: 4 patients, 5 studies, 6 instances) and dcmqrscp (which leaves the Number of
 /// ... Related counts empty, so the plan must go down to series and instances).
-@Suite("px-sync against Orthanc", .serialized, OrthancCommandPeer(), .timeLimit(.minutes(10)))
+@Suite(
+    "px-sync against Orthanc", .tags(.integration), .integrationTier, .serialized, OrthancCommandPeer(),
+    .timeLimit(.minutes(10)))
 struct SyncOrthancTests {
     static func context() throws -> OrthancCommandPeer.Context {
         try #require(OrthancCommandPeer.current, "the suite's Orthanc is not running")
@@ -247,7 +249,9 @@ extension SyncOrthancTests {
 
 /// px-sync with a DICOMweb place: Orthanc's DICOMweb plugin (QIDO-RS inventory, WADO-RS into a folder, STOW-RS
 /// from a folder).
-@Suite("px-sync against Orthanc's DICOMweb", .serialized, OrthancCommandPeer(dicomWeb: true), .timeLimit(.minutes(10)))
+@Suite(
+    "px-sync against Orthanc's DICOMweb", .tags(.integration), .integrationTier, .serialized,
+    OrthancCommandPeer(dicomWeb: true), .timeLimit(.minutes(10)))
 struct SyncDICOMwebTests {
     @Test(
         "DICOMweb -> folder -> DICOMweb: identical data sets, second runs transfer 0, a deleted study is stored back alone"
@@ -284,7 +288,7 @@ struct SyncDICOMwebTests {
 
 /// px-sync with dcmqrscp at both ends: a node that leaves the counts empty as a source, a folder pushed into
 /// an empty dcmqrscp, and node to node by C-MOVE.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct SyncDcmqrscpTests {
+@Suite(.tags(.integration), .integrationTier, .serialized, .timeLimit(.minutes(10))) struct SyncDcmqrscpTests {
     @Test("dcmqrscp -> folder -> empty dcmqrscp; dcmqrscp -> dcmqrscp by C-MOVE; second runs transfer 0")
     func dcmqrscpBothWays() async throws {
         guard PeerHarness.requireTools(["dcmqrscp", "storescu", "echoscu", "findscu", "movescu", "getscu"]) else {
@@ -305,13 +309,13 @@ struct SyncDICOMwebTests {
         let loaded = try await PeerHarness.runAsync(
             scripts + "dcmqrscp-start.sh", [work + "/qr1"],
             environment: ["PX_QR_DESTS": "QREMPTY=127.0.0.1:\(emptyPort)"])
-        defer { _ = try? PeerHarness.run(scripts + "peer-stop.sh", [work + "/qr1/dcmqrscp.pid"]) }
+        defer { TestSupport.killPeer(pidFile: work + "/qr1/dcmqrscp.pid") }
         try #require(loaded.exitCode == 0, "\(loaded.stderr)")
         let load = try await PeerHarness.runAsync(scripts + "dcmqrscp-load.sh", [work + "/qr1", work + "/corpus"])
         try #require(load.exitCode == 0, "\(load.stderr)")
         let empty = try await PeerHarness.runAsync(
             scripts + "dcmqrscp-start.sh", [work + "/qr2", String(emptyPort)], environment: ["PX_QR_AET": "QREMPTY"])
-        defer { _ = try? PeerHarness.run(scripts + "peer-stop.sh", [work + "/qr2/dcmqrscp.pid"]) }
+        defer { TestSupport.killPeer(pidFile: work + "/qr2/dcmqrscp.pid") }
         try #require(empty.exitCode == 0, "\(empty.stderr)")
         let source = "QRSCP@127.0.0.1:\(loaded.stdout.trimmingCharacters(in: .whitespacesAndNewlines))"
         let target = "QREMPTY@127.0.0.1:\(emptyPort)"

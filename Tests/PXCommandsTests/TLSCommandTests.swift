@@ -7,7 +7,7 @@ import Testing
 /// TLS on both backends, DCMTK's echoscu and storescu `+tls`, pynetdicom's TLS SCP, the config file's
 /// `tls = true`, and the errors people hit, named in the JSON. Certificates are made per test by
 /// scripts/make-test-certs.sh.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct TLSCommandTests {
+@Suite(.tags(.integration), .integrationTier, .serialized, .timeLimit(.minutes(10))) struct TLSCommandTests {
     static let backends = ["native", "dcmtk"]
 
     static func withWork(_ body: (String, TestSupport.TestCertificates) async throws -> Void) async throws {

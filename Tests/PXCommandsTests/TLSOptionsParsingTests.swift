@@ -61,14 +61,16 @@ import Testing
         ["px-listen", "--port", "0", "--tls-cert", "/s.pem", "--tls-key", "/s.key", "--tls-require-client-cert"],
         ["px-listen", "--port", "0", "--tls-ca", "/ca.pem"],
     ])
-    func usageErrors(_ command: [String]) throws {
-        let run = try PeerHarness.run(command[0], Array(command.dropFirst()))
+    func usageErrors(_ command: [String]) async throws {
+        let run = try await PeerHarness.run(command[0], Array(command.dropFirst()))
         #expect(run.exitCode == 64, "\(command): \(run.stdout) \(run.stderr)")
     }
 
     /// A TLS file that cannot be read is `tlsConfiguration` (exit 64) on both backends.
-    @Test(arguments: ["native", "dcmtk"]) func unreadableFiles(backend: String) throws {
-        let run = try PeerHarness.run(
+    @Test(.tags(.integration), .integrationTier, arguments: ["native", "dcmtk"]) func unreadableFiles(backend: String)
+        async throws
+    {
+        let run = try await PeerHarness.run(
             "px-echo",
             [
                 "127.0.0.1:\(try TestSupport.freePort())", "--backend", backend, "--tls-cert", "/nonexistent.pem",

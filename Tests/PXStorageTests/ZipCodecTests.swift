@@ -8,7 +8,7 @@ import Testing
 /// ``ZipWriter`` and ``ZipReader`` on real files: round trips (stored, deflate, empty, many entries),
 /// Debian's `unzip -t` on our archives, our reader on Info-ZIP's `zip` output, and hand-built hostile
 /// archives, each refused with its named ``ZipError/Code``.
-@Suite(.timeLimit(.minutes(2)), .requires("unzip", "zip")) struct ZipCodecTests {
+@Suite(.tags(.integration), .integrationTier, .timeLimit(.minutes(2)), .requires("unzip", "zip")) struct ZipCodecTests {
     static func bytes(_ count: Int, seed: UInt64) -> [UInt8] {
         var state = seed | 1
         return (0..<count).map { _ in

@@ -12,7 +12,8 @@ import Testing
 /// ``ZipPlace``: the test corpus archived study by study and extracted into a folder place byte for byte,
 /// the inventory px-sync reads (from manifests and central directories), an archive replaced when its study
 /// gains series, and a writer killed with SIGKILL that leaves no partial `.zip` at a final name.
-@Suite(.timeLimit(.minutes(3)), .requires("unzip", "dump2dcm", "dcmcjpeg")) struct ZipPlaceTests {
+@Suite(.tags(.integration), .integrationTier, .timeLimit(.minutes(3)), .requires("unzip", "dump2dcm", "dcmcjpeg"))
+struct ZipPlaceTests {
     static func dataSet(study: String = "1.2.3", series: String, sop: String, patient: String = "P1") -> DataSet {
         var ds = DataSet()
         ds.set(.sopClassUID, vr: .UI, string: "1.2.840.10008.5.1.4.1.1.7")
@@ -224,12 +225,12 @@ import Testing
             try random.close()
 
             let child = TestSupport.binDirectory + "/zip-archive-child"
-            let pid = try TestSupport.spawn(
-                child, [dir + "/zips", "1.2.3", small, big], stdoutPath: dir + "/child.out",
-                stderrPath: dir + "/child.err")
+            let writer = try PeerProcess(
+                child, [dir + "/zips", "1.2.3", small, big], logFile: dir + "/child.out", errorFile: dir + "/child.err")
+            defer { writer.kill() }
             let folder = dir + "/zips/P1-Doe_Jane"
             // Kill it once its temporary archive holds a few MB: mid-write.
-            let started = TestSupport.pollBlocking(seconds: 60) {
+            let started = await writer.waitFor(seconds: 60) {
                 let partial = (try? FileManager.default.contentsOfDirectory(atPath: folder))?.first {
                     $0.contains(".partial-")
                 }
@@ -237,14 +238,12 @@ import Testing
                 var info = stat()
                 return stat(folder + "/" + partial, &info) == 0 && info.st_size > 4 << 20
             }
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            let status = await writer.stop(signal: SIGKILL)
             #expect(
                 started,
                 "the child never wrote 4 MB of its archive: \((try? String(contentsOfFile: dir + "/child.err", encoding: .utf8)) ?? "")"
             )
-            #expect(TestSupport.exitCode(fromWaitStatus: status) == 128 + SIGKILL)
+            #expect(status == 128 + SIGKILL)
             // The final name still holds the old archive, whole; the partial one is hidden and not a .zip.
             #expect(Self.zips(under: dir + "/zips") == ["P1-Doe_Jane/1.2.3.zip"])
             let reader = try ZipReader(path: old.path)

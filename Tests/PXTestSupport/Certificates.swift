@@ -1,5 +1,4 @@
 import Foundation
-import Testing
 
 extension TestSupport {
     /// The certificates made by scripts/make-test-certs.sh (OpenSSL) for the DICOM TLS tests.
@@ -15,7 +14,7 @@ extension TestSupport {
     /// certificate and one from another CA in `directory`.
     public static func makeCertificates(in directory: String) async throws -> TestCertificates {
         let result = try await run("bash", [repositoryRoot + "/scripts/make-test-certs.sh", directory])
-        try #require(result.status == 0, "make-test-certs.sh: \(result.output)")
+        guard result.status == 0 else { throw TestSupport.Failure("make-test-certs.sh: \(result.output)") }
         return TestCertificates(directory: directory)
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Testing
 
 #if canImport(Glibc)
     import Glibc
@@ -18,10 +17,10 @@ extension TestSupport {
         try boundSocket(listening: true)
     }
 
-    /// Waits until something accepts TCP connections on the port; records an issue after `seconds`.
+    /// Waits until something accepts TCP connections on the port; throws after `seconds`.
     public static func waitForPort(_ port: Int, seconds: Double = 10) async throws {
         let open = await poll(seconds: seconds) { connects(to: port) }
-        if !open { Issue.record("nothing listens on port \(port)") }
+        if !open { throw Failure("nothing listens on port \(port) after \(seconds) s") }
     }
 
     /// Whether a TCP connection to 127.0.0.1:`port` succeeds now.

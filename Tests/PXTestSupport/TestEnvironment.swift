@@ -1,12 +1,23 @@
 import Foundation
-import Testing
 
 /// Where the tests find the project, its venv, its built executables and the peer programs, and the small
 /// process, port and folder helpers every test target shares (one definition each).
 ///
+/// An ordinary library, built by every whole-package `swift build` (the static-stdlib release toolchain
+/// included), so it does not import Testing: its helpers throw ``Failure`` (or a more specific error) and
+/// the tests record. The Swift Testing traits and the `integration` tag live in Tests/Shared/TestTraits.swift,
+/// compiled into each test target that uses them.
+///
 /// A peer program that is missing fails the test with an install hint, never a skip: CI installs every
 /// one through `scripts/setup-test-env.sh`.
 public enum TestSupport {
+    /// A helper could not do what a test asked (a script failed, a port never opened, a folder could not be
+    /// removed): the test that called it fails with this message.
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+        public init(_ description: String) { self.description = description }
+    }
+
     /// The repository root, found from this file's path (Tests/PXTestSupport/TestEnvironment.swift).
     public static let repositoryRoot: String = {
         var url = URL(fileURLWithPath: #filePath)
@@ -23,26 +34,11 @@ public enum TestSupport {
     public static var python: String { venv + "/bin/python" }
 
     /// The folder holding the built px executables: the test bundle's own folder (SwiftPM builds the
-    /// executables the tests depend on beside it, whatever the triple, configuration or scratch path),
-    /// else what `swift build --show-bin-path` says.
+    /// executables the tests depend on beside it, whatever the triple, configuration or scratch path), else
+    /// `.build/debug` in this checkout (a px executable missing there fails the test that starts it).
     public static let binDirectory: String = {
         let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().path
         if FileManager.default.isExecutableFile(atPath: exe + "/px-echo") { return exe }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swift", "build", "--show-bin-path", "--package-path", repositoryRoot]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            let path = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            if process.terminationStatus == 0, !path.isEmpty { return path }
-        } catch {
-            Issue.record("swift build --show-bin-path: \(error)")
-        }
         return repositoryRoot + "/.build/debug"
     }()
 
@@ -74,18 +70,19 @@ public enum TestSupport {
         return path
     }
 
-    /// A new empty directory, removed when `body` ends.
+    /// A new empty directory, removed when `body` ends; throws ``Failure`` when it cannot be removed (after
+    /// `body`'s own error, if it threw one).
     @discardableResult
     public static func withTemporaryDirectory<R>(prefix: String = "px-test-", _ body: (String) async throws -> R)
         async throws -> R
     {
         let path = try makeTemporaryDirectory(prefix: prefix)
-        defer {
-            do { try FileManager.default.removeItem(atPath: path) } catch {
-                Issue.record("cannot remove \(path): \(error)")
-            }
+        let result: Result<R, any Error>
+        do { result = .success(try await body(path)) } catch { result = .failure(error) }
+        do { try FileManager.default.removeItem(atPath: path) } catch {
+            if case .success = result { throw Failure("cannot remove \(path): \(error)") }
         }
-        return try await body(path)
+        return try result.get()
     }
 }
 
@@ -100,6 +97,13 @@ public struct MissingPeer: Error, CustomStringConvertible {
 }
 
 extension TestSupport {
+    /// Whether the suites tagged `integration` (those that need DCMTK, Orthanc, the Python venv or other
+    /// programs outside Swift) run: yes, unless `PX_TEST_TIER=fast` (`make test-fast`) asks for the tier that
+    /// needs only Swift.
+    public static var runsIntegrationTests: Bool {
+        ProcessInfo.processInfo.environment["PX_TEST_TIER"] != "fast"
+    }
+
     /// Throws ``MissingPeer`` for the first program that is not on PATH, and when `pythonModules` cannot all
     /// be imported by the venv's Python.
     public static func requirePeers(_ tools: [String], pythonModules: [String] = []) async throws {
@@ -115,28 +119,5 @@ extension TestSupport {
             throw MissingPeer(
                 what: "Python modules \(pythonModules.joined(separator: ", ")) in \(python) (\(probe.output))")
         }
-    }
-}
-
-/// A suite trait that checks, once before the suite runs, that the peer programs it needs are installed; a
-/// missing one fails the suite with an install hint instead of skipping it.
-public struct RequiredPeers: SuiteTrait, TestScoping {
-    public var tools: [String]
-    public var pythonModules: [String]
-
-    public var isRecursive: Bool { false }
-
-    public func provideScope(
-        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
-    ) async throws {
-        try await TestSupport.requirePeers(self.tools, pythonModules: self.pythonModules)
-        try await function()
-    }
-}
-
-extension Trait where Self == RequiredPeers {
-    /// Fails (never skips) the suite when one of these programs or Python modules is missing.
-    public static func requires(_ tools: String..., pythonModules: [String] = []) -> Self {
-        RequiredPeers(tools: tools, pythonModules: pythonModules)
     }
 }

@@ -7,7 +7,7 @@ import Testing
 /// truncated WADO-RS part is never placed, a server that drips bytes or never ends its answer cannot hold
 /// px past its timeouts (exit 75), and a QIDO-RS page that ignores `limit` cannot outgrow `--max-responses`
 /// or the memory budget.
-@Suite(.serialized, .timeLimit(.minutes(5))) struct HostileWebTests {
+@Suite(.tags(.integration), .integrationTier, .serialized, .timeLimit(.minutes(5))) struct HostileWebTests {
     /// Peak memory allowed to a px command against a hostile server (a debug build idles at ~30 MB).
     static let budgetKiB = 64 * 1024
     /// The instance the server holds (scripts/hostile-web-server.py).

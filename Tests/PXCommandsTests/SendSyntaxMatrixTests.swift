@@ -9,7 +9,7 @@ import Testing
 /// storescp. Each received data set is compared with its original by pydicom (scripts/syntax-matrix.py),
 /// and its transfer syntax must be the original's, but where px declared a lossless fallback (Big Endian
 /// and Deflated to Explicit VR Little Endian) and the peer had no context in the original's.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct SendSyntaxMatrixTests {
+@Suite(.tags(.integration), .integrationTier, .serialized, .timeLimit(.minutes(10))) struct SendSyntaxMatrixTests {
     /// The files and their transfer syntaxes (the table in docs/transfer-syntaxes.rst).
     static let files: [(name: String, syntax: String)] = [
         ("SC_rgb_jpeg_dcmtk.dcm", "1.2.840.10008.1.2.4.50"),  // JPEG Baseline

@@ -9,7 +9,9 @@ import Testing
 /// requests and never read the answers lose their slots within `--write-timeout`. Real peers on loopback:
 /// DCMTK's getscu, movescu, storescp and findscu, px-find, and the raw-socket peers of
 /// scripts/hostile-serve-peer.py.
-@Suite(.serialized, .timeLimit(.minutes(5)), .requires("getscu", "movescu", "storescp", "findscu", "echoscu"))
+@Suite(
+    .tags(.integration), .integrationTier, .serialized, .timeLimit(.minutes(5)),
+    .requires("getscu", "movescu", "storescp", "findscu", "echoscu"))
 struct ServeHostileTests {
     static let marker = "OUTSIDE^SECRET"
 

@@ -9,7 +9,9 @@ import Testing
 /// scripts/make-corpus.sh (seven syntaxes), each its own study (scripts/ts-matrix.py). Each received data set
 /// must equal the original (pydicom ==, and the same bytes after the file meta information) with the transfer
 /// syntax unchanged. docs/transfer-syntaxes.rst holds the table of these cells.
-@Suite("Transfer syntax matrix (receiving)", .serialized, TransferSyntaxMatrix(), .timeLimit(.minutes(10)))
+@Suite(
+    "Transfer syntax matrix (receiving)", .tags(.integration), .integrationTier, .serialized, TransferSyntaxMatrix(),
+    .timeLimit(.minutes(10)))
 struct TransferSyntaxMatrixTests {
     static func matrix() throws -> TransferSyntaxMatrix.Context {
         try #require(TransferSyntaxMatrix.current, "the suite's files and Orthanc are not ready")
@@ -19,8 +21,8 @@ struct TransferSyntaxMatrixTests {
     /// there, transfer syntax unchanged, data set equal; `bytes`: byte for byte after the file meta information
     /// too (when the sender sends the data set as it holds it: not DCMTK, which re-encodes what it sends, nor
     /// storescp, which writes what it parsed).
-    static func expectAllArrived(_ root: String, from originals: String, count: Int, bytes: Bool) throws {
-        let compare = try PeerHarness.run(
+    static func expectAllArrived(_ root: String, from originals: String, count: Int, bytes: Bool) async throws {
+        let compare = try await PeerHarness.run(
             TestSupport.python, [TransferSyntaxMatrix.script, "compare", originals, root])
         try #require(compare.exitCode == 0, "ts-matrix.py compare failed: \(compare.stderr)")
         let results = try #require(compare.json?["results"]?.arrayValue)
@@ -54,7 +56,7 @@ struct TransferSyntaxMatrixTests {
         #expect(arrived, "\(listener.events()) \(listener.stderr())")
         #expect(listener.events("storeFailed").isEmpty, "\(listener.events("storeFailed"))")
         // storescp (dcmtk backend) writes the data set it parsed: equal, not necessarily the same bytes.
-        try Self.expectAllArrived(
+        try await Self.expectAllArrived(
             work + "/got", from: matrix.originals, count: matrix.files.count, bytes: backend == "native")
     }
 
@@ -124,9 +126,10 @@ struct TransferSyntaxMatrixTests {
         }
         // Orthanc holds what it received (compared with its storage area); it re-encodes what it sends (DCMTK).
         if peer == "pynetdicom" {
-            try Self.expectAllArrived(work + "/got", from: matrix.originals, count: matrix.files.count, bytes: true)
+            try await Self.expectAllArrived(
+                work + "/got", from: matrix.originals, count: matrix.files.count, bytes: true)
         } else {
-            try Self.expectAllArrived(
+            try await Self.expectAllArrived(
                 work + "/got", from: matrix.orthancStorage, count: matrix.files.count, bytes: false)
         }
     }
@@ -151,7 +154,8 @@ struct TransferSyntaxMatrixTests {
         let sync = try await PeerHarness.runAsync("px-sync", arguments)
         #expect(sync.exitCode == 0, "\(sync.stdout) \(sync.stderr)")
         #expect(sync.json?["data"]?["instancesTransferred"] == .number(String(matrix.files.count)), "\(sync.stdout)")
-        try Self.expectAllArrived(work + "/got", from: matrix.orthancStorage, count: matrix.files.count, bytes: false)
+        try await Self.expectAllArrived(
+            work + "/got", from: matrix.orthancStorage, count: matrix.files.count, bytes: false)
         let again = try await PeerHarness.runAsync("px-sync", arguments)
         #expect(again.exitCode == 0, "\(again.stdout) \(again.stderr)")
         #expect(again.json?["data"]?["instancesTransferred"] == .number("0"), "\(again.stdout)")
@@ -165,7 +169,7 @@ struct TransferSyntaxMatrixTests {
     @Test func jpeg2000StudyFromDcmqrscp() async throws {
         let work = try TestSupport.makeTemporaryDirectory(prefix: "px-tsm-qr-")
         defer { try? FileManager.default.removeItem(atPath: work) }
-        let study = try TransferSyntaxMatrix.study(work + "/files", count: 6, of: ["JPEG2000.dcm"])
+        let study = try await TransferSyntaxMatrix.study(work + "/files", count: 6, of: ["JPEG2000.dcm"])
         let port = try await TransferSyntaxMatrix.startDcmqrscp(work + "/qr", arguments: "+xw", files: study.paths)
         defer { TransferSyntaxMatrix.stopDcmqrscp(work + "/qr") }
         let arguments = [
@@ -174,7 +178,7 @@ struct TransferSyntaxMatrixTests {
         let sync = try await PeerHarness.runAsync("px-sync", arguments)
         #expect(sync.exitCode == 0, "\(sync.stdout) \(sync.stderr)")
         #expect(sync.json?["data"]?["instancesTransferred"] == .number("6"), "\(sync.stdout)")
-        try Self.expectAllArrived(work + "/got", from: work + "/qr/db/QRSCP", count: 6, bytes: false)
+        try await Self.expectAllArrived(work + "/got", from: work + "/qr/db/QRSCP", count: 6, bytes: false)
         let again = try await PeerHarness.runAsync("px-sync", arguments)
         #expect(again.exitCode == 0, "\(again.stdout) \(again.stderr)")
         #expect(again.json?["data"]?["instancesTransferred"] == .number("0"), "\(again.stdout)")
@@ -186,7 +190,7 @@ struct TransferSyntaxMatrixTests {
     @Test(arguments: ["native", "dcmtk"]) func getWithOneFailedSubOperationExits1(backend: String) async throws {
         let work = try TestSupport.makeTemporaryDirectory(prefix: "px-tsm-fail-")
         defer { try? FileManager.default.removeItem(atPath: work) }
-        let study = try TransferSyntaxMatrix.study(
+        let study = try await TransferSyntaxMatrix.study(
             work + "/files", count: 1, of: ["CT_small.dcm", "SC_rgb_jpeg_dcmtk.dcm"])
         let port = try await TransferSyntaxMatrix.startDcmqrscp(work + "/qr", arguments: "", files: study.paths)
         defer { TransferSyntaxMatrix.stopDcmqrscp(work + "/qr") }
@@ -300,10 +304,10 @@ struct TransferSyntaxMatrix: SuiteTrait, TestScoping {
     }
 
     /// `count` instances of each pydicom test file in one study (scripts/ts-matrix.py study).
-    static func study(_ folder: String, count: Int, of names: [String]) throws -> (
+    static func study(_ folder: String, count: Int, of names: [String]) async throws -> (
         studyInstanceUID: String, paths: [String]
     ) {
-        let made = try PeerHarness.run(TestSupport.python, [script, "study", folder, String(count)] + names)
+        let made = try await PeerHarness.run(TestSupport.python, [script, "study", folder, String(count)] + names)
         try #require(made.exitCode == 0, "ts-matrix.py study failed: \(made.stderr)")
         let study = try #require(made.json?["StudyInstanceUID"]?.stringValue)
         return (study, (made.json?["files"]?.arrayValue ?? []).compactMap { $0["path"]?.stringValue })
@@ -329,6 +333,6 @@ struct TransferSyntaxMatrix: SuiteTrait, TestScoping {
     }
 
     static func stopDcmqrscp(_ work: String) {
-        _ = try? PeerHarness.run(TestSupport.repositoryRoot + "/scripts/peer-stop.sh", [work + "/dcmqrscp.pid"])
+        TestSupport.killPeer(pidFile: work + "/dcmqrscp.pid")
     }
 }

@@ -57,7 +57,8 @@ extension StorableFile {
     /// ``dataSetBytes(of:in:)`` pads to the even length P-DATA fragments need (PS3.8 §9.3.5).
     func streamsAsIs(_ opened: Opened, in transferSyntaxUID: String) -> Bool {
         transferSyntaxUID == self.transferSyntaxUID
-            && !(TransferSyntax(uid: self.transferSyntaxUID).isDeflated && (opened.size - opened.dataSetOffset) % 2 == 1)
+            && !(TransferSyntax(uid: self.transferSyntaxUID).isDeflated
+                && (opened.size - opened.dataSetOffset) % 2 == 1)
     }
 
     /// The data set of an opened file in `transferSyntaxUID`: its own bytes when the syntaxes match, inflated

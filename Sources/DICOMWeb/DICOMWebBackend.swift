@@ -60,10 +60,10 @@ public struct DICOMWebBackend: DICOMBackend {
         let start = ContinuousClock.now
         try await PXError.catching {
             try await DICOMWebClient.with(place, timeouts: connection.timeouts, logger: logger) { client in
-                let response = try await client.send(
+                let answer = try await client.request(
                     .GET, client.url("/studies", query: [("limit", "1")]),
                     headers: [("Accept", "application/dicom+json")])
-                _ = try await client.collect(response)
+                _ = try await client.collect(answer)
             }
         }
         let elapsed = ContinuousClock.now - start

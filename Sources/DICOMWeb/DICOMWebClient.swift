@@ -131,18 +131,6 @@ public struct DICOMWebClient: Sendable {
         var headers: HTTPHeaders { response.headers }
     }
 
-    /// Sends one request; returns the response (its body not read yet) when its status is in
-    /// `accepting`. Read its body with ``collect(_:)-(HTTPClientResponse)``, which bounds it.
-    ///
-    /// - Parameter body: makes the request body, again for each attempt.
-    /// - Throws: ``PXError``.
-    func send(
-        _ method: HTTPMethod, _ url: String, headers: [(String, String)] = [], accepting: Set<Int> = Set(200..<300),
-        body: (() throws -> HTTPClientRequest.Body)? = nil
-    ) async throws -> HTTPClientResponse {
-        try await request(method, url, headers: headers, accepting: accepting, body: body).response
-    }
-
     /// Sends one request under ``timeouts`` (``AnswerGuard``); returns the answer when its status is in
     /// `accepting`. The deadline covers every attempt and the answer's body.
     ///
@@ -265,13 +253,6 @@ public struct DICOMWebClient: Sendable {
             return .unknownHost(place.host)
         }
         return .io("DICOMweb \(place.baseURL): \(text)")
-    }
-
-    /// Reads a whole (small) body: a search answer or a STOW-RS response, under the limits of
-    /// ``timeouts`` (its deadline counted from now).
-    /// - Throws: ``PXError/invalidResponse(_:)`` past ``maximumMessageBytes``, ``PXError/timeout(_:seconds:detail:)``.
-    func collect(_ response: HTTPClientResponse) async throws -> [UInt8] {
-        try await collect(Answer(response: response, limits: AnswerGuard(timeouts: timeouts, url: place.baseURL)))
     }
 
     /// Reads a whole (small) body under the answer's limits.

@@ -101,7 +101,7 @@ extension DICOMWebClient {
         let closing = Array("--\(boundary)--\r\n".utf8)
         let length = sizes.reduce(0) { $0 + partHeader.count + $1 + 2 } + closing.count
         let paths = files.map(\.path)
-        let response = try await send(
+        let answer = try await request(
             .POST, url("/studies"),
             headers: [
                 ("Content-Type", "multipart/related; type=\"application/dicom\"; boundary=\(boundary)"),
@@ -113,8 +113,9 @@ extension DICOMWebClient {
                     MultipartFileBody(paths: paths, sizes: sizes, partHeader: partHeader, closing: closing),
                     length: .known(Int64(length)))
             })
+        let response = answer.response
         let status = Int(response.status.code)
-        let bytes = try await collect(response)
+        let bytes = try await collect(answer)
         let text = String(decoding: bytes, as: UTF8.self)
         do {
             return (status, bytes.isEmpty ? DataSet() : try DataSet(dicomJSONText: text), nil)

@@ -161,6 +161,63 @@ struct TransferSyntaxMatrixTests {
         #expect(again.json?["data"]?["instancesTransferred"] == .number("0"), "\(again.stdout)")
     }
 
+    /// px-serve as the Q/R peer, serving a folder place that holds the suite's files: px-get (native) by C-GET,
+    /// px-sync into a folder by C-GET and by C-MOVE to px-sync's own receiver (a `--move-destination` of
+    /// px-serve), and px-sync from a folder of the files into an empty px-serve's place (C-STORE). px-serve
+    /// sends each file as it holds it on a context of its own syntax, and stores what it receives as it came:
+    /// each data set arrives byte for byte, transfer syntax unchanged.
+    @Test(arguments: ["get", "sync-get", "sync-move", "sync-store"])
+    func servePeerKeepsEverySyntax(cell: String) async throws {
+        let matrix = try Self.matrix()
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-tsm-serve-")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        // The served place: a copy of the files (px-serve indexes it before it listens), or empty to receive them.
+        let place = work + "/place"
+        if cell == "sync-store" {
+            try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: true)
+        } else {
+            try FileManager.default.copyItem(atPath: matrix.originals, toPath: place)
+        }
+        let receiverPort = try TestSupport.freePort()
+        let (server, port) = try await ServeCommandTests.start(
+            place, work: work,
+            extra: ["--move-destination", "\(TransferSyntaxMatrix.receiverAETitle)=127.0.0.1:\(receiverPort)"])
+        defer { server.kill() }
+        let node = "PXSERVE@127.0.0.1:\(port)"
+        let got = work + "/got"
+        let run: PeerHarness.Run
+        switch cell {
+        case "get":
+            run = try await PeerHarness.runAsync(
+                "px-get",
+                [node] + matrix.files.flatMap { ["--StudyInstanceUID", $0.studyInstanceUID] } + [
+                    "-d", got, "--backend", "native",
+                ])
+        case "sync-store":
+            let folder = work + "/folder"
+            try FileManager.default.copyItem(atPath: matrix.originals, toPath: folder)
+            run = try await PeerHarness.runAsync("px-sync", [folder, node, "--backend", "native"])
+        default:
+            let retrieve = cell == "sync-move" ? "move" : "get"
+            run = try await PeerHarness.runAsync(
+                "px-sync",
+                [node, got, "--PatientID", "TSMATRIX", "--backend", "native", "--retrieve", retrieve]
+                    + (retrieve == "move"
+                        ? [
+                            "--receiver-port", String(receiverPort), "--receiver-aet",
+                            TransferSyntaxMatrix.receiverAETitle,
+                        ] : []))
+        }
+        #expect(run.exitCode == 0, "\(run.stdout) \(run.stderr) \(server.log)")
+        if cell.hasPrefix("sync") {
+            #expect(
+                run.json?["data"]?["instancesTransferred"] == .number(String(matrix.files.count)), "\(run.stdout)")
+        }
+        try await Self.expectAllArrived(
+            cell == "sync-store" ? place : got, from: matrix.originals, count: matrix.files.count, bytes: true)
+        await server.stop()
+    }
+
     /// A study of six JPEG 2000 instances from dcmqrscp (started with `+xw`: it accepts JPEG 2000 in the
     /// storage contexts of a C-GET), synced by C-GET into a folder: each data set equal to the one dcmqrscp
     /// holds, still JPEG 2000 (dcmqrscp re-encodes what it sends, so the bytes may differ); a second run

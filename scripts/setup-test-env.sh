@@ -6,7 +6,7 @@
 #   1. apt packages: dcmtk orthanc orthanc-dicomweb zlib1g-dev python3 python3-venv
 #      (one `apt-get update`, then a non-interactive install; apt is skipped when all are present)
 #   2. makes sure Orthanc's system service is not running (tests start Orthanc by hand)
-#   3. a Python venv with pinned pydicom + pynetdicom from PyPI
+#   3. a Python venv with pinned pydicom + pynetdicom, pypx and dicomsync from PyPI
 #
 # Environment:
 #   PX_VENV     venv location (default: <project root>/.venv)
@@ -26,6 +26,10 @@ fi
 
 PYDICOM_VERSION=3.0.2
 PYNETDICOM_VERSION=3.0.4
+# The tools px is compared with, run beside it by the habit and zip tests (issues 21, 23): pypx's
+# px-report reads px-find's JSON; dicomsync reads px's zips and writes the zips px reads.
+PYPX_VERSION=3.12.6
+DICOMSYNC_VERSION=1.3.0
 APT_PACKAGES=(dcmtk orthanc orthanc-dicomweb zlib1g-dev python3 python3-venv openssl libsqlite3-dev)  # openssl: the TLS tests make their certificates
 APT_PACKAGES+=(unzip zip)  # zip place tests: unzip -t checks our archives; zip writes Info-ZIP ones for our reader
 
@@ -108,18 +112,20 @@ fi
 [[ -e "$venv/.gitignore" ]] || echo '*' >"$venv/.gitignore"
 
 have_pins() {
-    "$venv/bin/python" - "$PYDICOM_VERSION" "$PYNETDICOM_VERSION" <<'PY' 2>/dev/null
+    "$venv/bin/python" - "$PYDICOM_VERSION" "$PYNETDICOM_VERSION" "$PYPX_VERSION" "$DICOMSYNC_VERSION" <<'PY' 2>/dev/null
 import sys
 from importlib.metadata import version
-sys.exit(0 if (version("pydicom"), version("pynetdicom")) == tuple(sys.argv[1:3]) else 1)
+names = ("pydicom", "pynetdicom", "pypx", "dicomsync")
+sys.exit(0 if tuple(version(n) for n in names) == tuple(sys.argv[1:5]) else 1)
 PY
 }
 if have_pins; then
-    log "pydicom $PYDICOM_VERSION and pynetdicom $PYNETDICOM_VERSION already in $venv"
+    log "pydicom $PYDICOM_VERSION, pynetdicom $PYNETDICOM_VERSION, pypx $PYPX_VERSION and dicomsync $DICOMSYNC_VERSION already in $venv"
 else
-    log "installing pydicom==$PYDICOM_VERSION pynetdicom==$PYNETDICOM_VERSION into $venv"
+    log "installing pydicom==$PYDICOM_VERSION pynetdicom==$PYNETDICOM_VERSION pypx==$PYPX_VERSION dicomsync==$DICOMSYNC_VERSION into $venv"
     "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-        "pydicom==$PYDICOM_VERSION" "pynetdicom==$PYNETDICOM_VERSION"
+        "pydicom==$PYDICOM_VERSION" "pynetdicom==$PYNETDICOM_VERSION" \
+        "pypx==$PYPX_VERSION" "dicomsync==$DICOMSYNC_VERSION"
     have_pins || { log "pinned versions not importable after install"; exit 1; }
 fi
 
@@ -129,4 +135,4 @@ pyver=$("$venv/bin/python" -c 'import platform; print(platform.python_version())
 echo "setup-test-env: dcmtk $(pkg_version dcmtk), orthanc $(pkg_version orthanc)," \
     "orthanc-dicomweb $(pkg_version orthanc-dicomweb)," \
     "zlib1g-dev $(pkg_version zlib1g-dev), python $pyver, pydicom $PYDICOM_VERSION," \
-    "pynetdicom $PYNETDICOM_VERSION, venv $venv"
+    "pynetdicom $PYNETDICOM_VERSION, pypx $PYPX_VERSION, dicomsync $DICOMSYNC_VERSION, venv $venv"

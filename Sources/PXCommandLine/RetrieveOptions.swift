@@ -2,12 +2,16 @@ import ArgumentParser
 import PXCore
 
 /// What px-move and px-get retrieve: the UIDs on the command line, or everything in a px-find result
-/// piped into stdin (PS3.4 §C.4.2, §C.4.3: a study, optionally one series, optionally instances).
+/// piped into stdin (PS3.4 §C.4.2, §C.4.3: a study, optionally one series, optionally instances), or a whole
+/// patient (`--PatientID` alone). A series or instances given without their study (pypx 0.8's `--seriesUID`)
+/// have it found with one C-FIND first.
 public struct RetrieveOptions: ParsableArguments {
     @Option(name: .long, help: "Information model: Patient Root or Study Root (PS3.4 C.6).")
     public var model: QueryModel = .studyRoot
 
-    @Option(name: .customLong("PatientID"), help: "PatientID (needed for --model patient).")
+    @Option(
+        name: .customLong("PatientID"),
+        help: "PatientID (needed for --model patient); alone, every study of the patient is retrieved.")
     public var patientID: String?
 
     @Option(
@@ -21,30 +25,43 @@ public struct RetrieveOptions: ParsableArguments {
         set { studyInstanceUIDs = newValue.map { [$0] } ?? [] }
     }
 
-    @Option(name: [.customLong("SeriesInstanceUID"), .customLong("seriesUID")], help: "A series of the study.")
+    @Option(
+        name: [.customLong("SeriesInstanceUID"), .customLong("seriesUID")],
+        help: "A series of the study (without --StudyInstanceUID, its study is found with one C-FIND).")
     public var seriesInstanceUID: String?
 
-    @Option(name: .customLong("SOPInstanceUID"), help: "Instances of the series (repeatable).")
+    @Option(
+        name: .customLong("SOPInstanceUID"),
+        help: "Instances of the series (repeatable; without the series and study UIDs, found with one C-FIND).")
     public var sopInstanceUIDs: [String] = []
 
     public init() {}
 
     public func validate() throws {
-        if studyInstanceUID == nil && (seriesInstanceUID != nil || !sopInstanceUIDs.isEmpty) {
-            throw ValidationError("--SeriesInstanceUID and --SOPInstanceUID need one --StudyInstanceUID")
+        if studyInstanceUIDs.count > 1 && (seriesInstanceUID != nil || !sopInstanceUIDs.isEmpty) {
+            throw ValidationError("--SeriesInstanceUID and --SOPInstanceUID go with one --StudyInstanceUID at most")
         }
     }
 
     /// Throws a usage error when there are no UIDs and nothing can be piped in (stdin is a terminal).
     /// `command` names the command in the message.
     public func validateSource(command: String) throws {
-        if studyInstanceUIDs.isEmpty && StandardInput.isTerminal {
-            throw ValidationError("give --StudyInstanceUID, or pipe a px-find result into \(command)")
+        if !namesTarget && StandardInput.isTerminal {
+            throw ValidationError(
+                "give --StudyInstanceUID, --SeriesInstanceUID, --SOPInstanceUID or --PatientID, "
+                    + "or pipe a px-find result into \(command)")
         }
     }
 
-    /// What to retrieve: the UIDs given, else every target in the px-find result on stdin, each with
-    /// `--PatientID` when the result holds none.
+    /// Whether the options name what to retrieve (UIDs, or a PatientID alone: the whole patient).
+    var namesTarget: Bool {
+        !studyInstanceUIDs.isEmpty || seriesInstanceUID != nil || !sopInstanceUIDs.isEmpty || patientID != nil
+    }
+
+    /// What to retrieve: the UIDs given (a series or instances without their study: ``RetrieveSelection/needsStudy``),
+    /// else every target in the px-find result on stdin, each with `--PatientID` when the result holds none;
+    /// `--PatientID` alone with nothing on stdin (a terminal, or empty) is the whole patient
+    /// (``RetrieveSelection/isPatient``).
     /// - Throws: ``PXError/usage(_:)`` when stdin is not px-find output or names nothing; `verb` names
     ///   the operation in the message ("move", "get").
     public func targets(verb: String) throws(PXError) -> [RetrieveSelection] {
@@ -56,7 +73,17 @@ public struct RetrieveOptions: ParsableArguments {
                     sopInstanceUIDs: sopInstanceUIDs)
             }
         }
-        var found = try RetrieveSelection.parse(pxFindOutput: StandardInput.readText())
+        if seriesInstanceUID != nil || !sopInstanceUIDs.isEmpty {
+            return [
+                RetrieveSelection(
+                    patientID: patientID, studyInstanceUID: "", seriesInstanceUID: seriesInstanceUID,
+                    sopInstanceUIDs: sopInstanceUIDs)
+            ]
+        }
+        if let patientID, StandardInput.isTerminal { return [.patient(patientID)] }
+        let text = StandardInput.readText()
+        if let patientID, text.allSatisfy(\.isWhitespace) { return [.patient(patientID)] }
+        var found = try RetrieveSelection.parse(pxFindOutput: text)
         guard !found.isEmpty else { throw .usage("nothing to \(verb): stdin holds no StudyInstanceUID") }
         for index in found.indices where found[index].patientID == nil { found[index].patientID = patientID }
         return found

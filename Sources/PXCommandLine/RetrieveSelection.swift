@@ -2,7 +2,8 @@ import DICOMData
 import PXCore
 
 /// What one C-MOVE or C-GET names (PS3.4 §C.4.2, §C.4.3): a study, optionally one series of it,
-/// optionally instances of that series. px-move and px-get read it from their options
+/// optionally instances of that series; or a whole patient (``isPatient``); or a series or instances whose
+/// study is still to be found (``needsStudy``). px-move and px-get read it from their options
 /// (``RetrieveOptions``) or from a px-find result: its JSON envelope (pypx or DICOM JSON shape) or
 /// its NDJSON lines.
 public struct RetrieveSelection: Hashable, Sendable {
@@ -20,6 +21,19 @@ public struct RetrieveSelection: Hashable, Sendable {
         self.seriesInstanceUID = seriesInstanceUID
         self.sopInstanceUIDs = sopInstanceUIDs
     }
+
+    /// A whole patient: no StudyInstanceUID (retrieved at PATIENT level in the patient-root model, else
+    /// study by study).
+    public static func patient(_ patientID: String) -> RetrieveSelection {
+        RetrieveSelection(patientID: patientID, studyInstanceUID: "")
+    }
+
+    /// A whole patient, no study, series or instance named.
+    public var isPatient: Bool { studyInstanceUID.isEmpty && seriesInstanceUID == nil && sopInstanceUIDs.isEmpty }
+
+    /// A series or instances named without their study (pypx's `--seriesUID S`): px finds the study with one
+    /// C-FIND before the retrieve.
+    public var needsStudy: Bool { studyInstanceUID.isEmpty && !isPatient }
 
     /// The targets in px-find output, most specific first: each series of a study with a `series`
     /// list, else the entry's own level.

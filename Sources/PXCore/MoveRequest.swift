@@ -10,6 +10,7 @@ public struct MoveRequest: Hashable, Sendable {
     public var destination: String
     /// Needed for the patient-root model.
     public var patientID: String?
+    /// Empty for a whole patient: a PATIENT-level retrieve in the patient-root model (PS3.4 §C.4.2.2.1, §C.6.1.2).
     public var studyInstanceUID: String
     public var seriesInstanceUID: String?
     public var sopInstanceUIDs: [String]
@@ -31,9 +32,10 @@ public struct MoveRequest: Hashable, Sendable {
         self.sopInstanceUIDs = sopInstanceUIDs
     }
 
-    /// The level implied by the deepest UID given.
+    /// The level implied by the deepest UID given (PATIENT for a whole patient, patient root only).
     public var level: QueryLevel {
-        RetrieveTarget.level(seriesInstanceUID: seriesInstanceUID, sopInstanceUIDs: sopInstanceUIDs)
+        RetrieveTarget.level(
+            studyInstanceUID: studyInstanceUID, seriesInstanceUID: seriesInstanceUID, sopInstanceUIDs: sopInstanceUIDs)
     }
 
     /// The identifier keys in order, as (keyword, value) pairs, QueryRetrieveLevel first.

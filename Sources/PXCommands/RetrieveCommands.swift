@@ -4,15 +4,32 @@ import Logging
 import PXCommandLine
 import PXCore
 
+/// What a retrieve retrieves, asked once the backend and connection are known: ``RetrieveOptions`` (px-move,
+/// px-get) or a find's matches (px-find --then retrieve).
+public typealias RetrieveTargets = (any DICOMBackend, Connection, Logger) async throws(PXError) -> [RetrieveSelection]
+
 /// px-move: a C-MOVE per target to `destination` (PS3.4 §C.4.2).
 public enum MoveCommand {
     public static func run(
         connection: ConnectionOptions, timeouts: TimeoutOptions, backend: BackendOptions, logging: LoggingOptions,
         retrieve: RetrieveOptions, destination: String?, output: OutputOptions
     ) async throws {
-        let logger = logging.makeLogger(label: "px-move")
+        try await run(
+            connection: connection, timeouts: timeouts, backend: backend, logging: logging, model: retrieve.model,
+            destination: destination, output: output.output, label: "px-move"
+        ) { _, _, _ throws(PXError) in try retrieve.targets(verb: "move") }
+    }
+
+    /// A C-MOVE in `model` of each of `targets` (whole patients and series without their study resolved by
+    /// ``RetrieveResolution``), the envelope written to `output`.
+    public static func run(
+        connection: ConnectionOptions, timeouts: TimeoutOptions, backend: BackendOptions, logging: LoggingOptions,
+        model: QueryModel, destination: String?, output: CommandOutput, label: String,
+        targets: RetrieveTargets
+    ) async throws {
+        let logger = logging.makeLogger(label: label)
         try await CommandRunner.run(
-            output: output.output, backend: backend, executables: connection.executables(for: "movescu"),
+            output: output, backend: backend, executables: connection.executables(for: "movescu"),
             tool: "movescu", peer: connection,
             state: [MoveResult](), data: summary
         ) { dicomBackend, results in
@@ -20,21 +37,31 @@ public enum MoveCommand {
             guard let destination = destination ?? connection.callingAETitle else {
                 throw PXError.usage("give the move destination with --destination")
             }
-            let requests = try retrieve.targets(verb: "move").map { (t: RetrieveSelection) throws(PXError) in
+            let targets = try await RetrieveResolution.resolve(
+                try await targets(dicomBackend, conn, logger), expandPatients: model != .patientRoot,
+                model: model, backend: dicomBackend, connection: conn, logger: logger)
+            let makeRequest = { (t: RetrieveSelection, model: QueryModel) throws(PXError) in
                 try MoveRequest(
-                    model: retrieve.model, destination: destination, patientID: t.patientID,
+                    model: model, destination: destination, patientID: t.patientID,
                     studyInstanceUID: t.studyInstanceUID, seriesInstanceUID: t.seriesInstanceUID,
                     sopInstanceUIDs: t.sopInstanceUIDs)
             }
+            for target in targets { _ = try makeRequest(target, model) }  // every usage error before a C-MOVE
             return try await RetrieveLoop.each(
-                requests, into: &results, backend: dicomBackend, connection: conn, logger: logger,
+                targets, into: &results, backend: dicomBackend, connection: conn, logger: logger,
                 operation: "C-MOVE", status: \.status, incomplete: \.subOperationFailure
-            ) { session, request, progressLine throws(PXError) in
-                try await session.move(request) { progress in
-                    progressLine(
-                        "px-move: \(request.level.dicomValue) \(request.seriesInstanceUID ?? request.studyInstanceUID): "
-                            + "completed \(progress.completed), failed \(progress.failed), "
-                            + "remaining \(progress.remaining.map(String.init) ?? "-")")
+            ) { session, target, progressLine throws(PXError) in
+                try await RetrieveResolution.retrieve(
+                    target, model: model, backend: dicomBackend, connection: conn, logger: logger,
+                    status: \.status, completed: \.completed
+                ) { target, model throws(PXError) in
+                    let request = try makeRequest(target, model)
+                    return try await session.move(request) { progress in
+                        progressLine(
+                            "px-move: \(RetrieveLoop.describe(request.level, request.keys)): "
+                                + "completed \(progress.completed), failed \(progress.failed), "
+                                + "remaining \(progress.remaining.map(String.init) ?? "-")")
+                    }
                 }
             }
         }
@@ -57,19 +84,39 @@ public enum GetCommand {
         connection: ConnectionOptions, timeouts: TimeoutOptions, backend: BackendOptions, logging: LoggingOptions,
         retrieve: RetrieveOptions, root: String, output: OutputOptions, parallel: Int? = nil
     ) async throws {
-        let logger = logging.makeLogger(label: "px-get")
+        try await run(
+            connection: connection, timeouts: timeouts, backend: backend, logging: logging, model: retrieve.model,
+            root: root, output: output.output, parallel: parallel, label: "px-get"
+        ) { _, _, _ throws(PXError) in try retrieve.targets(verb: "get") }
+    }
+
+    /// A C-GET (WADO-RS for a DICOMweb peer) in `model` of each of `targets` (resolved by
+    /// ``RetrieveResolution``) into `root`, the envelope written to `output`.
+    public static func run(
+        connection: ConnectionOptions, timeouts: TimeoutOptions, backend: BackendOptions, logging: LoggingOptions,
+        model: QueryModel, root: String, output: CommandOutput, parallel: Int? = nil, label: String,
+        targets: RetrieveTargets
+    ) async throws {
+        let logger = logging.makeLogger(label: label)
         try await CommandRunner.run(
-            output: output.output, backend: backend, executables: connection.executables(for: "getscu"), tool: "getscu",
+            output: output, backend: backend, executables: connection.executables(for: "getscu"), tool: "getscu",
             peer: connection,
             state: [GetResult](), data: summary
         ) { dicomBackend, results in
             let conn = try connection.connection(timeouts: timeouts.timeouts)
             let parallel = try parallel.map(DICOMWebBackend.validatedParallel)
             let absoluteRoot = absolutePath(root)
-            let requests = try retrieve.targets(verb: "get").map { (t: RetrieveSelection) throws(PXError) in
+            let targets = try await RetrieveResolution.resolve(
+                try await targets(dicomBackend, conn, logger),
+                expandPatients: model != .patientRoot || dicomBackend is DICOMWebBackend,
+                model: model, backend: dicomBackend, connection: conn, logger: logger)
+            let makeRequest = { (t: RetrieveSelection, model: QueryModel) throws(PXError) in
                 try GetRequest(
-                    model: retrieve.model, patientID: t.patientID, studyInstanceUID: t.studyInstanceUID,
+                    model: model, patientID: t.patientID, studyInstanceUID: t.studyInstanceUID,
                     seriesInstanceUID: t.seriesInstanceUID, sopInstanceUIDs: t.sopInstanceUIDs, root: absoluteRoot)
+            }
+            let requests = try targets.map { (t: RetrieveSelection) throws(PXError) in
+                try makeRequest(t, model)
             }
             if var web = dicomBackend as? DICOMWebBackend {
                 // WADO-RS: --parallel requests at once, across the targets and the series of a study.
@@ -77,7 +124,7 @@ public enum GetCommand {
                 let failure = try await RetrieveLoop.concurrently(into: &results, status: \.status) { progressLine in
                     try await web.get(requests, connection: conn, logger: logger) { request, progress in
                         progressLine(
-                            "px-get: \(request.level.dicomValue) \(request.seriesInstanceUID ?? request.studyInstanceUID): "
+                            "px-get: \(RetrieveLoop.describe(request.level, request.keys)): "
                                 + "completed \(progress.completed), failed \(progress.failed)")
                     }
                 }
@@ -93,13 +140,19 @@ public enum GetCommand {
                 throw PXError.usage("--parallel applies to a DICOMweb peer (WADO-RS); a C-GET runs on one association")
             }
             return try await RetrieveLoop.each(
-                requests, into: &results, backend: dicomBackend, connection: conn, logger: logger,
+                targets, into: &results, backend: dicomBackend, connection: conn, logger: logger,
                 operation: "C-GET", status: \.status, incomplete: \.subOperationFailure
-            ) { session, request, progressLine throws(PXError) in
-                try await session.get(request) { progress in
-                    progressLine(
-                        "px-get: \(request.level.dicomValue) \(request.seriesInstanceUID ?? request.studyInstanceUID): "
-                            + "completed \(progress.completed), failed \(progress.failed)")
+            ) { session, target, progressLine throws(PXError) in
+                try await RetrieveResolution.retrieve(
+                    target, model: model, backend: dicomBackend, connection: conn, logger: logger,
+                    status: \.status, completed: \.completed
+                ) { target, model throws(PXError) in
+                    let request = try makeRequest(target, model)
+                    return try await session.get(request) { progress in
+                        progressLine(
+                            "px-get: \(RetrieveLoop.describe(request.level, request.keys)): "
+                                + "completed \(progress.completed), failed \(progress.failed)")
+                    }
                 }
             }
         }
@@ -121,7 +174,7 @@ public enum GetCommand {
 /// association on the native backend), a progress line on stderr when it is a terminal, and a stop at the
 /// first that ends with a failure status.
 enum RetrieveLoop {
-    /// Runs `retrieve` for each request, appending its result.
+    /// Runs `retrieve` for each request, appending its results (one, or a whole patient's studies).
     /// - Returns: the failure status that stopped the loop, as ``PXError/dimseFailure(_:operation:)``; else the
     ///   first result's `incomplete` error (failed or warning sub-operations, as with a final 0xB000): the run
     ///   is a partial failure, never a success.
@@ -129,7 +182,7 @@ enum RetrieveLoop {
         _ requests: [Request], into results: inout [Result], backend: any DICOMBackend, connection: Connection,
         logger: Logger, operation: String, status: (Result) -> DIMSEStatus, incomplete: (Result) -> PXError?,
         _ retrieve: (any RetrieveSession, Request, _ progressLine: @escaping @Sendable (String) -> Void)
-            async throws(PXError) -> Result
+            async throws(PXError) -> [Result]
     ) async throws(PXError) -> PXError? {
         let (showProgress, progressLine) = progress()
         var done: [Result] = []
@@ -137,14 +190,20 @@ enum RetrieveLoop {
         return try await backend.withRetrieveSession(connection: connection, logger: logger) {
             session throws(PXError) in
             for request in requests {
-                let result = try await retrieve(session, request, progressLine)
+                let out = try await retrieve(session, request, progressLine)
                 if showProgress { CommandOutput.writeStandardError("\n") }
-                done.append(result)
-                let resultStatus = status(result)
-                if resultStatus.isFailure { return .dimseFailure(resultStatus, operation: operation) }
+                done += out
+                if let failed = out.lazy.map(status).first(where: \.isFailure) {
+                    return .dimseFailure(failed, operation: operation)
+                }
             }
             return done.lazy.compactMap(incomplete).first
         }
+    }
+
+    /// What a progress line names: the level and the deepest key (a PatientID at PATIENT level).
+    static func describe(_ level: QueryLevel, _ keys: [(keyword: String, value: String)]) -> String {
+        "\(level.dicomValue) \(keys.last?.value ?? "")"
     }
 
     /// Whether progress lines are shown (stderr is a terminal), and the function writing one over the last.

@@ -22,6 +22,9 @@ public struct PXFind: PXCommand {
             17174 instances", then patient -> study -> series with their counts; with
             --level study, patient -> study).
 
+            --then retrieve (pypx 3.x) retrieves what was found and prints px-move's
+            (px-get's, with --datadir) JSON instead of the matches.
+
             Examples:
               px-find QRSCP@127.0.0.1:11112 --PatientName 'Doe*'
               px-find pacs --level image -k StudyInstanceUID=1.2.3 --format ndjson
@@ -37,10 +40,17 @@ public struct PXFind: PXCommand {
     @OptionGroup(title: "Logging") var logging: LoggingOptions
     @OptionGroup var query: QueryOptions
     @OptionGroup var output: FindOutputOptions
+    @OptionGroup(title: "Then (pypx 3.x)") var then: ThenOptions
 
     public init() {}
 
     public func run() async throws {
+        if then.retrieves {
+            try await FindThenRetrieve.run(
+                connection: connection, timeouts: timeouts, backend: backend, logging: logging, query: query,
+                then: then, output: output.output)
+            return
+        }
         try await FindCommand.run(
             connection: connection, timeouts: timeouts, backend: backend, logging: logging, query: query, output: output
         )

@@ -5,10 +5,13 @@ retrieve sessions (several C-GETs or C-MOVEs on one association).
 Usage:
   .venv/bin/python scripts/pynetdicom-qr-scp.py FOLDER [--host 127.0.0.1] [--port 0] [--aet PYQR]
                                                 [--dest AE=HOST:PORT ...] [--abort-on-second-request]
+                                                [--study-root-only]
 
-Serves every *.dcm file under FOLDER (read once at start) with the Study Root and Patient Root C-GET and
-C-MOVE SOP classes: a request matches on StudyInstanceUID, and SeriesInstanceUID / SOPInstanceUID when
-given. C-MOVE sends to the --dest of the Move Destination (0xA801 for an unknown one). Files are sent as they
+Serves every *.dcm file under FOLDER (read once at start) with the Study Root and Patient Root C-FIND, C-GET
+and C-MOVE SOP classes: a retrieve matches on StudyInstanceUID, and SeriesInstanceUID / SOPInstanceUID when
+given, or at PATIENT level on PatientID; a C-FIND matches the PatientID, StudyInstanceUID, SeriesInstanceUID
+and SOPInstanceUID (a list) it is given, one match per entity of its level, with the keys asked for. With
+--study-root-only the Patient Root contexts are not accepted (a peer without the patient level). C-MOVE sends to the --dest of the Move Destination (0xA801 for an unknown one). Files are sent as they
 are: C-GET storage contexts are accepted in every transfer syntax pynetdicom knows (the requestor's first
 choice in each context), and a C-MOVE proposes one context per (SOP class, transfer syntax) of the files. With
 --abort-on-second-request, an association that already answered one retrieve is aborted (A-ABORT) when
@@ -17,7 +20,8 @@ the next C-GET-RQ or C-MOVE-RQ arrives, unanswered: a peer that ends association
 Stdout carries one JSON object per line, flushed at once:
   {"event": "listening", "host": ..., "port": N, "aeTitle": ...}   when ready
   {"event": "associated", "callingAETitle": ...}                    per accepted association
-  {"event": "retrieve", "service": "C-GET"|"C-MOVE", "studyInstanceUID": ..., "matches": N}
+  {"event": "retrieve", "service": "C-GET"|"C-MOVE", "level": ..., "studyInstanceUID": ..., "matches": N}
+  {"event": "find", "level": ..., "matches": N}
   {"event": "aborted", "service": ...}                              per --abort-on-second-request abort
   {"event": "stopped"}                                              on exit
 Runs until SIGTERM or SIGINT, or until the process that started it goes away.
@@ -31,11 +35,13 @@ import sys
 import threading
 
 try:
-    from pydicom import dcmread
+    from pydicom import Dataset, dcmread
     from pynetdicom import AE, ALL_TRANSFER_SYNTAXES, StoragePresentationContexts, build_context, evt
     from pynetdicom.sop_class import (
+        PatientRootQueryRetrieveInformationModelFind,
         PatientRootQueryRetrieveInformationModelGet,
         PatientRootQueryRetrieveInformationModelMove,
+        StudyRootQueryRetrieveInformationModelFind,
         StudyRootQueryRetrieveInformationModelGet,
         StudyRootQueryRetrieveInformationModelMove,
     )
@@ -60,25 +66,62 @@ def load(folder):
                 path = os.path.join(directory, name)
                 ds = dcmread(path, stop_before_pixels=True)
                 files.append((path, str(ds.StudyInstanceUID), str(ds.SeriesInstanceUID), str(ds.SOPInstanceUID),
-                              str(ds.SOPClassUID), str(ds.file_meta.TransferSyntaxUID)))
+                              str(ds.SOPClassUID), str(ds.file_meta.TransferSyntaxUID), ds))
     return files
 
 
 def move_contexts(files):
     """The C-MOVE sub-association's proposals: one context per (SOP class, transfer syntax) the files hold, so
     that each file goes out as it is, then pynetdicom's default storage contexts, 128 at most."""
-    pairs = sorted({(sop_class, syntax) for _, _, _, _, sop_class, syntax in files})
+    pairs = sorted({(sop_class, syntax) for _, _, _, _, sop_class, syntax, _ in files})
     contexts = [build_context(sop_class, [syntax]) for sop_class, syntax in pairs][:128]
     return contexts + StoragePresentationContexts[:128 - len(contexts)]
 
 
 def matches(files, identifier):
+    if str(identifier.get("QueryRetrieveLevel", "") or "").strip() == "PATIENT":
+        patient = str(identifier.get("PatientID", "") or "")
+        return [path for path, _, _, _, _, _, ds in files if patient and str(ds.get("PatientID", "")) == patient]
     study = str(identifier.get("StudyInstanceUID", "") or "")
     series = str(identifier.get("SeriesInstanceUID", "") or "")
     instances = identifier.get("SOPInstanceUID", "") or ""
     instances = set([instances] if isinstance(instances, str) else [str(uid) for uid in instances]) - {""}
-    return [path for path, st, se, sop, _, _ in files
+    return [path for path, st, se, sop, _, _, _ in files
             if st == study and (not series or se == series) and (not instances or sop in instances)]
+
+
+FIND_KEYS = {"PATIENT": "PatientID", "STUDY": "StudyInstanceUID", "SERIES": "SeriesInstanceUID",
+             "IMAGE": "SOPInstanceUID"}
+
+
+def handle_find(event, files):
+    """C-FIND: exact (list) matching on the unique keys given, one match per entity of the level."""
+    identifier = event.identifier
+    level = str(identifier.get("QueryRetrieveLevel", "") or "").strip()
+    found, seen = [], set()
+    for _, _, _, _, _, _, ds in files:
+        ok = True
+        for keyword in ("PatientID", "StudyInstanceUID", "SeriesInstanceUID", "SOPInstanceUID"):
+            wanted = identifier.get(keyword, "") or ""
+            wanted = set([wanted] if isinstance(wanted, str) else [str(v) for v in wanted]) - {""}
+            if wanted and str(ds.get(keyword, "")) not in wanted:
+                ok = False
+        entity = str(ds.get(FIND_KEYS.get(level, "SOPInstanceUID"), ""))
+        if not ok or entity in seen:
+            continue
+        seen.add(entity)
+        answer = Dataset()
+        answer.QueryRetrieveLevel = level
+        for element in identifier:
+            if element.keyword and element.keyword != "QueryRetrieveLevel":
+                setattr(answer, element.keyword, ds.get(element.keyword, ""))
+        found.append(answer)
+    emit(event="find", level=level, matches=len(found))
+    for answer in found:
+        if event.is_cancelled:
+            yield 0xFE00, None
+            return
+        yield 0xFF00, answer
 
 
 class Served:
@@ -102,8 +145,8 @@ def handle_retrieve(event, service, files, dests, abort_repeat, served):
         event.assoc.abort()
         return
     found = matches(files, event.identifier)
-    emit(event="retrieve", service=service, studyInstanceUID=str(event.identifier.get("StudyInstanceUID", "")),
-         matches=len(found))
+    emit(event="retrieve", service=service, level=str(event.identifier.get("QueryRetrieveLevel", "")).strip(),
+         studyInstanceUID=str(event.identifier.get("StudyInstanceUID", "")), matches=len(found))
     if service == "C-MOVE":
         destination = event.move_destination.decode("ascii", "replace").strip() if isinstance(
             event.move_destination, bytes) else str(event.move_destination).strip()
@@ -128,6 +171,7 @@ def main(argv):
     ap.add_argument("--aet", default="PYQR")
     ap.add_argument("--dest", action="append", default=[], metavar="AE=HOST:PORT")
     ap.add_argument("--abort-on-second-request", action="store_true")
+    ap.add_argument("--study-root-only", action="store_true")
     args = ap.parse_args(argv)
     dests = {}
     for item in args.dest:
@@ -138,8 +182,12 @@ def main(argv):
 
     ae = AE(ae_title=args.aet)
     ae.require_called_aet = True
-    for model in (StudyRootQueryRetrieveInformationModelGet, PatientRootQueryRetrieveInformationModelGet,
-                  StudyRootQueryRetrieveInformationModelMove, PatientRootQueryRetrieveInformationModelMove):
+    models = [StudyRootQueryRetrieveInformationModelFind, StudyRootQueryRetrieveInformationModelGet,
+              StudyRootQueryRetrieveInformationModelMove]
+    if not args.study_root_only:
+        models += [PatientRootQueryRetrieveInformationModelFind, PatientRootQueryRetrieveInformationModelGet,
+                   PatientRootQueryRetrieveInformationModelMove]
+    for model in models:
         ae.add_supported_context(model)
     # C-GET sub-operations, this side as SCU (SCP role for the peer), in every transfer syntax: each file is sent
     # on an accepted context of its own syntax when the requestor offers one.
@@ -149,6 +197,7 @@ def main(argv):
     served = Served()
     handlers = [
         (evt.EVT_ACCEPTED, lambda event: emit(event="associated", callingAETitle=event.assoc.requestor.ae_title)),
+        (evt.EVT_C_FIND, handle_find, [files]),
         (evt.EVT_C_GET, handle_retrieve, ["C-GET", files, dests, args.abort_on_second_request, served]),
         (evt.EVT_C_MOVE, handle_retrieve, ["C-MOVE", files, dests, args.abort_on_second_request, served]),
     ]

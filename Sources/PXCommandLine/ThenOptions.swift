@@ -21,6 +21,11 @@ public struct ThenOptions: ParsableArguments {
     @Option(name: .customLong("datadir"), help: "--then retrieve: C-GET into this storage root (as px-get -d).")
     public var datadir: String?
 
+    @Flag(
+        name: .customLong("move"), help: "--then retrieve with C-MOVE (pypx 3.x's flag; the default without --datadir)."
+    )
+    public var move = false
+
     public init() {}
 
     /// pypx's post-find actions px does not do, and why.
@@ -34,8 +39,8 @@ public struct ThenOptions: ParsableArguments {
 
     public func validate() throws {
         guard let then else {
-            if destination != nil || datadir != nil {
-                throw ValidationError("--aetl, --destination and --datadir go with --then retrieve")
+            if destination != nil || datadir != nil || move {
+                throw ValidationError("--aetl, --destination, --datadir and --move go with --then retrieve")
             }
             return
         }
@@ -49,7 +54,7 @@ public struct ThenOptions: ParsableArguments {
             throw ValidationError("--then takes retrieve (pypx's status, push, register, report are not supported)")
         }
         guard actions.contains("retrieve") else { throw ValidationError("--then takes retrieve") }
-        if destination != nil && datadir != nil {
+        if (destination != nil || move) && datadir != nil {
             throw ValidationError("--then retrieve moves (--aetl/--destination) or gets (--datadir), not both")
         }
     }

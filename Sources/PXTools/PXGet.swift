@@ -21,10 +21,11 @@ public struct PXGet: PXCommand {
 
               px-find QR@pacs:104 --PatientID PAT001 | px-get QR@pacs:104 -d data
 
-            A whole patient: --PatientID alone (every study of the patient: one PATIENT-level
-            retrieve with --model patient, study by study in study root or when the peer
-            refuses the patient level). A series or instances without --StudyInstanceUID
-            (pypx 0.8's --seriesUID) have their study found with one C-FIND first.
+            A whole patient: --PatientID alone, every study of the patient (one
+            PATIENT-level retrieve with --model patient; study by study in study root
+            or when the peer refuses the patient level). A series or instances without
+            --StudyInstanceUID (pypx 0.8's --seriesUID) have their study found with one
+            C-FIND first.
 
             StudyInstanceUID is always sent with SeriesInstanceUID. data.gets lists each
             C-GET with its final status, sub-operation counts (completed, failed, warning,

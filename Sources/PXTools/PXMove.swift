@@ -15,10 +15,11 @@ public struct PXMove: PXCommand {
               px-find QRSCP@127.0.0.1:11112 --PatientID PAT001 \\
                 | px-move QRSCP@127.0.0.1:11112 --destination PXLISTEN
 
-            A whole patient: --PatientID alone (every study of the patient: one PATIENT-level
-            retrieve with --model patient, study by study in study root or when the peer
-            refuses the patient level). A series or instances without --StudyInstanceUID
-            (pypx 0.8's --seriesUID) have their study found with one C-FIND first.
+            A whole patient: --PatientID alone, every study of the patient (one
+            PATIENT-level retrieve with --model patient; study by study in study root
+            or when the peer refuses the patient level). A series or instances without
+            --StudyInstanceUID (pypx 0.8's --seriesUID) have their study found with one
+            C-FIND first.
 
             StudyInstanceUID is always sent with SeriesInstanceUID (some archives require
             it). The destination: --destination, pypx 0.8's --aetl, else pypx 3.x's --aet.

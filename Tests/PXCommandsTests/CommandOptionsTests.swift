@@ -85,9 +85,20 @@ import Testing
             ])
     }
 
-    @Test func retrieveNeedsAStudy() {
-        #expect(throws: (any Error).self) { try RetrieveOptions.parse(["--SeriesInstanceUID", "1.2.3"]) }
-        #expect(throws: (any Error).self) { try RetrieveOptions.parse(["--SOPInstanceUID", "1.2.3.4"]) }
+    /// A series or instances without their study (pypx 0.8's --seriesUID) are targets whose study px finds
+    /// with one C-FIND (issue 23); with several studies a series is ambiguous.
+    @Test func retrieveWithoutAStudy() throws {
+        let series = try RetrieveOptions.parse(["--SeriesInstanceUID", "1.2.3"])
+        #expect(
+            try series.targets(verb: "move") == [RetrieveSelection(studyInstanceUID: "", seriesInstanceUID: "1.2.3")])
+        #expect(try series.targets(verb: "move").first?.needsStudy == true)
+        let instance = try RetrieveOptions.parse(["--SOPInstanceUID", "1.2.3.4"])
+        #expect(try instance.targets(verb: "get").first?.needsStudy == true)
+        #expect(throws: (any Error).self) {
+            try RetrieveOptions.parse([
+                "--StudyInstanceUID", "1", "--StudyInstanceUID", "2", "--SeriesInstanceUID", "3",
+            ])
+        }
         #expect(throws: (any Error).self) { try RetrieveOptions.parse(["--model", "series"]) }
     }
 

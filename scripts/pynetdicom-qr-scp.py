@@ -5,13 +5,14 @@ retrieve sessions (several C-GETs or C-MOVEs on one association).
 Usage:
   .venv/bin/python scripts/pynetdicom-qr-scp.py FOLDER [--host 127.0.0.1] [--port 0] [--aet PYQR]
                                                 [--dest AE=HOST:PORT ...] [--abort-on-second-request]
-                                                [--study-root-only]
+                                                [--study-root-only] [--patient-level-status 0xC000]
 
 Serves every *.dcm file under FOLDER (read once at start) with the Study Root and Patient Root C-FIND, C-GET
 and C-MOVE SOP classes: a retrieve matches on StudyInstanceUID, and SeriesInstanceUID / SOPInstanceUID when
 given, or at PATIENT level on PatientID; a C-FIND matches the PatientID, StudyInstanceUID, SeriesInstanceUID
 and SOPInstanceUID (a list) it is given, one match per entity of its level, with the keys asked for. With
---study-root-only the Patient Root contexts are not accepted (a peer without the patient level). C-MOVE sends to the --dest of the Move Destination (0xA801 for an unknown one). Files are sent as they
+--study-root-only the Patient Root contexts are not accepted (a peer without the patient level); with
+--patient-level-status, a PATIENT-level retrieve is answered with that failure status and nothing sent. C-MOVE sends to the --dest of the Move Destination (0xA801 for an unknown one). Files are sent as they
 are: C-GET storage contexts are accepted in every transfer syntax pynetdicom knows (the requestor's first
 choice in each context), and a C-MOVE proposes one context per (SOP class, transfer syntax) of the files. With
 --abort-on-second-request, an association that already answered one retrieve is aborted (A-ABORT) when
@@ -22,6 +23,7 @@ Stdout carries one JSON object per line, flushed at once:
   {"event": "associated", "callingAETitle": ...}                    per accepted association
   {"event": "retrieve", "service": "C-GET"|"C-MOVE", "level": ..., "studyInstanceUID": ..., "matches": N}
   {"event": "find", "level": ..., "matches": N}
+  {"event": "refused", "service": ..., "status": "0xC000"}         per --patient-level-status answer
   {"event": "aborted", "service": ...}                              per --abort-on-second-request abort
   {"event": "stopped"}                                              on exit
 Runs until SIGTERM or SIGINT, or until the process that started it goes away.
@@ -139,7 +141,7 @@ class Served:
             return True
 
 
-def handle_retrieve(event, service, files, dests, abort_repeat, served):
+def handle_retrieve(event, service, files, dests, abort_repeat, served, patient_level_status=None):
     if abort_repeat and not served.first(event.assoc):
         emit(event="aborted", service=service)
         event.assoc.abort()
@@ -154,6 +156,12 @@ def handle_retrieve(event, service, files, dests, abort_repeat, served):
             yield None, None
             return
         yield dests[destination]
+    level = str(event.identifier.get("QueryRetrieveLevel", "")).strip()
+    if patient_level_status is not None and level == "PATIENT":
+        emit(event="refused", service=service, status="0x%04X" % patient_level_status)
+        yield 1
+        yield patient_level_status, None
+        return
     yield len(found)
     for path in found:
         if event.is_cancelled:
@@ -172,6 +180,7 @@ def main(argv):
     ap.add_argument("--dest", action="append", default=[], metavar="AE=HOST:PORT")
     ap.add_argument("--abort-on-second-request", action="store_true")
     ap.add_argument("--study-root-only", action="store_true")
+    ap.add_argument("--patient-level-status", type=lambda text: int(text, 0), default=None, metavar="STATUS")
     args = ap.parse_args(argv)
     dests = {}
     for item in args.dest:
@@ -198,8 +207,10 @@ def main(argv):
     handlers = [
         (evt.EVT_ACCEPTED, lambda event: emit(event="associated", callingAETitle=event.assoc.requestor.ae_title)),
         (evt.EVT_C_FIND, handle_find, [files]),
-        (evt.EVT_C_GET, handle_retrieve, ["C-GET", files, dests, args.abort_on_second_request, served]),
-        (evt.EVT_C_MOVE, handle_retrieve, ["C-MOVE", files, dests, args.abort_on_second_request, served]),
+        (evt.EVT_C_GET, handle_retrieve,
+         ["C-GET", files, dests, args.abort_on_second_request, served, args.patient_level_status]),
+        (evt.EVT_C_MOVE, handle_retrieve,
+         ["C-MOVE", files, dests, args.abort_on_second_request, served, args.patient_level_status]),
     ]
     return _scp.serve_until_stopped(ae, args.host, args.port, args.aet, handlers, "pynetdicom-qr-scp.py")
 

@@ -178,8 +178,8 @@ struct RetrieveHabitsTests {
         #expect(try RetrieveSessionTests.stored(moved) == expected)
     }
 
-    /// pynetdicom's Q/R SCP: a PATIENT-level retrieve, and the same peer without the Patient Root contexts,
-    /// where px retrieves the patient study by study in study root.
+    /// pynetdicom's Q/R SCP: a PATIENT-level retrieve; and the same peer refusing it (no Patient Root contexts, or
+    /// a 0xC000 answer), where px retrieves the patient study by study in study root.
     @Test(arguments: ["native", "dcmtk"]) func wholePatientFromPynetdicom(backend: String) async throws {
         guard PeerHarness.requireTools(["storescp", "movescu", "getscu"]) else { return }
         let work = try TestSupport.makeTemporaryDirectory(prefix: "px-habits-")
@@ -199,14 +199,13 @@ struct RetrieveHabitsTests {
         defer { storescp.kill() }
         try await PushGetCommandTests.waitForEcho(port: storePort, aeTitle: "DEST")
 
-        for studyRootOnly in [false, true] {
+        // As it is; without the Patient Root contexts; answering a PATIENT-level retrieve with 0xC000.
+        for (index, refusal) in [[], ["--study-root-only"], ["--patient-level-status", "0xC000"]].enumerated() {
             let (scp, port) = try await RetrieveSessionTests.startQR(
-                folder, log: work + "/qr-\(studyRootOnly).log",
-                extra: ["--dest", "DEST=127.0.0.1:\(storePort)"] + (studyRootOnly ? ["--study-root-only"] : []))
+                folder, log: work + "/qr-\(index).log", extra: ["--dest", "DEST=127.0.0.1:\(storePort)"] + refusal)
             defer { scp.kill() }
             let peer = "PYQR@127.0.0.1:\(port)"
-            let level = studyRootOnly ? "STUDY" : "PATIENT"
-            let count = studyRootOnly ? 2 : 1
+            let (level, count) = refusal.isEmpty ? ("PATIENT", 1) : ("STUDY", 2)
             try Self.empty(moved)
             let move = try await PeerHarness.run(
                 "px-move",
@@ -214,17 +213,20 @@ struct RetrieveHabitsTests {
                     peer, "--model", "patient", "--PatientID", Self.patient, "--destination", "DEST", "--backend",
                     backend,
                 ])
-            #expect(move.exitCode == 0, "\(studyRootOnly): \(move.stdout) \(move.stderr)")
+            #expect(move.exitCode == 0, "\(refusal): \(move.stdout) \(move.stderr)")
             #expect(Self.levels(move, "moves") == Array(repeating: level, count: count), "\(move.stdout)")
-            #expect(try RetrieveSessionTests.stored(moved) == expected, "move, study root only: \(studyRootOnly)")
+            #expect(try RetrieveSessionTests.stored(moved) == expected, "move, \(refusal)")
 
-            let root = work + "/got-\(studyRootOnly)"
+            let root = work + "/got-\(index)"
             let get = try await PeerHarness.run(
                 "px-get", [peer, "--model", "patient", "--PatientID", Self.patient, "-d", root, "--backend", backend])
-            #expect(get.exitCode == 0, "\(studyRootOnly): \(get.stdout) \(get.stderr)")
+            #expect(get.exitCode == 0, "\(refusal): \(get.stdout) \(get.stderr)")
             #expect(Self.levels(get, "gets") == Array(repeating: level, count: count), "\(get.stdout)")
-            #expect(try RetrieveSessionTests.stored(root) == expected, "get, study root only: \(studyRootOnly)")
-            if !studyRootOnly {
+            #expect(try RetrieveSessionTests.stored(root) == expected, "get, \(refusal)")
+            if refusal.first == "--patient-level-status" {
+                #expect(RetrieveSessionTests.count(scp, "refused") == 2, "\(scp.log)")
+            }
+            if refusal.isEmpty {
                 // Study root: the patient's studies from one C-FIND, then one C-GET each.
                 let studies = try await PeerHarness.run(
                     "px-get", [peer, "--PatientID", Self.patient, "-d", work + "/studies", "--backend", backend])

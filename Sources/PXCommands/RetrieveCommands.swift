@@ -106,6 +106,9 @@ public enum GetCommand {
             let conn = try connection.connection(timeouts: timeouts.timeouts)
             let parallel = try parallel.map(DICOMWebBackend.validatedParallel)
             let absoluteRoot = absolutePath(root)
+            if parallel != nil && !(dicomBackend is DICOMWebBackend) {
+                throw PXError.usage("--parallel applies to a DICOMweb peer (WADO-RS); a C-GET runs on one association")
+            }
             let targets = try await RetrieveResolution.resolve(
                 try await targets(dicomBackend, conn, logger),
                 expandPatients: model != .patientRoot || dicomBackend is DICOMWebBackend,
@@ -135,9 +138,6 @@ public enum GetCommand {
                     return .partialFailure(failed: failed, total: total, what: "instances")
                 }
                 return failure
-            }
-            if parallel != nil {
-                throw PXError.usage("--parallel applies to a DICOMweb peer (WADO-RS); a C-GET runs on one association")
             }
             return try await RetrieveLoop.each(
                 targets, into: &results, backend: dicomBackend, connection: conn, logger: logger,

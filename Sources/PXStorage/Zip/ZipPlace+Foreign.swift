@@ -142,23 +142,31 @@ final class ZipListingCache: Sendable {
         var result: Result<[ZipPlace.Study], ZipError>
     }
 
-    private let listed = Mutex<[String: Listed]>([:])
+    /// An archive read within some limits (a listing made with looser limits is not one made with stricter).
+    private struct Key: Hashable {
+        var path: String
+        var limits: ZipLimits
+    }
 
-    /// The listing of the archive at `path`: kept, or made by `list` (its error kept alike).
-    func studies(at path: String, list: () throws(ZipError) -> [ZipPlace.Study]) throws(ZipError)
-        -> [ZipPlace.Study]
+    private let listed = Mutex<[Key: Listed]>([:])
+
+    /// The listing of the archive at `path` read within `limits`: kept, or made by `list` (its error kept
+    /// alike).
+    func studies(at path: String, limits: ZipLimits, list: () throws(ZipError) -> [ZipPlace.Study])
+        throws(ZipError) -> [ZipPlace.Study]
     {
+        let key = Key(path: path, limits: limits)
         var info = stat()
         guard stat(path, &info) == 0 else { throw .io("cannot read", path: path, errno: errno) }
         let signature = Signature(
             device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
             modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
             changed: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec))
-        if let kept = listed.withLock({ $0[path] }), kept.signature == signature { return try kept.result.get() }
+        if let kept = listed.withLock({ $0[key] }), kept.signature == signature { return try kept.result.get() }
         let result = Result { () throws(ZipError) in try list() }
         // A failed file-system call may not fail again: it is not kept.
         if case .failure(let error) = result, error.code == .io { return try result.get() }
-        listed.withLock { $0[path] = Listed(signature: signature, result: result) }
+        listed.withLock { $0[key] = Listed(signature: signature, result: result) }
         return try result.get()
     }
 }

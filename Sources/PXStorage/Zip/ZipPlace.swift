@@ -181,7 +181,7 @@ public struct ZipPlace: Sendable, Hashable {
     /// Lists one archive: px's from its manifest and central directory, another tool's from its entries'
     /// headers (one study or several). Kept while the file is unchanged.
     public func studies(at path: String) throws(ZipError) -> [Study] {
-        try ZipListingCache.shared.studies(at: path) { () throws(ZipError) in
+        try ZipListingCache.shared.studies(at: path, limits: limits) { () throws(ZipError) in
             let reader = try ZipReader(path: path, limits: limits)
             if reader.entry(named: Self.manifestName) == nil { return try Self.listForeign(reader) }
             return [try Self.list(reader)]

@@ -39,6 +39,8 @@ public enum ListCommand {
         let forPeople = format == .table || format == .tree
         var data: JSONValue?
         var failure: PXError?
+        // A zip place's archives that cannot be read: each fails alone, the others are listed.
+        var archiveFailure: PXError?
         do {
             let provider: any QueryRetrieveProvider
             switch try Self.place(list.place) {
@@ -56,7 +58,9 @@ public enum ListCommand {
                 }
                 provider = FolderPlaceProvider(place: place, moveDestinations: [:])
             case .zip(let path):
-                provider = try Self.zipListing(ZipPlace(root: absolutePath(path)))
+                let listed = try Self.zipListing(ZipPlace(root: absolutePath(path)))
+                provider = listed.archive
+                archiveFailure = PXError.zipArchives(listed.failures)
             case let other:
                 throw PXError.usage("px-ls lists folder and zip places; \(other) is a \(other.kind)")
             }
@@ -91,6 +95,7 @@ public enum ListCommand {
                 FindCommand.writeLines(studies, format: format, to: output)
                 data = forPeople ? nil : PXOutput.findData(studies, format: format)
             }
+            failure = archiveFailure
         } catch {
             failure = error.asPXError
         }
@@ -114,9 +119,14 @@ public enum ListCommand {
     /// A zip place as a C-FIND provider over what its archives say without reading a DICOM header: each
     /// instance's record is its study's and series' manifest keys plus its SOP Instance UID (from the entry's
     /// name); patient, study and series counts are computed as for a folder. The files are not retrievable.
-    static func zipListing(_ place: ZipPlace) throws(PXError) -> DirectoryArchive {
-        let studies: [ZipPlace.Study]
-        do { studies = try place.studies() } catch { throw .zip(error) }
+    /// Another tool's archives are listed from their entries' headers; those that cannot be read are
+    /// returned apart.
+    static func zipListing(_ place: ZipPlace) throws(PXError) -> (
+        archive: DirectoryArchive, failures: [ZipPlace.Failure]
+    ) {
+        let listing: ZipPlace.Listing
+        do { listing = try place.listing() } catch { throw .zip(error) }
+        let studies = listing.studies
         var instances: [DirectoryArchive.Instance] = []
         for study in studies {
             for series in study.series {
@@ -127,7 +137,7 @@ public enum ListCommand {
                 for uid in series.sopInstanceUIDs.sorted() {
                     var record = seriesRecord
                     record.set(.sopInstanceUID, vr: .UI, string: uid)
-                    let entry = study.path + "#" + ZipPlace.entryName(series: series.seriesInstanceUID, instance: uid)
+                    let entry = study.path + "#" + study.entryName(series: series.seriesInstanceUID, instance: uid)
                     instances.append(
                         DirectoryArchive.Instance(
                             file: StorableFile(
@@ -136,7 +146,7 @@ public enum ListCommand {
                 }
             }
         }
-        return DirectoryArchive(instances: instances)
+        return (DirectoryArchive(instances: instances), listing.failures)
     }
 
     /// The responses of one C-FIND over the place, at most `limit`.

@@ -14,13 +14,15 @@ extension PXError {
 }
 
 /// A zip place answers px-sync's questions from its archives: keys from each archive's manifest, counts and
-/// instance UIDs from its central directory (no DICOM header is read).
+/// instance UIDs from its central directory (no DICOM header is read); another tool's archive from its
+/// entries' headers. An archive that cannot be read is a study of its own, keyed by its path in the place
+/// (``ZipPlace/Failure/key``), whose every question throws the archive's error: it fails alone.
 extension ZipPlace: PlaceInventory {
     public func studies(matching keys: DataSet) async throws(PXError) -> [StudyHolding] {
-        let studies: [ZipPlace.Study]
-        do { studies = try self.studies() } catch { throw .zip(error) }
+        let listing: ZipPlace.Listing
+        do { listing = try self.listing() } catch { throw .zip(error) }
         var holdings: [StudyHolding] = []
-        for study in studies {
+        for study in listing.studies {
             var record = study.record
             // What a C-FIND SCP would answer for them (PS3.4 §C.6.2.1.2), so keys can match them too.
             record.set(Tag(0x0020, 0x1206), vr: .IS, string: String(study.series.count))
@@ -35,6 +37,11 @@ extension ZipPlace: PlaceInventory {
                     studyDescription: record.string(.studyDescription),
                     accessionNumber: record.string(Tag(0x0008, 0x0050)), seriesCount: study.series.count,
                     instanceCount: study.instanceCount))
+        }
+        for failure in listing.failures {
+            var record = DataSet()
+            record.set(.studyInstanceUID, vr: .UI, string: failure.key)
+            if AttributeMatching.matches(keys, record) { holdings.append(StudyHolding(studyInstanceUID: failure.key)) }
         }
         return holdings
     }
@@ -58,5 +65,17 @@ extension ZipPlace: PlaceInventory {
         let found: ZipPlace.Study?
         do { found = try self.study(studyInstanceUID) } catch { throw .zip(error) }
         return found?.series.first { $0.seriesInstanceUID == seriesInstanceUID }?.sopInstanceUIDs ?? []
+    }
+}
+
+extension PXError {
+    /// The archives of a zip place that could not be listed (``ZipPlace/Listing/failures``), `nil` for none:
+    /// one archive's own error, or one error that names each archive and why.
+    public static func zipArchives(_ failures: [ZipPlace.Failure]) -> PXError? {
+        guard failures.count > 1 else { return failures.first.map { .zip($0.error) } }
+        return .malformedFile(
+            path: failures.map(\.key).joined(separator: ", "),
+            reason: "\(failures.count) archives cannot be read: "
+                + failures.map { "\($0.key): zip \($0.error.code): \($0.error.message)" }.joined(separator: "; "))
     }
 }

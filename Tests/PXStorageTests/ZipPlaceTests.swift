@@ -189,9 +189,13 @@ struct ZipPlaceTests {
             #expect { try place.extract(study: "1.2.3", into: placer) } throws: {
                 ($0 as? ZipError)?.code == .unsafeName
             }
-            await #expect { _ = try await place.studies(matching: DataSet()) } throws: {
+            // The archive fails alone: px-sync's inventory holds it under its path, and asking about it fails.
+            let held = try await place.studies(matching: DataSet())
+            #expect(held.map(\.studyInstanceUID) == ["P/1.2.3.zip"])
+            await #expect { _ = try await place.series(ofStudy: "P/1.2.3.zip") } throws: {
                 ($0 as? PXError)?.code == .malformedFile
             }
+            #expect(try place.listing().failures.map(\.error.code) == [.unsafeName])
             // Nothing was placed, and nothing is left in the staging folder.
             let left = FileManager.default.enumerator(atPath: dir + "/folder")?.allObjects as? [String] ?? []
             #expect(left.allSatisfy { !$0.hasSuffix(".dcm") && !$0.hasSuffix(".part") }, "\(left)")

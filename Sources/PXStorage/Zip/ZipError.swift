@@ -9,7 +9,7 @@ public struct ZipError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         enum Kind: String, Hashable, Sendable {
             case io, truncated, malformed, unsafeName, tooLarge, overlapping, sizeMismatch, checksum, encrypted
-            case unsupported, duplicateName, missingEntry, placement
+            case unsupported, duplicateName, missingEntry, placement, notDICOM
         }
         let kind: Kind
         private init(_ kind: Kind) { self.kind = kind }
@@ -45,6 +45,9 @@ public struct ZipError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let missingEntry = Code(.missingEntry)
         /// Placing an extracted instance in a folder place failed: ``ZipError/storage`` says why.
         public static let placement = Code(.placement)
+        /// An archive without a manifest (another tool's) in which no entry is a DICOM Part 10 file, or a
+        /// DICOM entry without the Study, Series and SOP Instance UIDs that place it (PS3.10 §7.1).
+        public static let notDICOM = Code(.notDICOM)
 
         public var description: String { kind.rawValue }
     }
@@ -116,6 +119,11 @@ public struct ZipError: Error, Hashable, Sendable, CustomStringConvertible {
     /// An extracted instance could not be placed in a folder place.
     public static func placement(_ error: StorageError) -> ZipError {
         ZipError(.placement, error.message, path: error.path, storage: error)
+    }
+
+    /// An archive of another tool that holds no usable DICOM file (``Code/notDICOM``).
+    public static func notDICOM(_ message: String, path: String?) -> ZipError {
+        ZipError(.notDICOM, message, path: path)
     }
 
     public static func missingEntry(_ name: String, path: String?) -> ZipError {

@@ -16,6 +16,12 @@ import DICOMData
 ///
 /// Archives are written by ``ZipWriter`` (complete or not at all) and read by ``ZipReader`` (hostile
 /// archives refused). Hidden files (a killed writer's `.<name>.partial-*`) and anything else are ignored.
+///
+/// Archives of other tools are read too: dicomsync's `<patient>/<study>.zip` (or a `.zip` directly in the
+/// root), any zip of DICOM files, without a manifest. Their keys, series and instances come from each
+/// entry's header, read only as far as the keys go (``ZipPlace/listForeign(_:)``); an archive may then hold
+/// several studies. Listings are kept per archive while its file is unchanged (``ZipListingCache``). An
+/// archive that cannot be read fails alone: ``listing()`` names it among its ``Listing/failures``.
 public struct ZipPlace: Sendable, Hashable {
     /// The place's folder.
     public let root: String
@@ -56,8 +62,17 @@ public struct ZipPlace: Sendable, Hashable {
         /// Patient and study keys (PatientID, PatientName, StudyDate, StudyDescription, AccessionNumber, ...).
         public var record: DataSet
         public var series: [Series]
+        /// Whether the archive has px's manifest (`false`: another tool's archive, read from its headers).
+        public var hasManifest: Bool = true
 
         public var instanceCount: Int { series.reduce(0) { $0 + $1.sopInstanceUIDs.count } }
+
+        /// The entry holding an instance: `<series>/<instance>.dcm` in px's archives, the entry the instance
+        /// was read from in another tool's.
+        public func entryName(series seriesInstanceUID: String, instance sopInstanceUID: String) -> String {
+            series.first { $0.seriesInstanceUID == seriesInstanceUID }?.entryNames[sopInstanceUID]
+                ?? ZipPlace.entryName(series: seriesInstanceUID, instance: sopInstanceUID)
+        }
     }
 
     public struct Series: Sendable {
@@ -65,13 +80,32 @@ public struct ZipPlace: Sendable, Hashable {
         /// Series keys (Modality, SeriesNumber, SeriesDescription, ...).
         public var record: DataSet
         public var sopInstanceUIDs: Set<String>
+        /// In another tool's archive: the entry of each SOP Instance UID.
+        var entryNames: [String: String] = [:]
     }
 
-    /// The archives under the root (`<folder>/<name>.zip`, hidden names skipped), sorted by path.
+    /// What ``listing()`` found: the studies of the archives it could read, and the archives it could not.
+    public struct Listing: Sendable {
+        public var studies: [Study]
+        public var failures: [Failure]
+    }
+
+    /// An archive that cannot be listed (truncated, not a zip, hostile, no DICOM entry): it fails alone.
+    public struct Failure: Sendable {
+        /// The archive's path relative to the root (`<folder>/<name>.zip`): what names it where the study it
+        /// holds cannot be named (px-sync's study key for it, ``study(_:)`` and ``extract(study:into:onPlaced:)``
+        /// throw ``error`` for it).
+        public var key: String
+        public var error: ZipError
+    }
+
+    /// The archives under the root (`<folder>/<name>.zip`, and `<name>.zip` in the root itself, as other
+    /// tools leave them; hidden names skipped), sorted by path.
     public func archivePaths() throws(ZipError) -> [String] {
         var paths: [String] = []
         for folder in try Self.names(in: root) where !folder.hasPrefix(".") {
             let folderPath = root + "/" + folder
+            if folder.hasSuffix(".zip") && Self.isRegularFile(folderPath) { paths.append(folderPath) }
             guard Self.isDirectory(folderPath) else { continue }
             for name in try Self.names(in: folderPath) where !name.hasPrefix(".") && name.hasSuffix(".zip") {
                 paths.append(folderPath + "/" + name)
@@ -81,32 +115,85 @@ public struct ZipPlace: Sendable, Hashable {
     }
 
     /// Every study the place holds. A root that does not exist holds none.
+    /// - Throws: The first archive's error that cannot be listed (``listing()`` lists the others).
     public func studies() throws(ZipError) -> [Study] {
-        var studies: [Study] = []
-        for path in try archivePaths() { studies.append(try study(at: path)) }
-        return studies
+        let listing = try listing()
+        if let failure = listing.failures.first { throw failure.error }
+        return listing.studies
     }
 
-    /// The archive of one study, or `nil` when the place does not hold it.
+    /// Every study of the archives that can be read, and a failure for each archive that cannot.
+    /// - Throws: Only when the root itself cannot be listed.
+    public func listing() throws(ZipError) -> Listing {
+        var listing = Listing(studies: [], failures: [])
+        for path in try archivePaths() {
+            do {
+                listing.studies += try studies(at: path)
+            } catch {
+                listing.failures.append(Failure(key: String(path.dropFirst(root.count + 1)), error: error))
+            }
+        }
+        return listing
+    }
+
+    /// The study as listed, or `nil` when the place does not hold it.
+    /// - Throws: The error of its archive when that cannot be read: the archive named after the study, or
+    ///   the one whose ``Failure/key`` is `studyInstanceUID`.
     public func study(_ studyInstanceUID: String) throws(ZipError) -> Study? {
-        try archivePath(of: studyInstanceUID).map { (path) throws(ZipError) in try study(at: path) }
+        if let path = try namedArchivePath(of: studyInstanceUID),
+            let study = try studies(at: path).first(where: { $0.studyInstanceUID == studyInstanceUID })
+        {
+            return study
+        }
+        let listing = try listing()
+        if let study = listing.studies.first(where: { $0.studyInstanceUID == studyInstanceUID }) { return study }
+        if let failure = listing.failures.first(where: { $0.key == studyInstanceUID }) { throw failure.error }
+        return nil
     }
 
-    /// Where the archive of a study is: `<any patient folder>/<encoded UID>.zip`.
+    /// Where the archive of a study is: `<any patient folder>/<encoded UID>.zip` when px wrote it, else the
+    /// archive of another tool that holds it.
     public func archivePath(of studyInstanceUID: String) throws(ZipError) -> String? {
+        if let path = try namedArchivePath(of: studyInstanceUID) { return path }
+        return try listing().studies.first { $0.studyInstanceUID == studyInstanceUID }?.path
+    }
+
+    /// `<any patient folder>/<encoded UID>.zip`, px's name for a study's archive, if there is one.
+    func namedArchivePath(of studyInstanceUID: String) throws(ZipError) -> String? {
         let name = Self.archiveLayout.encodeUID(studyInstanceUID) + ".zip"
         for folder in try Self.names(in: root) where !folder.hasPrefix(".") {
             let candidate = root + "/" + folder + "/" + name
-            var info = stat()
-            if lstat(candidate, &info) == 0 && info.st_mode & S_IFMT == S_IFREG { return candidate }
+            if Self.isRegularFile(candidate) { return candidate }
         }
         return nil
     }
 
-    /// Lists one archive.
+    /// Lists one archive of one study.
+    /// - Throws: ``ZipError/Code/malformed`` for an archive (of another tool) holding several studies.
     public func study(at path: String) throws(ZipError) -> Study {
-        let reader = try ZipReader(path: path, limits: limits)
-        return try Self.list(reader)
+        let studies = try studies(at: path)
+        guard studies.count == 1 else {
+            throw .malformed("the archive holds \(studies.count) studies", path: path)
+        }
+        return studies[0]
+    }
+
+    /// Lists one archive: px's from its manifest and central directory, another tool's from its entries'
+    /// headers (one study or several). Kept while the file is unchanged.
+    public func studies(at path: String) throws(ZipError) -> [Study] {
+        try ZipListingCache.shared.studies(at: path, limits: limits) { () throws(ZipError) in
+            let reader = try ZipReader(path: path, limits: limits)
+            if reader.entry(named: Self.manifestName) == nil { return try Self.listForeign(reader) }
+            return [try Self.list(reader)]
+        }
+    }
+
+    /// The archive of a study and the study as listed.
+    /// - Throws: ``ZipError/Code/missingEntry`` when the place does not hold it; its archive's error when
+    ///   that cannot be read.
+    func locate(_ studyInstanceUID: String) throws(ZipError) -> Study {
+        guard let study = try study(studyInstanceUID) else { throw .missingEntry(studyInstanceUID, path: root) }
+        return study
     }
 
     /// The manifest and the central directory of an open archive.
@@ -271,7 +358,9 @@ public struct ZipPlace: Sendable, Hashable {
         let older: (reader: ZipReader, manifest: Manifest)? = try existingPath.map { (path) throws(ZipError) in
             let reader = try ZipReader(path: path, limits: limits)
             guard let entry = reader.entry(named: Self.manifestName) else {
-                throw .malformed("no \(Self.manifestName): not an archive of a zip place", path: path)
+                throw .malformed(
+                    "the study's archive was written by another tool (no \(Self.manifestName)): px does not add to it",
+                    path: path)
             }
             return (reader, try Manifest(bytes: reader.contents(of: entry), path: path))
         }
@@ -329,12 +418,10 @@ public struct ZipPlace: Sendable, Hashable {
         study studyInstanceUID: String, series seriesInstanceUID: String, instance sopInstanceUID: String,
         to destination: String
     ) throws(ZipError) {
-        guard let path = try archivePath(of: studyInstanceUID) else {
-            throw .missingEntry(studyInstanceUID, path: root)
-        }
-        let reader = try ZipReader(path: path, limits: limits)
-        let name = Self.entryName(series: seriesInstanceUID, instance: sopInstanceUID)
-        guard let entry = reader.entry(named: name) else { throw .missingEntry(name, path: path) }
+        let study = try locate(studyInstanceUID)
+        let reader = try ZipReader(path: study.path, limits: limits)
+        let name = study.entryName(series: seriesInstanceUID, instance: sopInstanceUID)
+        guard let entry = reader.entry(named: name) else { throw .missingEntry(name, path: study.path) }
         try reader.extract(entry, to: destination)
     }
 
@@ -345,7 +432,9 @@ public struct ZipPlace: Sendable, Hashable {
 
     /// Extracts every instance of a study into a folder place through `placer`: each entry is written to
     /// a file in the placer's staging folder, its header read, and the file placed atomically at its
-    /// sanitised name (``InstancePlacer``). Entries are checked (size, CRC-32) before they are placed.
+    /// sanitised name (``InstancePlacer``). Entries are checked (size, CRC-32) before they are placed. From
+    /// another tool's archive, the entries of the study's instances only (the others are not DICOM, a
+    /// DICOMDIR, or of other studies).
     ///
     /// - Returns: Where each instance went.
     /// - Parameter onPlaced: Called with each placement as it is made, so that a caller learns what was placed
@@ -354,15 +443,27 @@ public struct ZipPlace: Sendable, Hashable {
         study studyInstanceUID: String, into placer: InstancePlacer,
         onPlaced: (InstancePlacer.Placement) -> Void = { _ in }
     ) throws(ZipError) -> [InstancePlacer.Placement] {
-        guard let path = try archivePath(of: studyInstanceUID) else {
-            throw .missingEntry(studyInstanceUID, path: root)
-        }
+        let study = try locate(studyInstanceUID)
+        let path = study.path
         let reader = try ZipReader(path: path, limits: limits)
-        _ = try Self.list(reader)  // only entries of the place's shape
+        var entries: [ZipEntry] = []
+        if reader.entry(named: Self.manifestName) != nil {
+            _ = try Self.list(reader)  // only entries of the place's shape
+            entries = reader.entries.filter { $0.name != Self.manifestName && !$0.isDirectory }
+        } else {
+            let names = Set(study.series.flatMap { $0.entryNames.values })
+            guard names.count == study.instanceCount else {
+                throw .malformed("the archive changed since it was listed", path: path)
+            }
+            entries = reader.entries.filter { names.contains($0.name) }
+            guard entries.count == names.count else {
+                throw .malformed("the archive changed since it was listed", path: path)
+            }
+        }
         let staging: String
         do { staging = try placer.storage.stagingFolder() } catch { throw .placement(error) }
         var placements: [InstancePlacer.Placement] = []
-        for entry in reader.entries where entry.name != Self.manifestName && !entry.isDirectory {
+        for entry in entries {
             let temporary = staging + "/zip-\(getpid())-\(Self.temporaryCounter.next()).part"
             try reader.extract(entry, to: temporary, fsync: false)
             let dataSet: DataSet
@@ -413,6 +514,11 @@ public struct ZipPlace: Sendable, Hashable {
             guard let pid = Int32(name.dropFirst(prefix.count).prefix { $0 != "-" }), pid > 0 else { continue }
             if kill(pid, 0) != 0 && errno == ESRCH { unlink(folder + "/" + name) }
         }
+    }
+
+    static func isRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
     }
 
     static func isDirectory(_ path: String) -> Bool {

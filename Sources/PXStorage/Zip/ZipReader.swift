@@ -159,7 +159,14 @@ public final class ZipReader: Sendable {
             }
             candidate -= 1
         }
-        guard let endAt else { throw .truncated("no end of central directory record", path: path) }
+        guard let endAt else {
+            // A file that does not even start as a zip (a local header) is named as such.
+            let start = try readExactly(fd, count: 4, at: 0, path: path)
+            let isZip = LittleEndianBytes(start[...]).u32(0) == ZipFormat.localHeaderSignature
+            throw .truncated(
+                isZip ? "no end of central directory record" : "not a zip archive (no end of central directory record)",
+                path: path)
+        }
         let end = LittleEndianBytes(tail[endAt...])
         let endOffset = tailStart + UInt64(endAt)
         var disk = UInt32(end.u16(4))
@@ -396,6 +403,7 @@ public final class ZipReader: Sendable {
             } else {
                 try counted(piece)
             }
+            return true
         }
         guard produced == entry.uncompressedSize else {
             throw .sizeMismatch(
@@ -413,13 +421,44 @@ public final class ZipReader: Sendable {
         let dataStart = try checkLocalHeader(entry)
         try readRange(dataStart, count: entry.compressedSize, name: entry.name) { (piece, _) throws(ZipError) in
             try sink(piece)
+            return true
         }
     }
 
-    /// Reads `count` bytes from `start` in chunks of 256 KiB; `body(chunk, isLast)`.
+    /// The first `count` uncompressed bytes of `entry` (all of them, CRC-checked, when it holds no more): what a
+    /// header read needs, without inflating the rest. Memory stays bounded by `count` and one chunk; the bytes
+    /// of a prefix cannot be checked against the CRC-32, which covers the whole entry.
+    public func prefix(of entry: ZipEntry, count: Int) throws(ZipError) -> [UInt8] {
+        if UInt64(count) >= entry.uncompressedSize { return try contents(of: entry, maximumSize: count) }
+        let dataStart = try checkLocalHeader(entry)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count)
+        func take(_ chunk: UnsafeRawBufferPointer) {
+            bytes.append(contentsOf: chunk.prefix(count - bytes.count))
+        }
+        let inflater: ZipInflater? =
+            entry.method == .deflate
+            ? try ZipInflater(name: entry.name, expectedOutput: entry.uncompressedSize, path: path) : nil
+        try readRange(dataStart, count: entry.compressedSize, name: entry.name) { (piece, isLast) throws(ZipError) in
+            if let inflater {
+                try inflater.inflate(piece, isLast: isLast) { (chunk) throws(ZipError) in take(chunk) }
+            } else {
+                take(piece)
+            }
+            return bytes.count < count
+        }
+        guard bytes.count == count else {
+            throw .sizeMismatch(
+                "entry \(entry.name.debugDescription) holds fewer bytes than the \(entry.uncompressedSize) declared",
+                path: path)
+        }
+        return bytes
+    }
+
+    /// Reads `count` bytes from `start` in chunks of 256 KiB; `body(chunk, isLast)` returns whether to go on.
     private func readRange(
         _ start: UInt64, count total: UInt64, name: String,
-        body: (UnsafeRawBufferPointer, Bool) throws(ZipError) -> Void
+        body: (UnsafeRawBufferPointer, Bool) throws(ZipError) -> Bool
     ) throws(ZipError) {
         var chunk = [UInt8](repeating: 0, count: 256 * 1024)
         var position = start
@@ -429,9 +468,10 @@ public final class ZipReader: Sendable {
             let n = try Self.read(descriptor, into: &chunk, count: count, at: position, path: path)
             guard n == count else { throw .truncated("entry \(name.debugDescription) is cut short", path: path) }
             position += UInt64(n)
-            try chunk.withBytes { buffer throws(ZipError) in
+            let goOn = try chunk.withBytes { buffer throws(ZipError) in
                 try body(UnsafeRawBufferPointer(rebasing: buffer[..<n]), position == end)
             }
+            if !goOn { return }
         } while position < end
     }
 

@@ -55,7 +55,7 @@ public enum ListCommand {
                 }
                 listing = .folder(place)
             case .zip(let path):
-                listing = .records(try Self.zipRecords(ZipPlace(root: absolutePath(path))))
+                listing = .records(try ZipPlace(root: absolutePath(path)).instanceRecords())
             case let other:
                 throw PXError.usage("px-ls lists folder and zip places; \(other) is a \(other.kind)")
             }
@@ -120,29 +120,6 @@ public enum ListCommand {
             case .records(let records): return records
             }
         }
-    }
-
-    /// A zip place's instance records from what its archives say without reading a DICOM header: each
-    /// instance's record is its study's and series' manifest keys plus its SOP Instance UID (from the entry's
-    /// name); patient, study and series counts are computed as for a folder (``DICOMData/EntityMatching``).
-    static func zipRecords(_ place: ZipPlace) throws(PXError) -> [DataSet] {
-        let studies: [ZipPlace.Study]
-        do { studies = try place.studies() } catch { throw .zip(error) }
-        var records: [DataSet] = []
-        for study in studies {
-            for series in study.series {
-                var seriesRecord = study.record
-                for element in series.record.elements { seriesRecord.set(element) }
-                seriesRecord.set(.studyInstanceUID, vr: .UI, string: study.studyInstanceUID)
-                seriesRecord.set(.seriesInstanceUID, vr: .UI, string: series.seriesInstanceUID)
-                for uid in series.sopInstanceUIDs.sorted() {
-                    var record = seriesRecord
-                    record.set(.sopInstanceUID, vr: .UI, string: uid)
-                    records.append(record)
-                }
-            }
-        }
-        return EntityMatching.addingComputedAttributes(records)
     }
 
     /// The answers of one query over the place, at most `limit`: the first record of each matching entity at

@@ -395,6 +395,7 @@ let package = Package(
             dependencies: [
                 "PXIndex", "PXCore", "PXStorage", "DICOMData", "DICOMNetwork", "PXTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSettings
         ),

@@ -1,6 +1,5 @@
 import ArgumentParser
 import DICOMData
-import DICOMNetwork
 import Logging
 import PXCommandLine
 import PXCore
@@ -42,7 +41,7 @@ public enum ListCommand {
         // A zip place's archives that cannot be read: each fails alone, the others are listed.
         var archiveFailure: PXError?
         do {
-            let provider: any QueryRetrieveProvider
+            let listing: Listing
             switch try Self.place(list.place) {
             case .folder(let path, _):
                 let place = try FolderPlace(root: absolutePath(path), logger: logger)
@@ -56,20 +55,19 @@ public enum ListCommand {
                             "instances": "\(report.instances)",
                         ])
                 }
-                provider = FolderPlaceProvider(place: place, moveDestinations: [:])
+                listing = .folder(place)
             case .zip(let path):
-                let listed = try Self.zipListing(ZipPlace(root: absolutePath(path)))
-                provider = listed.archive
+                let listed = try ZipPlace(root: absolutePath(path)).instanceRecords()
+                listing = .records(listed.records)
                 archiveFailure = PXError.zipArchives(listed.failures)
             case let other:
                 throw PXError.usage("px-ls lists folder and zip places; \(other) is a \(other.kind)")
             }
-            let model: QueryRetrieveModel = query.model == .studyRoot ? .studyRoot : .patientRoot
             let keys = try query.matchingKeys()
             try FindCommand.checkTreeLevel(format: format, query: query)
             if let level = query.singleLevel {
                 let matches = try await Self.find(
-                    provider, model: model, level: level, identifier: try query.identifier(level: level, keys: keys),
+                    listing, level: level, identifier: try query.identifier(level: level, keys: keys),
                     limit: query.limit)
                 if format == .ndjson {
                     for ds in matches { output.write(PXOutput.ndjsonLine(ds), pretty: false) }
@@ -82,13 +80,12 @@ public enum ListCommand {
                 let seriesIdentifier = try query.identifier(level: .series, keys: seriesKeys)
                 var studies: [StudyWithSeries] = []
                 for study in try await Self.find(
-                    provider, model: model, level: .study,
+                    listing, level: .study,
                     identifier: try query.identifier(level: .study, keys: studyKeys), limit: query.limit)
                 {
                     var identifier = seriesIdentifier
                     identifier.set(.studyInstanceUID, vr: .UI, string: study.string(.studyInstanceUID) ?? "")
-                    let series = try await Self.find(
-                        provider, model: model, level: .series, identifier: identifier, limit: nil)
+                    let series = try await Self.find(listing, level: .series, identifier: identifier, limit: nil)
                     if !seriesKeys.isEmpty && series.isEmpty { continue }
                     studies.append(StudyWithSeries(study: study, series: series, seriesStatus: .success))
                 }
@@ -116,59 +113,39 @@ public enum ListCommand {
         return try Place.parse(text, config: try PXConfig.load())
     }
 
-    /// A zip place as a C-FIND provider over what its archives say without reading a DICOM header: each
-    /// instance's record is its study's and series' manifest keys plus its SOP Instance UID (from the entry's
-    /// name); patient, study and series counts are computed as for a folder. The files are not retrievable.
-    /// Another tool's archives are listed from their entries' headers; those that cannot be read are
-    /// returned apart.
-    static func zipListing(_ place: ZipPlace) throws(PXError) -> (
-        archive: DirectoryArchive, failures: [ZipPlace.Failure]
-    ) {
-        let listing: ZipPlace.Listing
-        do { listing = try place.listing() } catch { throw .zip(error) }
-        let studies = listing.studies
-        var instances: [DirectoryArchive.Instance] = []
-        for study in studies {
-            for series in study.series {
-                var seriesRecord = study.record
-                for element in series.record.elements { seriesRecord.set(element) }
-                seriesRecord.set(.studyInstanceUID, vr: .UI, string: study.studyInstanceUID)
-                seriesRecord.set(.seriesInstanceUID, vr: .UI, string: series.seriesInstanceUID)
-                for uid in series.sopInstanceUIDs.sorted() {
-                    var record = seriesRecord
-                    record.set(.sopInstanceUID, vr: .UI, string: uid)
-                    let entry = study.path + "#" + study.entryName(series: series.seriesInstanceUID, instance: uid)
-                    instances.append(
-                        DirectoryArchive.Instance(
-                            file: StorableFile(
-                                path: entry, sopClassUID: "", sopInstanceUID: uid, transferSyntaxUID: ""),
-                            record: record))
-                }
+    /// What px-ls matches: a folder place's index, or records made elsewhere.
+    enum Listing {
+        case folder(FolderPlace)
+        case records([DataSet])
+
+        /// The instance records, with their computed counts, a query with `identifier` can match.
+        func records(for identifier: DataSet) async throws(PXError) -> [DataSet] {
+            switch self {
+            case .folder(let place): return try await place.records(for: identifier)
+            case .records(let records): return records
             }
         }
-        return (DirectoryArchive(instances: instances), listing.failures)
     }
 
-    /// The responses of one C-FIND over the place, at most `limit`.
-    static func find(
-        _ provider: any QueryRetrieveProvider, model: QueryRetrieveModel, level: QueryLevel, identifier: DataSet,
-        limit: Int?
-    ) async throws -> [DataSet] {
-        guard let networkLevel = QueryRetrieveLevel(rawValue: level.dicomValue) else {
-            throw PXError.usage("level \(level.rawValue) is not a level of \(model)")
+    /// The answers of one query over the place, at most `limit`: the first record of each matching entity at
+    /// `level`, answered as a C-FIND SCP would (PS3.4 §C.4.1.1.3.2, Retrieve AE Title "PXLS").
+    static func find(_ listing: Listing, level: QueryLevel, identifier: DataSet, limit: Int?) async throws(PXError)
+        -> [DataSet]
+    {
+        if let tag = EntityMatching.misplacedKey(in: identifier) {
+            throw PXError.usage("cannot query the place: \(tag) does not belong in an identifier")
         }
-        var withLevel = identifier
-        withLevel.set(.queryRetrieveLevel, vr: .CS, string: level.dicomValue)
-        let request = QueryRetrieveRequest(
-            model: model, level: networkLevel, identifier: withLevel, callingAETitle: "PXLS", calledAETitle: "PXLS")
+        guard let uniqueKey = EntityMatching.uniqueKey(level: level.dicomValue) else {
+            throw PXError.usage("level \(level.rawValue) is not a Query/Retrieve Level")
+        }
         var matches: [DataSet] = []
-        do {
-            for try await response in try await provider.find(request) {
-                matches.append(response)
-                if let limit, matches.count >= limit { break }
-            }
-        } catch let failure as QueryRetrieveFailure {
-            throw PXError.usage("cannot query the place: \(failure.comment)")
+        let records = try await listing.records(for: identifier)
+        for record in EntityMatching.firstOfEachEntity(matching: identifier, in: records, uniqueKey: uniqueKey) {
+            matches.append(
+                EntityMatching.response(
+                    to: identifier, level: level.dicomValue, uniqueKey: uniqueKey, from: record,
+                    retrieveAETitle: "PXLS"))
+            if let limit, matches.count >= limit { break }
         }
         return matches
     }

@@ -9,20 +9,15 @@ import struct Foundation.Data
 extension FolderPlace {
     // MARK: - PlaceInventory
 
-    /// The studies whose instances match `keys` (C-FIND matching at STUDY level, Study Root, PS3.4 §C.2.2.2,
-    /// through ``DICOMNetwork/DirectoryArchive``), with their counts from the index.
+    /// The studies whose instances match `keys` (matching at STUDY level, PS3.4 §C.2.2.2, through
+    /// ``DICOMData/EntityMatching``), with their counts from the index.
     public func studies(matching keys: DataSet) async throws(PXError) -> [StudyHolding] {
-        let request = QueryRetrieveRequest(
-            model: .studyRoot, level: .study, identifier: keys, callingAETitle: "", calledAETitle: "")
-        let matched: [DirectoryArchive.Instance]
-        do {
-            matched = try await self.archive(for: keys).matchingEntities(request)
-        } catch let error as PXError {
-            throw error
-        } catch {
-            throw PXError.usage("cannot match the keys: \(error)")
+        if let tag = EntityMatching.misplacedKey(in: keys) {
+            throw PXError.usage("cannot match the keys: \(tag) does not belong in an identifier")
         }
-        let uids = matched.compactMap { $0.record.string(.studyInstanceUID) }
+        let matched = EntityMatching.firstOfEachEntity(
+            matching: keys, in: try await self.records(for: keys), uniqueKey: .studyInstanceUID)
+        let uids = matched.compactMap { $0.string(.studyInstanceUID) }
         guard !uids.isEmpty else { return [] }
         let counts = try await self.reading { db in
             var counts: [String: (Int, Int)] = [:]
@@ -33,8 +28,7 @@ extension FolderPlace {
             while let row = try rows.next() { counts[row[0]] = (row[1], row[2]) }
             return counts
         }
-        return matched.map { instance in
-            let record = instance.record
+        return matched.map { record in
             let uid = record.string(.studyInstanceUID) ?? ""
             return StudyHolding(
                 studyInstanceUID: uid, patientID: record.string(.patientID), patientName: record.string(.patientName),
@@ -71,14 +65,59 @@ extension FolderPlace {
         }
     }
 
+    // MARK: - Files
+
+    /// The files of a study, of one series of it, or of some instances of that series, straight from the index
+    /// (no matching: the UIDs are compared exactly), ordered by path. Each carries what the index recorded of it
+    /// (``DICOMData/IndexedFile``), so it is sent only while it is still that file.
+    public func files(study studyInstanceUID: String, series seriesInstanceUID: String? = nil, instances: [String] = [])
+        async throws(PXError) -> [StorableFile]
+    {
+        var sql = "SELECT path, sop_class, sop_instance, transfer_syntax, size, modified FROM instances"
+        sql += " WHERE study_uid = ?"
+        var arguments = [studyInstanceUID]
+        if let seriesInstanceUID {
+            sql += " AND series_uid = ?"
+            arguments.append(seriesInstanceUID)
+        }
+        if !instances.isEmpty {
+            sql += " AND sop_instance IN " + Self.placeholders(instances.count)
+            arguments += instances
+        }
+        sql += " ORDER BY path"
+        let root = self.root
+        let query = sql
+        let values = arguments
+        return try await self.reading { db in
+            try Row.fetchAll(db, sql: query, arguments: StatementArguments(values)).map { row in
+                let path: String = row[0]
+                return StorableFile(
+                    path: root + "/" + path, sopClassUID: row[1], sopInstanceUID: row[2], transferSyntaxUID: row[3],
+                    indexed: IndexedFile(root: root, relativePath: path, size: row[4], modified: row[5]))
+            }
+        }
+    }
+
     // MARK: - Records for matching
 
-    /// An archive over the instances a query with `identifier` can match, read from the index: every instance
+    /// The instance records (header data sets without Pixel Data, with the computed counts of
+    /// ``DICOMData/EntityMatching/Counts``) a query with `identifier` can match, in path order: every instance
     /// of the patients concerned (so the patient-level counts of PS3.4 §C.6.1.1 stay whole), narrowed by a
     /// single Patient ID, or by the Study, Series or SOP Instance UIDs asked for, else the whole place.
+    /// Match them with ``DICOMData/EntityMatching``.
+    public func records(for identifier: DataSet) async throws(PXError) -> [DataSet] {
+        EntityMatching.addingComputedAttributes(try await self.indexed(for: identifier).map(\.record))
+    }
+
+    /// An archive over the instances a query with `identifier` can match (``records(for:)``), with their files.
     func archive(for identifier: DataSet, moveDestinations: [String: DICOMPeer] = [:]) async throws(PXError)
         -> DirectoryArchive
     {
+        DirectoryArchive(instances: try await self.indexed(for: identifier), moveDestinations: moveDestinations)
+    }
+
+    /// The indexed instances a query with `identifier` can match, without computed attributes.
+    private func indexed(for identifier: DataSet) async throws(PXError) -> [DirectoryArchive.Instance] {
         var sql = "SELECT path, sop_class, sop_instance, transfer_syntax, record, size, modified FROM instances"
         var arguments: [String] = []
         if let patient = identifier.string(.patientID), !patient.isEmpty,
@@ -131,7 +170,7 @@ extension FolderPlace {
                             root: root, relativePath: row.path, size: row.size, modified: row.modified)),
                     record: record))
         }
-        return DirectoryArchive(instances: instances, moveDestinations: moveDestinations)
+        return instances
     }
 
     /// `(?, ?, ?)` for `count` values.

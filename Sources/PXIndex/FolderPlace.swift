@@ -30,7 +30,8 @@ public final class FolderPlace: PlaceInventory, Sendable {
 
     /// The folder px keeps for itself inside a place (every walker skips it, see ``FolderWalk/isPrivate(_:)``).
     public static let privateFolder = ".px"
-    /// The version of the index's tables; an index of another version is set aside and rebuilt.
+    /// The version of the index's tables before the migrator (PRAGMA user_version); later versions are the
+    /// migrations of ``migrator``, and an index of another version is set aside and rebuilt.
     static let schemaVersion = 1
 
     /// Opens (or creates) the index of the place at `root`. A corrupt index, or one of another version, is
@@ -78,15 +79,35 @@ public final class FolderPlace: PlaceInventory, Sendable {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         let pool = try DatabasePool(path: path, configuration: configuration)
+        let migrator = Self.migrator
         try pool.write { db in
-            let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
-            let tables = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0
-            if version != Self.schemaVersion && tables > 0 {
-                throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "index version \(version)")
+            // An index of a px that knows later schema versions, or made before the migrator with another
+            // user_version, is not this px's: set aside and rebuilt by the caller.
+            if try migrator.hasBeenSuperseded(db) {
+                throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "index of a later schema")
             }
-            if tables == 0 { try Self.createSchema(db) }
+            if try !db.tableExists("grdb_migrations") {
+                let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+                let tables = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0
+                if version != Self.schemaVersion && tables > 0 {
+                    throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "index version \(version)")
+                }
+            }
         }
+        try migrator.migrate(pool)
         return pool
+    }
+
+    /// The schema versions of the index, in order (GRDB's ``DatabaseMigrator``): a new version is a new
+    /// registered migration, applied once to every existing index when it is opened.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        // Version 1, the tables of px before the migrator (PRAGMA user_version = 1): an index made then already
+        // holds them and only gains the migrator's bookkeeping.
+        migrator.registerMigration("v1") { db in
+            if try !db.tableExists("instances") { try FolderPlace.createSchema(db) }
+        }
+        return migrator
     }
 
     /// One row per file: the keys px-find and px-sync ask about, where the file is, and the header record

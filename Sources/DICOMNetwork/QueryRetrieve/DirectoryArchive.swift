@@ -118,108 +118,38 @@ public struct DirectoryArchive: QueryRetrieveProvider {
 
     // MARK: - Matching
 
-    /// The first matching instance of every matching entity at the request's level, in index order.
+    /// The first matching instance of every matching entity at the request's level, in index order
+    /// (``DICOMData/EntityMatching/firstOfEachEntity(matching:in:uniqueKey:record:)``).
     public func matchingEntities(_ request: QueryRetrieveRequest) throws -> [Instance] {
-        let key = request.level.uniqueKey
-        var seen = Set<String>()
-        var result: [Instance] = []
-        for instance in try self.validated(request) where AttributeMatching.matches(request.identifier, instance.record)
-        {
-            let entity = instance.record.string(key) ?? ""
-            if seen.insert(entity).inserted { result.append(instance) }
-        }
-        return result
+        EntityMatching.firstOfEachEntity(
+            matching: request.identifier, in: try self.validated(request), uniqueKey: request.level.uniqueKey,
+            record: \.record)
     }
 
     /// The instances, once the identifier has been checked for keys that cannot be matched.
     private func validated(_ request: QueryRetrieveRequest) throws -> [Instance] {
-        for element in request.identifier where element.tag.group == 0x0000 || element.tag.group == 0x0002 {
+        if let tag = EntityMatching.misplacedKey(in: request.identifier) {
             throw QueryRetrieveFailure(
-                status: .dataSetDoesNotMatchSOPClass, comment: "\(element.tag) does not belong in an identifier",
-                offendingElement: element.tag)
+                status: .dataSetDoesNotMatchSOPClass, comment: "\(tag) does not belong in an identifier",
+                offendingElement: tag)
         }
         return self.instances
     }
 
-    /// The response identifier for one matching record (PS3.4 §C.4.1.1.3.2).
+    /// The response identifier for one matching record (PS3.4 §C.4.1.1.3.2,
+    /// ``DICOMData/EntityMatching/response(to:level:uniqueKey:from:retrieveAETitle:)``).
     static func response(to request: QueryRetrieveRequest, from record: DataSet) -> DataSet {
-        var elements: [DataElement] = []
-        elements.reserveCapacity(request.identifier.count + 3)
-        if let charset = record[.specificCharacterSet] {
-            elements.append(charset)
-        }
-        elements.append(
-            DataElement(tag: .queryRetrieveLevel, vr: .CS, bytes: Self.padded(request.level.rawValue, 0x20)))
-        for key in request.identifier where AttributeMatching.isMatchingKey(key.tag) || key.tag == Tag(0x0008, 0x0054) {
-            if key.tag == Tag(0x0008, 0x0054) {
-                elements.append(DataElement(tag: key.tag, vr: .AE, bytes: Self.padded(request.calledAETitle, 0x20)))
-            } else if let value = record[key.tag] {
-                elements.append(value)
-            } else {
-                elements.append(
-                    DataElement(tag: key.tag, vr: key.vr, value: key.vr == .SQ ? .sequence([]) : .bytes([])))
-            }
-        }
-        let unique = request.level.uniqueKey
-        if !elements.contains(where: { $0.tag == unique }), let value = record[unique] {
-            elements.append(value)
-        }
-        return DataSet(elements, inheriting: record.characterSet)
-    }
-
-    static func padded(_ text: String, _ pad: UInt8) -> [UInt8] {
-        var bytes = Array(text.utf8)
-        if bytes.count & 1 == 1 { bytes.append(pad) }
-        return bytes
+        EntityMatching.response(
+            to: request.identifier, level: request.level.rawValue, uniqueKey: request.level.uniqueKey, from: record,
+            retrieveAETitle: request.calledAETitle)
     }
 
     // MARK: - Index
 
     /// Adds Number of Patient/Study/Series Related Studies/Series/Instances and Modalities in Study
-    /// (PS3.4 §C.6.1.1.2 to §C.6.1.1.4) to every record that lacks them.
+    /// (PS3.4 §C.6.1.1.2 to §C.6.1.1.4) to every record that lacks them (``DICOMData/EntityMatching/Counts``).
     static func addingComputedAttributes(_ instances: [Instance]) -> [Instance] {
-        var patientStudies: [String: Set<String>] = [:]
-        var patientSeries: [String: Set<String>] = [:]
-        var patientInstances: [String: Int] = [:]
-        var studySeries: [String: Set<String>] = [:]
-        var studyInstances: [String: Int] = [:]
-        var studyModalities: [String: [String]] = [:]
-        var seriesInstances: [String: Int] = [:]
-        for instance in instances {
-            let record = instance.record
-            let patient = record.string(.patientID) ?? ""
-            let study = record.string(.studyInstanceUID) ?? ""
-            let series = record.string(.seriesInstanceUID) ?? ""
-            patientStudies[patient, default: []].insert(study)
-            patientSeries[patient, default: []].insert(series)
-            patientInstances[patient, default: 0] += 1
-            studySeries[study, default: []].insert(series)
-            studyInstances[study, default: 0] += 1
-            if let modality = record.string(.modality), !modality.isEmpty,
-                !(studyModalities[study] ?? []).contains(modality)
-            {
-                studyModalities[study, default: []].append(modality)
-            }
-            seriesInstances[series, default: 0] += 1
-        }
-        return instances.map { instance in
-            var record = instance.record
-            let patient = record.string(.patientID) ?? ""
-            let study = record.string(.studyInstanceUID) ?? ""
-            let series = record.string(.seriesInstanceUID) ?? ""
-            func setIfMissing(_ tag: Tag, _ vr: VR, _ values: [String]) {
-                guard record[tag] == nil else { return }
-                record.set(DataElement(tag: tag, vr: vr, bytes: Self.padded(values.joined(separator: "\\"), 0x20)))
-            }
-            setIfMissing(Tag(0x0008, 0x0061), .CS, studyModalities[study] ?? [])
-            setIfMissing(Tag(0x0020, 0x1200), .IS, ["\(patientStudies[patient]?.count ?? 0)"])
-            setIfMissing(Tag(0x0020, 0x1202), .IS, ["\(patientSeries[patient]?.count ?? 0)"])
-            setIfMissing(Tag(0x0020, 0x1204), .IS, ["\(patientInstances[patient] ?? 0)"])
-            setIfMissing(Tag(0x0020, 0x1206), .IS, ["\(studySeries[study]?.count ?? 0)"])
-            setIfMissing(Tag(0x0020, 0x1208), .IS, ["\(studyInstances[study] ?? 0)"])
-            setIfMissing(Tag(0x0020, 0x1209), .IS, ["\(seriesInstances[series] ?? 0)"])
-            return Instance(file: instance.file, record: record)
-        }
+        EntityMatching.addingComputedAttributes(instances, record: \.record)
     }
 
     /// The record re-read from its own encoding: its values then share one buffer of the header's size instead

@@ -20,12 +20,8 @@ extension QueryRetrieveModel {
 extension QueryRetrieveLevel {
     /// The unique key of the level (PS3.4 §C.6.1.1.2 to §C.6.1.1.5): Patient ID, Study/Series/SOP Instance UID.
     public var uniqueKey: Tag {
-        switch self {
-        case .patient: return .patientID
-        case .study: return .studyInstanceUID
-        case .series: return .seriesInstanceUID
-        case .image: return .sopInstanceUID
-        }
+        // Every level's raw value is a Query/Retrieve Level value (``DICOMData/EntityMatching/uniqueKey(level:)``).
+        EntityMatching.uniqueKey(level: self.rawValue) ?? .sopInstanceUID
     }
 
     /// The VR of ``uniqueKey``.

@@ -10,6 +10,9 @@ enum RetrieveTarget {
         verb: String, model: QueryModel, patientID: String?, studyInstanceUID: String, seriesInstanceUID: String?,
         sopInstanceUIDs: [String]
     ) throws(PXError) {
+        guard model.canRetrieve else {
+            throw .usage("the worklist model has no C-MOVE or C-GET (PS3.4 Annex K): use --model study or patient")
+        }
         guard !studyInstanceUID.isEmpty else { throw .usage("a \(verb) needs a StudyInstanceUID") }
         if !sopInstanceUIDs.isEmpty && (seriesInstanceUID ?? "").isEmpty {
             throw .usage("\(verb == "move" ? "moving" : "getting") instances needs their SeriesInstanceUID")

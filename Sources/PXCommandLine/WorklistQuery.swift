@@ -57,4 +57,17 @@ public enum WorklistQuery {
                 hasUndefinedLength: true))
         return top
     }
+
+    /// A match as table rows: one per scheduled step, the match's own attributes then the step's (a table
+    /// has no room for a sequence).
+    public static func rows(_ match: DataSet) -> [DataSet] {
+        var top = match
+        let steps = top.remove(Self.stepSequence)?.items ?? []
+        guard !steps.isEmpty else { return [top] }
+        return steps.map { step in
+            var row = top
+            for element in step.dataSet.elements { row.set(element) }
+            return row
+        }
+    }
 }

@@ -46,7 +46,10 @@ public enum FindCommand {
                         spool.append(format == .pypx ? PXOutput.pypxEntry(ds, index: spool.count) : ds.dicomJSON())
                     }
                 }
-                if forPeople { writeForPeople(result.matches, format: format, to: output) }
+                if forPeople {
+                    let rows = query.model == .worklist ? result.matches.flatMap(WorklistQuery.rows) : result.matches
+                    writeForPeople(rows, format: format, to: output)
+                }
                 data =
                     forPeople
                     ? nil : spool != nil ? JSONArraySpool.placeholder : PXOutput.findData(result, format: format)

@@ -132,6 +132,13 @@ struct WorklistTests {
             #expect(
                 line["ScheduledProcedureStepSequence"]?.arrayValue?.first?["ScheduledStationAETitle"]?.stringValue
                     == "MR1", "\(backend): \(ndjson.stdout)")
+            let table = try await PeerHarness.run(
+                "px-find", [peer, "--model", "worklist", "--backend", backend, "--format", "table", "--Modality", "MR"])
+            let tableLines = table.stdout.split(separator: "\n")
+            #expect(
+                tableLines.count == 3 && tableLines[0].contains("ScheduledStationAETitle")
+                    && tableLines[2].contains("MR1"),
+                "\(backend): one row per step: \(table.stdout)")
             let limited = try await PeerHarness.run(
                 "px-find", [peer, "--model", "worklist", "--backend", backend, "--limit", "1"])
             #expect(limited.exitCode == 0 && limited.json?["data"]?.arrayValue?.count == 1, "\(limited.stdout)")

@@ -41,6 +41,10 @@ extension DCMTKBackend {
                 "--allow-calling is not supported by the dcmtk backend (storescp has no allow-list); use --backend native"
             )
         }
+        if configuration.port == 0 {
+            throw PXError.usage(
+                "storescp cannot pick a free port: give --port with the dcmtk backend (0 is native only)")
+        }
         let placer: InstancePlacer
         do {
             placer = try InstancePlacer(
@@ -139,16 +143,14 @@ extension DCMTKBackend {
     /// second; the connect timeout, at least 10 s, bounds it.
     static func listeningDeadline(_ timeouts: Timeouts) -> Double { max(10, timeouts.connect) }
 
-    /// Polls (every 10 ms, at most `seconds`) until process `pid` listens on `port` (any port for 0), and
-    /// returns the port; `nil` when the wait is cancelled: storescp that exits first (a port it cannot bind)
-    /// ends the wait with the cancellation its runner sends when the tool ends.
+    /// Polls (every 10 ms, at most `seconds`) until process `pid` listens on `port`, and returns the port;
+    /// `nil` when the wait is cancelled: storescp that exits first (a port it cannot bind) ends the wait with
+    /// the cancellation its runner sends when the tool ends.
     static func waitUntilListening(pid: Int32, port: Int, seconds: Double) async throws(PXError) -> Int? {
         let clock = ContinuousClock()
         let end = clock.now.advanced(by: .milliseconds(Int(seconds * 1000)))
         while clock.now < end {
-            let ports = ListeningSockets.ports(ofProcess: pid)
-            if port != 0, ports.contains(port) { return port }
-            if port == 0, let any = ports.min() { return any }
+            if ListeningSockets.ports(ofProcess: pid).contains(port) { return port }
             do {
                 try await Task.sleep(for: .milliseconds(10))
             } catch {

@@ -108,6 +108,10 @@ struct DCMTKGapsTests {
             #expect(!run.stdout.contains("\"listening\""), "listening on a port storescp could not bind: \(run.stdout)")
             #expect(run.json?["status"]?.stringValue == "error", "\(run.stdout)")
             #expect(run.json?["error"]?["message"]?.stringValue?.contains("\(taken)") == true, "\(run.stdout)")
+            // storescp cannot pick a port: --port 0 is a usage error, not a listening event on port 0.
+            let any = try await PeerHarness.run(
+                "px-listen", ["--backend", "dcmtk", "--port", "0", "--aet", "PXLISTEN", "-d", work + "/three"])
+            #expect(any.exitCode == 64 && !any.stdout.contains("\"listening\""), "\(any.stdout) \(any.stderr)")
         }
     }
 

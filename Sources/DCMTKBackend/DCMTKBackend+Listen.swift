@@ -41,10 +41,6 @@ extension DCMTKBackend {
                 "--allow-calling is not supported by the dcmtk backend (storescp has no allow-list); use --backend native"
             )
         }
-        if configuration.port == 0 {
-            throw PXError.usage(
-                "storescp cannot pick a free port: give --port with the dcmtk backend (0 is native only)")
-        }
         let placer: InstancePlacer
         do {
             placer = try InstancePlacer(
@@ -52,6 +48,11 @@ extension DCMTKBackend {
                 fsync: configuration.fsync)
         } catch {
             throw PXError.storage(error)
+        }
+        // After the layout's check, which both backends make first.
+        if configuration.port == 0 {
+            throw PXError.usage(
+                "storescp cannot pick a free port: give --port with the dcmtk backend (0 is native only)")
         }
         let staging = try TemporaryDirectory(prefix: ".px-incoming", in: placer.root)
         defer { staging.remove(logger: logger) }

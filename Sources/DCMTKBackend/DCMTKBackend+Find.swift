@@ -12,7 +12,8 @@ extension DCMTKBackend {
     /// The statuses come from the log (`Received Find Response N (…)`, `Received Final Find
     /// Response (…)`); each identifier is decoded from its `rspNNNN.dcm` file as soon as findscu
     /// reports writing it, handed to `onResponse` and removed, so neither memory nor the temporary
-    /// directory grows with the responses (identifiers are kept only with ``FindRequest/keepMatches``).
+    /// directory grows with the responses (identifiers are kept only with ``FindRequest/keepMatches``). Each is
+    /// shaped to the keys asked (``FindRequest/shapedResponse(_:)``).
     /// ``FindRequest/maxResponses`` is findscu's `--cancel` one past the bound; a run that reaches it
     /// fails with ``PXError/tooManyResponses(limit:)``. The temporary directory is removed.
     public func find(
@@ -21,7 +22,7 @@ extension DCMTKBackend {
     ) async throws(PXError) -> FindResult {
         let directory = try TemporaryDirectory(prefix: "px-find")
         defer { directory.remove(logger: logger) }
-        var arguments = [request.model == .studyRoot ? "-S" : "-P", "-v", "-X", "-od", directory.path]
+        var arguments = [Self.modelOption(request.model), "-v", "-X", "-od", directory.path]
         if let cancel = request.cancelAfter { arguments += ["--cancel", String(cancel)] }
         arguments += Self.associationArguments(connection)
         arguments += Self.keyArguments(request.identifierWithLevel)
@@ -54,8 +55,9 @@ extension DCMTKBackend {
                 throw PXError.invalidResponse("cannot read findscu's response file \(full): \(error)")
             }
             count += 1
-            if request.keepMatches { matches.append(file.dataSet) }
-            try await onResponse(FindResponse(status: pendingStatus ?? .pending, identifier: file.dataSet))
+            let identifier = request.shapedResponse(file.dataSet)
+            if request.keepMatches { matches.append(identifier) }
+            try await onResponse(FindResponse(status: pendingStatus ?? .pending, identifier: identifier))
         }
         let outcome = try await runner("findscu").run(arguments, deadline: connection.timeouts.deadline, logger: logger)
         { (line) async throws(PXError) in
@@ -75,7 +77,8 @@ extension DCMTKBackend {
         }
         try await takePending()
         if exceeded, let bound = request.maxResponses { throw PXError.tooManyResponses(limit: bound) }
-        if let error = Self.failure(tool: "findscu", outcome: outcome, connection: connection) { throw error }
+        let ended = finalStatus == nil ? outcome : Self.ignoringReleaseFailure(outcome, logger: logger)
+        if let error = Self.failure(tool: "findscu", outcome: ended, connection: connection) { throw error }
         guard let finalStatus else {
             throw PXError.invalidResponse(
                 "findscu ended without a final C-FIND response (exit \(outcome.exitCode ?? -1))")
@@ -83,14 +86,48 @@ extension DCMTKBackend {
         return FindResult(request: request, matches: matches, status: finalStatus, count: count)
     }
 
-    /// `-k (gggg,eeee)=value` per element; a bare `-k (gggg,eeee)` for an empty return key.
-    /// Multiple values are joined with `\`. Sequences are not expressible this way and are left out.
-    static func keyArguments(_ identifier: DataSet) -> [String] {
+    /// `outcome` without a failed A-RELEASE, once the final response is in: the query is complete whatever
+    /// the release does. Orthanc 1.10 answers a C-CANCEL with a Cancel response that carries a data set
+    /// (PS3.7 §9.1.2.1.6 says it has none), which findscu 3.6.7 leaves unread; the release then fails
+    /// ("Association Release Failed: 0006:0316 DUL P-Data PDU arrived", exit 2).
+    static func ignoringReleaseFailure(_ outcome: ToolRunner.Outcome, logger: Logger) -> ToolRunner.Outcome {
+        let failures = outcome.diagnostics.filter(\.isFailure)
+        guard !outcome.timedOut, outcome.signal == nil, !failures.isEmpty,
+            failures.allSatisfy({ $0.text.hasPrefix("Association Release Failed") })
+        else { return outcome }
+        logger.debug("findscu's release failed after the final response", metadata: ["line": "\(failures[0].text)"])
+        var out = outcome
+        out.exitCode = 0
+        out.diagnostics.removeAll(where: \.isFailure)
+        return out
+    }
+
+    /// findscu's information model: `-S` Study Root, `-P` Patient Root, `-W` Modality Worklist.
+    static func modelOption(_ model: QueryModel) -> String {
+        switch model {
+        case .studyRoot: "-S"
+        case .patientRoot: "-P"
+        case .worklist: "-W"
+        }
+    }
+
+    /// `-k (gggg,eeee)=value` per element; a bare `-k (gggg,eeee)` for an empty return key. Multiple values
+    /// are joined with `\`. A sequence's items are given by path, `-k (0040,0100)[0].(0008,0060)=CT`
+    /// (sequence matching, PS3.4 §C.2.2.2.6); an empty sequence is `-k (gggg,eeee)`.
+    static func keyArguments(_ identifier: DataSet, prefix: String = "") -> [String] {
         var out: [String] = []
         for element in identifier.elements where !element.tag.isGroupLength {
-            if element.items != nil { continue }
             let tag = element.tag.hexString.lowercased()
-            let key = "(\(tag.prefix(4)),\(tag.suffix(4)))"
+            let key = prefix + "(\(tag.prefix(4)),\(tag.suffix(4)))"
+            if let items = element.items {
+                let nested = items.enumerated().flatMap { index, item in
+                    let itemKeys = keyArguments(item.dataSet, prefix: "\(key)[\(index)].")
+                    // An empty item is the sequence's first item with no keys: `(gggg,eeee)[0]`.
+                    return itemKeys.isEmpty ? ["-k", "\(key)[\(index)]"] : itemKeys
+                }
+                out += nested.isEmpty ? ["-k", key] : nested
+                continue
+            }
             let values = identifier.strings(element.tag) ?? []
             let text = values.joined(separator: "\\")
             out += ["-k", text.isEmpty ? key : "\(key)=\(text)"]

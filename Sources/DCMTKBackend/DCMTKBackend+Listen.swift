@@ -49,6 +49,11 @@ extension DCMTKBackend {
         } catch {
             throw PXError.storage(error)
         }
+        // After the layout's check, which both backends make first.
+        if configuration.port == 0 {
+            throw PXError.usage(
+                "storescp cannot pick a free port: give --port with the dcmtk backend (0 is native only)")
+        }
         let staging = try TemporaryDirectory(prefix: ".px-incoming", in: placer.root)
         defer { staging.remove(logger: logger) }
         let t = configuration.timeouts
@@ -67,8 +72,15 @@ extension DCMTKBackend {
         }
         let runner = self.runner("storescp")
         let connection = try placeholderConnection(configuration)
-        // storescp logs nothing when it is ready; its port is the configured one.
-        await onEvent(.listening(port: configuration.port, aeTitle: configuration.aeTitle))
+        // storescp logs nothing when it is ready: `listening` goes out once its socket listens (never for a
+        // port it failed to bind; that ends storescp, an error below).
+        let waitForListening: @Sendable (Int32) async throws(PXError) -> Void = { pid throws(PXError) in
+            guard
+                let port = try await Self.waitUntilListening(
+                    pid: pid, port: configuration.port, seconds: Self.listeningDeadline(configuration.timeouts))
+            else { return }
+            continuation.yield(.listening(port: port, aeTitle: configuration.aeTitle))
+        }
         try await PXError.catchingUntilCancelled {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await book.runTimer() }
@@ -76,7 +88,9 @@ extension DCMTKBackend {
                     defer { continuation.finish() }
                     var parser = StoreSCPLogParser()
                     var session = ListenSession(placer: placer, book: book, logger: logger)
-                    let outcome = try await runner.run(arguments, deadline: nil, logger: logger) { line in
+                    let outcome = try await runner.run(
+                        arguments, deadline: nil, logger: logger, onStart: waitForListening
+                    ) { line in
                         // A pending file is complete once storescp logs its next info-level event.
                         if line.level == .info, let event = await session.finishPending() { continuation.yield(event) }
                         for event in parser.feed(line) {
@@ -124,6 +138,27 @@ extension DCMTKBackend {
                 try await group.waitForAll()
             }
         }
+    }
+
+    /// How long storescp may take to listen: its start-up (dictionaries, TLS files) takes well under a
+    /// second; the connect timeout, at least 10 s, bounds it.
+    static func listeningDeadline(_ timeouts: Timeouts) -> Double { max(10, timeouts.connect) }
+
+    /// Polls (every 10 ms, at most `seconds`) until process `pid` listens on `port`, and returns the port;
+    /// `nil` when the wait is cancelled: storescp that exits first (a port it cannot bind) ends the wait with
+    /// the cancellation its runner sends when the tool ends.
+    static func waitUntilListening(pid: Int32, port: Int, seconds: Double) async throws(PXError) -> Int? {
+        let clock = ContinuousClock()
+        let end = clock.now.advanced(by: .milliseconds(Int(seconds * 1000)))
+        while clock.now < end {
+            if ListeningSockets.ports(ofProcess: pid).contains(port) { return port }
+            do {
+                try await Task.sleep(for: .milliseconds(10))
+            } catch {
+                return nil
+            }
+        }
+        throw PXError.timeout("listen", seconds: seconds, detail: "storescp did not listen on port \(port)")
     }
 
     private func placeholderConnection(_ configuration: ListenConfiguration) throws(PXError) -> Connection {

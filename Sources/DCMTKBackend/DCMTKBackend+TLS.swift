@@ -48,8 +48,10 @@ extension DCMTKBackend {
     }
 
     /// The TLS failure DCMTK's diagnostics describe, or `nil` (texts of DCMTK 3.6.7 with OpenSSL 3).
+    ///
+    /// Without TLS, ``plainToTLSFailure(_:)``.
     static func tlsFailure(_ lines: [DCMTKLogLine], settings: TLSSettings?) -> PXError? {
-        guard let settings else { return nil }
+        guard let settings else { return plainToTLSFailure(lines) }
         let texts = lines.map(\.text)
         func line(_ needle: String) -> String? { texts.first { $0.lowercased().contains(needle.lowercased()) } }
         if let text = line("Unable to load private TLS key") ?? line("unable to load certificate")
@@ -88,6 +90,30 @@ extension DCMTKBackend {
         }
         if let text = line("TLS error") {
             return .tls(.handshakeFailed, "TLS failure: \(text)")
+        }
+        return nil
+    }
+
+    /// A plain A-ASSOCIATE-RQ to a TLS-only acceptor, ``PXError/TLSFailure/peerExpectsTLS`` as the native backend
+    /// names it: the peer answered with a TLS record (content type 0x15 alert or 0x16 handshake, which DCMTK
+    /// reads as a PDU type: "Association Request Failed: 0006:0321 Unrecognized PDU type: 15"), or closed the
+    /// connection without answering, as storescp +tls does ("0006:0317 Peer aborted Association (or never
+    /// connected)").
+    static func plainToTLSFailure(_ lines: [DCMTKLogLine]) -> PXError? {
+        let requestFailures = lines.filter { $0.isFailure && $0.text.contains("Association Request Failed") }
+        if let line = requestFailures.first(where: {
+            $0.text.hasSuffix("Unrecognized PDU type: 15") || $0.text.hasSuffix("Unrecognized PDU type: 16")
+        }) {
+            return .tls(
+                .peerExpectsTLS,
+                "the peer answered the A-ASSOCIATE-RQ in TLS: it expects DICOM TLS (use --tls) (\(line.text))")
+        }
+        if let line = requestFailures.first(where: { $0.text.contains("Peer aborted Association (or never connected)") }
+        ) {
+            return .tls(
+                .peerExpectsTLS,
+                "the peer closed the connection without answering the A-ASSOCIATE-RQ, as a TLS-only peer does: it probably expects DICOM TLS (use --tls), or it refuses connections (\(line.text))"
+            )
         }
         return nil
     }

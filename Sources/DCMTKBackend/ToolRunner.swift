@@ -33,10 +33,14 @@ struct ToolRunner: Sendable {
     static let environment = Environment.inherit.updating(["TCP_NODELAY": "1", "LC_ALL": "C"])
 
     /// Runs the tool to completion.
+    ///
+    /// `onStart` runs beside the log reading with the child's process ID, from its start until the tool
+    /// ends (it is cancelled then); an error it throws kills the tool and is thrown.
     /// - Throws: ``PXError/toolMissing(_:)`` when the tool cannot be found or started; rethrows the
     ///   handler's errors and `CancellationError`.
     func run(
         _ arguments: [String], deadline: Double?, logger: Logger,
+        onStart: (@Sendable (Int32) async throws(PXError) -> Void)? = nil,
         onLine: (DCMTKLogLine) async throws(PXError) -> Void
     ) async throws(PXError) -> Outcome {
         let executable: Executable
@@ -69,6 +73,16 @@ struct ToolRunner: Sendable {
                             }
                             killedByDeadline.value.store(true, ordering: .relaxed)
                             kill(pid, SIGKILL)
+                        }
+                    }
+                    if let onStart {
+                        group.addTask {
+                            do {
+                                try await onStart(pid)
+                            } catch {
+                                kill(pid, SIGKILL)
+                                throw error
+                            }
                         }
                     }
                     for try await raw in execution.standardError.strings(bufferingPolicy: .unbounded) {

@@ -15,7 +15,8 @@ extension DICOMWebClient {
     /// Wildcards `*` `?` and date/time ranges keep the syntax C-FIND uses (PS3.4 §C.2.2.2), which
     /// QIDO-RS shares. A single study (and series) UID goes into the path instead.
     ///
-    /// - Throws: ``PXError/usage(_:)`` for the patient level, which QIDO-RS does not search.
+    /// - Throws: ``PXError/usage(_:)`` for the patient level, which QIDO-RS does not search, and for the
+    ///   Modality Worklist model.
     public static func searchTarget(_ request: FindRequest) throws(PXError) -> (path: String, query: [(String, String)])
     {
         let ids = request.identifier
@@ -24,6 +25,9 @@ extension DICOMWebClient {
                 !value.contains("*"), !value.contains("?")
             else { return nil }
             return pathSegment(value)
+        }
+        if request.model == .worklist {
+            throw .usage("a DICOMweb peer has no Modality Worklist search: --model worklist needs a DIMSE peer")
         }
         var inPath: Set<Tag> = []
         var path: String
@@ -181,23 +185,10 @@ extension DICOMWebClient {
             separator: "/")
     }
 
-    /// A QIDO-RS match shaped as the C-FIND response to the same identifier would be (PS3.4
-    /// §C.2.2.1.2): exactly the keys asked for, in tag order, empty when the archive returned no
-    /// value; QueryRetrieveLevel set; the archive's Specific Character Set kept. So px-find prints
+    /// A QIDO-RS match shaped as the C-FIND response to the same identifier would be
+    /// (``FindRequest/shapedResponse(_:)``, PS3.4 §C.2.2.1.2): exactly the keys asked for, so px-find prints
     /// the same whichever protocol answered.
     public static func shapedAsFindResponse(_ match: DataSet, request: FindRequest) -> DataSet {
-        var out = DataSet()
-        if let charset = match[.specificCharacterSet] { out.set(charset) }
-        for key in request.identifierWithLevel {
-            if key.tag == .specificCharacterSet { continue }
-            if key.tag == .queryRetrieveLevel {
-                out.set(key)
-            } else if let element = match[key.tag] {
-                out.set(element)
-            } else {
-                out.set(DataElement(tag: key.tag, vr: key.vr, bytes: []))
-            }
-        }
-        return out
+        request.shapedResponse(match)
     }
 }

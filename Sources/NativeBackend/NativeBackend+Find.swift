@@ -5,36 +5,40 @@ import Logging
 import PXCore
 
 extension NativeBackend {
-    /// C-FIND (PS3.4 C.4.1): the identifiers are decoded off the wire and handed to `onResponse` as
+    /// C-FIND (PS3.4 C.4.1) on the request's model (a Query/Retrieve one, or the Modality Worklist, PS3.4
+    /// Annex K): the identifiers are decoded off the wire and handed to `onResponse` as
     /// they arrive, on the association's own task, so a peer can send no faster than they are consumed
     /// (no queue grows between the two). ``FindRequest/limit`` sends a C-CANCEL after that many matches;
     /// more than ``FindRequest/maxResponses`` send one too and fail with ``PXError/tooManyResponses(limit:)``.
-    /// Identifiers are kept in the result only when ``FindRequest/keepMatches``.
+    /// Identifiers are kept in the result only when ``FindRequest/keepMatches``; each is shaped to the keys
+    /// asked (``FindRequest/shapedResponse(_:)``).
     public func find(
         _ request: FindRequest, connection: Connection, logger: Logger,
         onResponse: @Sendable (PXCore.FindResponse) async throws(PXError) -> Void
     ) async throws(PXError) -> FindResult {
         let client = self.client(connection, logger: logger)
         let peer = self.peer(connection)
+        let sopClass = request.model.findSOPClass
         // The deadline runs the association in a child task, which takes an escaping closure; `run`
         // waits for that task before it returns, so `onResponse` does not outlive this call.
         let (result, exceeded) = try await PXError.catching {
             try await withoutActuallyEscaping(onResponse) { onResponse in
                 try await run("C-FIND", connection) {
-                    try await client.withAssociation(to: peer, proposing: [.find(request.model.network)]) {
+                    try await client.withAssociation(to: peer, proposing: [.find(sopClass: sopClass)]) {
                         association in
                         var matches: [DataSet] = []
                         var count = 0
                         var exceeded = false
                         var last = DIMSEStatus.success
                         let responses = try await association.find(
-                            request.identifierWithLevel, model: request.model.network, limit: request.cancelAfter)
+                            request.identifierWithLevel, sopClass: sopClass, limit: request.cancelAfter)
                         for try await response in responses {
                             guard response.status.isPending else {
                                 last = response.status
                                 continue
                             }
-                            guard let identifier = response.identifier else { continue }
+                            guard let returned = response.identifier else { continue }
+                            let identifier = request.shapedResponse(returned)
                             if let bound = request.maxResponses, count >= bound {
                                 exceeded = true  // the C-CANCEL went out with this response
                                 continue

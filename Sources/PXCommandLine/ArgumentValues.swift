@@ -14,7 +14,7 @@ extension QueryLevel: ExpressibleByArgument {
 }
 
 /// `--model`: `study` or `patient` (the Study Root and Patient Root information models, PS3.4
-/// §C.6.1-2), in any case.
+/// §C.6.1-2), or `worklist` (Modality Worklist, PS3.4 Annex K: px-find only), in any case.
 extension QueryModel: ExpressibleByArgument {
     public init?(argument: String) {
         self.init(rawValue: argument.lowercased())

@@ -7,7 +7,9 @@ import PXCore
 public struct QueryOptions: ParsableArguments {
     @Option(name: .long, help: "One C-FIND at this level, in any case (default: studies with their series).")
     public var level: QueryLevel?
-    @Option(name: .long, help: "Information model: Patient Root or Study Root (PS3.4 C.6).")
+    @Option(
+        name: .long,
+        help: "Information model: Patient Root or Study Root (PS3.4 C.6), or worklist (Modality Worklist, PS3.4 K).")
     public var model: QueryModel = .studyRoot
     @Option(
         name: [.customShort("k"), .customLong("key")], help: "A query key: Keyword=value, (gggg,eeee)=value or Keyword."
@@ -63,6 +65,9 @@ public struct QueryOptions: ParsableArguments {
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
         if maxResponses < 0 { throw ValidationError("--max-responses must be 0 (no bound) or more") }
         if level == .patient && model == .studyRoot { throw ValidationError("--level patient needs --model patient") }
+        if model == .worklist && (level != nil || studyOnly) {
+            throw ValidationError("--model worklist has no levels: leave out --level and --StudyOnly")
+        }
     }
 
     /// ``maxResponses`` for a ``FindRequest``: `nil` for 0 (no bound).

@@ -34,9 +34,9 @@ public enum FindCommand {
             let keys = try query.matchingKeys()
             var failure: PXError?
             try checkTreeLevel(format: format, query: query)
-            if let level = query.singleLevel {
+            if let (level, identifier) = try singleQuery(query, keys: keys) {
                 let request = FindRequest(
-                    level: level, model: query.model, identifier: try query.identifier(level: level, keys: keys),
+                    level: level, model: query.model, identifier: identifier,
                     limit: query.limit, maxResponses: query.responseBound, keepMatches: forPeople)
                 let result = try await dicomBackend.find(request, connection: conn, logger: logger) { response in
                     guard let ds = response.identifier else { return }
@@ -46,7 +46,10 @@ public enum FindCommand {
                         spool.append(format == .pypx ? PXOutput.pypxEntry(ds, index: spool.count) : ds.dicomJSON())
                     }
                 }
-                if forPeople { writeForPeople(result.matches, format: format, to: output) }
+                if forPeople {
+                    let rows = query.model == .worklist ? result.matches.flatMap(WorklistQuery.rows) : result.matches
+                    writeForPeople(rows, format: format, to: output)
+                }
                 data =
                     forPeople
                     ? nil : spool != nil ? JSONArraySpool.placeholder : PXOutput.findData(result, format: format)
@@ -93,8 +96,22 @@ public enum FindCommand {
         }
     }
 
+    /// The level and identifier of a single C-FIND: `--level` (or `--StudyOnly`), or a worklist query
+    /// (``WorklistQuery``; its level is unused); `nil` for the two-phase query.
+    static func singleQuery(_ query: QueryOptions, keys: [QueryKey]) throws(PXError) -> (QueryLevel, DataSet)? {
+        if query.model == .worklist {
+            let returnTags = query.queryReturnTags.map { $0.split(separator: ",").map { String($0.trimmed) } }
+            return (.study, try WorklistQuery.identifier(keys: keys, returnTags: returnTags))
+        }
+        guard let level = query.singleLevel else { return nil }
+        return (level, try query.identifier(level: level, keys: keys))
+    }
+
     /// `--format tree` shows studies: with `--level` other than study it is a usage error.
     static func checkTreeLevel(format: PXOutput.FindFormat, query: QueryOptions) throws(PXError) {
+        if format == .tree && query.model == .worklist {
+            throw PXError.usage("--format tree shows studies: a worklist query lists scheduled procedure steps")
+        }
         if format == .tree, let level = query.singleLevel, level != .study {
             throw PXError.usage("--format tree shows studies: use it without --level, or with --level study")
         }

@@ -63,6 +63,9 @@ public enum ListCommand {
             case let other:
                 throw PXError.usage("px-ls lists folder and zip places; \(other) is a \(other.kind)")
             }
+            if query.model == .worklist {
+                throw PXError.usage("px-ls lists what a place holds: it has no worklist (use --model study or patient)")
+            }
             let keys = try query.matchingKeys()
             try FindCommand.checkTreeLevel(format: format, query: query)
             if let level = query.singleLevel {

@@ -40,11 +40,39 @@ public struct FindRequest: Sendable {
         [limit, maxResponses.map { $0 + 1 }].compactMap { $0 }.min()
     }
 
-    /// The identifier with (0008,0052) QueryRetrieveLevel set to ``level``.
+    /// The identifier with (0008,0052) QueryRetrieveLevel set to ``level``; for the worklist model, which has
+    /// no levels (PS3.4 §K.6.1.2), the identifier without one.
     public var identifierWithLevel: DataSet {
         var ds = identifier
-        ds.set(.queryRetrieveLevel, vr: .CS, string: level.dicomValue)
+        if model == .worklist {
+            _ = ds.remove(.queryRetrieveLevel)
+        } else {
+            ds.set(.queryRetrieveLevel, vr: .CS, string: level.dicomValue)
+        }
         return ds
+    }
+}
+
+extension FindRequest {
+    /// A match shaped as the answer to exactly this request (PS3.4 §C.4.1.1.3.2): the keys asked for, in tag
+    /// order, empty when the peer returned no value; QueryRetrieveLevel as asked; the peer's Specific Character
+    /// Set kept. What a peer adds unasked (Orthanc's RetrieveAETitle on C-FIND, the NumberOf* and other
+    /// attributes a QIDO-RS service returns, PS3.18 §10.6.3.3) is dropped, so px-find prints the same keys
+    /// whichever peer and protocol answered. A sequence asked for is kept as the peer returned it.
+    public func shapedResponse(_ match: DataSet) -> DataSet {
+        var out = DataSet()
+        if let charset = match[.specificCharacterSet] { out.set(charset) }
+        for key in identifierWithLevel {
+            if key.tag == .specificCharacterSet || key.tag.isGroupLength { continue }
+            if key.tag == .queryRetrieveLevel {
+                out.set(key)
+            } else if let element = match[key.tag] {
+                out.set(element)
+            } else {
+                out.set(DataElement(tag: key.tag, vr: key.vr, bytes: []))
+            }
+        }
+        return out
     }
 }
 

@@ -12,6 +12,9 @@ enum RetrieveTarget {
         verb: String, model: QueryModel, patientID: String?, studyInstanceUID: String, seriesInstanceUID: String?,
         sopInstanceUIDs: [String]
     ) throws(PXError) {
+        guard model.canRetrieve else {
+            throw .usage("the worklist model has no C-MOVE or C-GET (PS3.4 Annex K): use --model study or patient")
+        }
         if model == .patientRoot && (patientID ?? "").isEmpty {
             throw .usage("the patient-root model needs a PatientID")
         }

@@ -16,6 +16,10 @@ public struct PXFind: PXCommand {
             or pypx's flags (--PatientID, --patientID, --StudyDate, ...). Wildcards * and
             ? as the peer allows.
 
+            --model worklist: a Modality Worklist query (PS3.4 Annex K) for scheduled
+            procedure steps, no levels; the step's keys (ScheduledStationAETitle,
+            ScheduledProcedureStepStartDate, Modality, ...) match inside its sequence.
+
             Formats: pypx (default), dicom-json (PS3.18 datasets), ndjson (one flat
             {Keyword: value} line per response, written as each arrives, then the
             envelope), table, tree (a summary line, "2 patients | 3 studies | 56 series |

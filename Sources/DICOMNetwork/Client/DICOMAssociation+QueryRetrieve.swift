@@ -18,13 +18,22 @@ extension DICOMAssociation {
         level: QueryRetrieveLevel? = nil,
         limit: Int? = nil
     ) async throws -> FindResponses {
-        let context = try self.context(for: model.findSOPClass, "C-FIND")
         var keys = identifier
         if let level {
             keys.set(.queryRetrieveLevel, vr: .CS, string: level.rawValue)
         }
+        return try await self.find(keys, sopClass: model.findSOPClass, limit: limit)
+    }
+
+    /// Sends a C-FIND-RQ on the context of any C-FIND SOP class (PS3.4 §C.4.1), e.g. the Modality Worklist
+    /// Information Model - FIND (``WellKnownUID/modalityWorklistFind``, PS3.4 Annex K), whose identifier
+    /// has no Query/Retrieve Level; `identifier` is sent as it is. `limit` as in
+    /// ``find(_:model:level:limit:)``.
+    public func find(_ identifier: DataSet, sopClass: String, limit: Int? = nil) async throws -> FindResponses {
+        let context = try self.context(for: sopClass, "C-FIND")
+        let keys = identifier
         let messageID = self.nextMessageID()
-        let request = CFindRQ(messageID: messageID, affectedSOPClassUID: model.findSOPClass)
+        let request = CFindRQ(messageID: messageID, affectedSOPClassUID: sopClass)
         try await self.connection.send(
             .cFindRQ(request), presentationContextID: context.id, dataSet: try self.encode(keys, in: context))
         return FindResponses(association: self, messageID: messageID, context: context, limit: limit)

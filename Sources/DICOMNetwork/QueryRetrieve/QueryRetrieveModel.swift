@@ -39,8 +39,12 @@ extension ProposedPresentationContext {
 
     /// The C-FIND SOP class of a model.
     public static func find(_ model: QueryRetrieveModel) -> ProposedPresentationContext {
-        ProposedPresentationContext(
-            abstractSyntax: model.findSOPClass, transferSyntaxes: TransferSyntaxLists.uncompressed)
+        find(sopClass: model.findSOPClass)
+    }
+
+    /// A C-FIND SOP class (a Query/Retrieve model's, or the Modality Worklist's, PS3.4 Annex K).
+    public static func find(sopClass: String) -> ProposedPresentationContext {
+        ProposedPresentationContext(abstractSyntax: sopClass, transferSyntaxes: TransferSyntaxLists.uncompressed)
     }
 
     /// The C-MOVE SOP class of a model.

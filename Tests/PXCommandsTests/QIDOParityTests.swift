@@ -1,0 +1,44 @@
+import DICOMData
+import Foundation
+import PXTestSupport
+import Testing
+
+/// px-find over QIDO-RS and over C-FIND (both backends) against the same Orthanc give the same JSON, byte for
+/// byte once sorted by UID (issue 23): px asks QIDO-RS for exactly the keys it asks C-FIND, and keeps only the
+/// keys it asked from either answer (Orthanc adds RetrieveAETitle to C-FIND answers, its DICOMweb plugin
+/// NumberOf* and other attributes to QIDO-RS answers).
+@Suite(
+    "px-find: QIDO-RS and C-FIND give the same JSON", .tags(.integration), .integrationTier, .serialized,
+    OrthancCommandPeer(dicomWeb: true), .timeLimit(.minutes(3)))
+struct QIDOParityTests {
+    /// Seven queries at study, series and image level, with the default keys and with a few asked for.
+    static func queries(_ context: OrthancCommandPeer.Context) -> [(arguments: [String], uidTag: String)] {
+        [
+            (["--level", "study"], "0020000D"),
+            (["--level", "study", "--PatientName", "Doe*", "--StudyDate", "19000101-29991231"], "0020000D"),
+            (["--level", "study", "-k", "AccessionNumber", "-k", "ReferringPhysicianName"], "0020000D"),
+            (["--level", "study", "--QueryReturnTags", "StudyInstanceUID,PatientID,ModalitiesInStudy"], "0020000D"),
+            (["--level", "series", "-k", "Modality"], "0020000E"),
+            (["--level", "series", "--StudyInstanceUID", context.largestStudy], "0020000E"),
+            (["--level", "image", "-k", "InstanceNumber", "-k", "SOPClassUID"], "00080018"),
+        ]
+    }
+
+    @Test func sevenQueriesGiveTheSameJSON() async throws {
+        let context = try DICOMWebCommandTests.context()
+        let dimsePeer = "\(OrthancCommandPeer.orthancAETitle)@127.0.0.1:\(context.dicomPort)"
+        for query in Self.queries(context) {
+            let web = try await DICOMWebCommandTests.findData(
+                DICOMWebCommandTests.url(context), query.arguments, uidTag: query.uidTag)
+            #expect(!web.isEmpty, "\(query.arguments)")
+            for backend in ["native", "dcmtk"] {
+                let dimse = try await DICOMWebCommandTests.findData(
+                    dimsePeer, query.arguments + ["--backend", backend], uidTag: query.uidTag)
+                #expect(
+                    JSONValue.array(dimse).serialized() == JSONValue.array(web).serialized(),
+                    "\(backend) \(query.arguments): C-FIND \(JSONValue.array(dimse).serialized()) vs QIDO-RS \(JSONValue.array(web).serialized())"
+                )
+            }
+        }
+    }
+}

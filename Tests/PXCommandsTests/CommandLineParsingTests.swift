@@ -145,7 +145,7 @@ import Testing
         ),
         (
             "px-find", ["127.0.0.1:1", "--format", "xlsx"],
-            "The value 'xlsx' is invalid for '--format <format>'. Please provide one of 'pypx', 'pypx-clean', 'dicom-json', 'ndjson', 'csv', 'table' or 'tree'."
+            "The value 'xlsx' is invalid for '--format <format>'. Please provide one of the following: 'pypx', 'pypx-clean', 'dicom-json', 'ndjson', 'csv', 'table', 'tree'"
         ),
         (
             "px-listen", ["--on-duplicate", "replace"],

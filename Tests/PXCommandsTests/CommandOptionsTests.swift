@@ -72,7 +72,8 @@ import Testing
         #expect(find.format == .ndjson)
         #expect(find.output.pretty)
         #expect(try FindOutputOptions.parse([]).format == .pypx)
-        #expect(throws: (any Error).self) { try FindOutputOptions.parse(["--format", "csv"]) }
+        #expect(try FindOutputOptions.parse(["--format", "csv"]).format == .csv)
+        #expect(throws: (any Error).self) { try FindOutputOptions.parse(["--format", "xlsx"]) }
     }
 
     @Test func retrieveTargetsFromTheCommandLine() throws {

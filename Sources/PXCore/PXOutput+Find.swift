@@ -104,8 +104,7 @@ extension PXOutput {
         var members: [JSONMember] = []
         if case .object(let m) = pypxEntry(study.study, index: index, strict: strict) { members = m }
         let series: [JSONValue] = study.series.enumerated().map { seriesIndex, series in
-            var entry: [JSONMember] = []
-            if case .object(let m) = pypxEntry(series, index: seriesIndex, strict: strict) { entry = m }
+            var entry = pypxSeriesMembers(series, study: study.study, index: seriesIndex, strict: strict)
             entry.append(pypxSynthetic("label", "SERIES", label: "RetrieveLevel"))
             if let seriesCommand { entry.append(pypxSynthetic("command", seriesCommand, label: "command")) }
             entry.append(pypxSynthetic("status", study.seriesStatus.isFailure ? "error" : "success", label: "status"))
@@ -113,6 +112,42 @@ extension PXOutput {
         }
         members.append(JSONMember("series", .array(series)))
         return .object(members)
+    }
+
+    /// The study's patient and study keys that pypx 3.x's series entries repeat (the peer answers them at the
+    /// series level too, as px asks them there in the pypx formats): a series response that leaves one out or
+    /// empty gets the study's, so that a consumer reads them from the series.
+    public static let pypxSeriesStudyKeywords: Set<String> = [
+        "SpecificCharacterSet", "PatientID", "PatientName", "PatientBirthDate", "PatientAge", "PatientSex",
+        "StudyDate", "StudyDescription", "AccessionNumber",
+    ]
+
+    /// A series entry's members: the index, the series' own `{tag, value, label}` members and those of
+    /// ``pypxSeriesStudyKeywords`` that the series response leaves out or empty, taken from the study, all in
+    /// tag order. Each value is decoded with its own data set's Specific Character Set (PS3.5 §6.1.2.5), so a
+    /// study in Latin-1 and a series in UTF-8 both read right; the series' SpecificCharacterSet, when it has
+    /// one, is the one reported.
+    static func pypxSeriesMembers(_ series: DataSet, study: DataSet, index: Int, strict: Bool) -> [JSONMember] {
+        guard case .object(var members) = series.pypxJSON(strict: strict),
+            case .object(let studyMembers) = study.pypxJSON(strict: strict)
+        else { return [pypxIndex(index)] }
+        func empty(_ member: JSONMember) -> Bool {
+            guard let value = member.value["value"]?.stringValue else { return false }
+            return value.isEmpty || (strict && DataSet.isPypxNoValue(value))
+        }
+        for member in studyMembers where pypxSeriesStudyKeywords.contains(member.key) {
+            if let at = members.firstIndex(where: { $0.key == member.key }) {
+                if empty(members[at]) { members[at] = member }
+            } else {
+                members.append(member)
+            }
+        }
+        // Tags are fixed-width "gggg,eeee" text: their order is the tag order.
+        let ordered = members.enumerated().sorted { a, b in
+            let (x, y) = (a.element.value["tag"]?.stringValue ?? "", b.element.value["tag"]?.stringValue ?? "")
+            return x == y ? a.offset < b.offset : x < y
+        }
+        return [pypxIndex(index)] + ordered.map(\.element)
     }
 
     static func pypxSynthetic(_ key: String, _ value: String, label: String) -> JSONMember {

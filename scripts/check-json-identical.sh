@@ -171,7 +171,7 @@ suite() {
     # px-find: two-phase, every format, every level, keys.
     case_ find px-find "$peer" "${b[@]}"
     case_ find-pretty px-find "$peer" --PatientName 'M*' --pretty "${b[@]}"
-    for format in pypx dicom-json ndjson table; do
+    for format in pypx pypx-clean dicom-json ndjson csv table tree; do
         case_ "find-2phase-$format" px-find "$peer" --format "$format" "${b[@]}"
         for level in study series image; do
             case_ "find-$level-$format" px-find "$peer" --level "$level" --format "$format" "${b[@]}"

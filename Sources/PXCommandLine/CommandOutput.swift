@@ -16,6 +16,8 @@ public struct CommandOutput: Sendable {
     /// The `data` array a command spooled (px-find), spliced into the envelope where `data` is
     /// ``JSONArraySpool/placeholder``.
     public var spool: JSONArraySpool?
+    /// The envelope's `command` as one string instead of the argv (px-find's pypx format: pypx's `command`).
+    public var commandLine: String?
 
     public init(
         pretty: Bool, command: [String] = CommandLine.arguments,
@@ -42,7 +44,8 @@ public struct CommandOutput: Sendable {
     /// Writes the envelope and returns the exit status for it.
     @discardableResult
     public func finish(backend: String, data: JSONValue?, error: PXError?) -> Int32 {
-        let envelope = PXOutput.envelope(backend: backend, command: command, data: data, error: error)
+        let envelope = PXOutput.envelope(
+            backend: backend, command: command, data: data, error: error, commandLine: commandLine)
         guard let spool, data == JSONArraySpool.placeholder else {
             write(envelope)
             return error.map(PXExit.code(for:)) ?? PXExit.success
@@ -56,7 +59,9 @@ public struct CommandOutput: Sendable {
             return error.map(PXExit.code(for:)) ?? PXExit.success
         }
         if let failure = spool.flush() {
-            write(PXOutput.envelope(backend: backend, command: command, data: nil, error: .io(failure)))
+            write(
+                PXOutput.envelope(
+                    backend: backend, command: command, data: nil, error: .io(failure), commandLine: commandLine))
             return PXExit.code(for: .io(failure))
         }
         sink(Array(text[..<at.lowerBound]))

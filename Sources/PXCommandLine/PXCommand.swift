@@ -20,7 +20,11 @@ extension PXCommand {
             command = try parseAsRoot(arguments)
         } catch {
             if exitCode(for: error).rawValue == PXExit.usage {
-                let message = fullMessage(for: error).split(separator: "\n").first.map(String.init) ?? "usage error"
+                let lines = fullMessage(for: error).split(separator: "\n").map(String.init)
+                var message = lines.first ?? "usage error"
+                // Past six valid values ArgumentParser lists them one a line ("  - value") after the first.
+                let listed = lines.dropFirst().prefix { $0.hasPrefix("  - ") }.map { "'\($0.dropFirst(4))'" }
+                if !listed.isEmpty { message += " " + listed.joined(separator: ", ") }
                 CommandOutput(pretty: false).finish(
                     backend: reportedBackend(arguments), data: nil,
                     error: .usage(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message))

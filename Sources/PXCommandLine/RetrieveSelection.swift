@@ -65,7 +65,8 @@ public struct RetrieveSelection: Hashable, Sendable {
     static func value(_ entry: JSONValue, _ keyword: String, tag: String) -> String? {
         if let v = entry[keyword] {
             if let s = v.stringValue { return s.isEmpty ? nil : s }
-            if let s = v["value"]?.stringValue { return s.isEmpty ? nil : s }
+            // pypx writes an empty value as "no value provided for gggg,eeee" (px-find's pypx format too).
+            if let s = v["value"]?.stringValue { return s.isEmpty || DataSet.isPypxNoValue(s) ? nil : s }
         }
         if let s = entry[tag]?["Value"]?.arrayValue?.first?.stringValue { return s }
         return nil
@@ -76,7 +77,8 @@ public struct RetrieveSelection: Hashable, Sendable {
         let study = entry["study"] ?? entry
         guard let studyUID = value(study, "StudyInstanceUID", tag: "0020000D") else { return [] }
         let patientID = value(study, "PatientID", tag: "00100020")
-        if let series = entry["series"]?.arrayValue, !series.isEmpty {
+        // The series: pypx's `series` list, or in DICOM JSON the study's Referenced Series Sequence (0008,1115).
+        if let series = entry["series"]?.arrayValue ?? entry["00081115"]?["Value"]?.arrayValue, !series.isEmpty {
             return series.compactMap { s in
                 value(s, "SeriesInstanceUID", tag: "0020000E").map {
                     RetrieveSelection(patientID: patientID, studyInstanceUID: studyUID, seriesInstanceUID: $0)

@@ -15,15 +15,24 @@ public enum FindCommand {
         // pypx or DICOM JSON shape: each match (a study with its series, in the two-phase query) goes to a
         // temporary file as it is ready and none is kept, so memory stays flat however many the peer sends
         // (issue 14).
-        let spooled = format == .pypx || format == .dicomJSON
+        let spooled = format.isPypx || format == .dicomJSON
         // A spool that cannot be made (TMPDIR missing, a full disk) is the command's error, in its envelope.
         let made = Result { () throws(PXError) in spooled ? try JSONArraySpool(pretty: spoolingOutput.pretty) : nil }
         let spool: JSONArraySpool? = if case .success(let value) = made { value } else { nil }
         let spoolFailure: PXError? = if case .failure(let error) = made { error } else { nil }
         spoolingOutput.spool = spool
+        // pypx's `command`: the (study) query as a findscu command line. Options that cannot make it fail the
+        // command below, in its envelope.
+        if format == .pypx,
+            case .success(let line) = Result(catching: {
+                try commandLine(query, connection: connection, timeouts: timeouts)
+            })
+        {
+            spoolingOutput.commandLine = line
+        }
         let output = spoolingOutput
-        // A table or a tree is for people: the envelope follows it only to report a failure.
-        let forPeople = format == .table || format == .tree
+        // A table, tree or CSV is for people and spreadsheets: the envelope follows it only to report a failure.
+        let forPeople = format == .table || format == .tree || format == .csv
         try await CommandRunner.run(
             output: output, backend: backend, executables: connection.executables(for: "findscu"), tool: "findscu",
             peer: connection,
@@ -36,18 +45,33 @@ public enum FindCommand {
             try checkTreeLevel(format: format, query: query)
             if let (level, identifier) = try singleQuery(query, keys: keys) {
                 let request = FindRequest(
-                    level: level, model: query.model, identifier: identifier,
-                    limit: query.limit, maxResponses: query.responseBound, keepMatches: forPeople)
+                    level: level, model: query.model, identifier: identifier, limit: query.limit,
+                    maxResponses: query.responseBound, keepMatches: forPeople && format != .csv)
+                let columns = PXOutput.csvColumns(identifier)
+                if format == .csv { output.writeText(PXOutput.csvRecord(columns)) }
                 let result = try await dicomBackend.find(request, connection: conn, logger: logger) { response in
                     guard let ds = response.identifier else { return }
                     if format == .ndjson {
                         output.write(PXOutput.ndjsonLine(ds), pretty: false)
+                    } else if format == .csv {
+                        output.writeText(PXOutput.csvRecord(PXOutput.csvFields([ds], columns: columns)))
                     } else if let spool {
-                        spool.append(format == .pypx ? PXOutput.pypxEntry(ds, index: spool.count) : ds.dicomJSON())
+                        spool.append(
+                            format.isPypx
+                                ? PXOutput.pypxEntry(ds, index: spool.count, strict: format == .pypx) : ds.dicomJSON())
                     }
                 }
+                var matches = result.matches
+                if format == .tree {
+                    // The counts the peer left empty, one level down.
+                    matches = await countingOneLevelDown(
+                        matches.map { StudyWithSeries(study: $0, series: [], seriesStatus: .success) },
+                        seriesKnown: false, backend: dicomBackend, model: query.model,
+                        maxResponses: query.responseBound, connection: conn, logger: logger
+                    ).map(\.study)
+                }
                 if forPeople {
-                    let rows = query.model == .worklist ? result.matches.flatMap(WorklistQuery.rows) : result.matches
+                    let rows = query.model == .worklist ? matches.flatMap(WorklistQuery.rows) : matches
                     writeForPeople(rows, format: format, to: output)
                 }
                 data =
@@ -61,15 +85,32 @@ public enum FindCommand {
                 var kept: [StudyWithSeries] = []
                 var (studyCount, seriesCount) = (0, 0)
                 var seriesFailure: DIMSEStatus?
+                let studyIdentifier = try twoPhaseIdentifier(query, format: format, level: .study, keys: studyKeys)
+                let seriesIdentifier = try twoPhaseIdentifier(query, format: format, level: .series, keys: seriesKeys)
+                let columns = PXOutput.csvColumns(study: studyIdentifier, series: seriesIdentifier)
+                if format == .csv { output.writeText(PXOutput.csvRecord(columns)) }
                 let status = try await dicomBackend.forEachStudyWithSeries(
-                    studyKeys: try query.identifier(level: .study, keys: studyKeys),
-                    seriesKeys: try query.identifier(level: .series, keys: seriesKeys), model: query.model,
+                    studyKeys: studyIdentifier, seriesKeys: seriesIdentifier, model: query.model,
                     studyLimit: query.limit, maxResponses: query.responseBound, connection: conn, logger: logger
                 ) { study throws(PXError) in
                     if seriesOnly && study.series.isEmpty { return }
                     if study.seriesStatus.isFailure && seriesFailure == nil { seriesFailure = study.seriesStatus }
                     if let spool {
-                        spool.append(PXOutput.studyEntry(study, index: spool.count, format: format))
+                        // pypx's per-series `command`: the series query of this study as a findscu command line.
+                        var keys = seriesIdentifier
+                        keys.set(.studyInstanceUID, vr: .UI, string: study.study.string(.studyInstanceUID) ?? "")
+                        if query.model == .patientRoot, let id = study.study.string(.patientID) {
+                            keys.set(.patientID, vr: .LO, string: id)
+                        }
+                        let seriesCommand =
+                            format.isPypx
+                            ? PXOutput.findscuCommandLine(keys, level: .series, model: query.model, connection: conn)
+                            : nil
+                        spool.append(
+                            PXOutput.studyEntry(
+                                study, index: spool.count, format: format, seriesCommand: seriesCommand))
+                    } else if format == .csv {
+                        output.writeText(PXOutput.csvRecords(study, columns: columns))
                     } else if format == .ndjson {
                         writeLines([study], format: format, to: output)
                         studyCount += 1
@@ -77,6 +118,11 @@ public enum FindCommand {
                     } else {
                         kept.append(study)
                     }
+                }
+                if format == .tree {
+                    kept = await countingOneLevelDown(
+                        kept, seriesKnown: true, backend: dicomBackend, model: query.model,
+                        maxResponses: query.responseBound, connection: conn, logger: logger)
                 }
                 if forPeople { writeLines(kept, format: format, to: output) }
                 data =
@@ -105,6 +151,38 @@ public enum FindCommand {
         }
         guard let level = query.singleLevel else { return nil }
         return (level, try query.identifier(level: level, keys: keys))
+
+    /// The two-phase query's identifier at `level`: in the pypx formats pypx 3.12.6's return keys at both
+    /// levels (``PXOutput/pypxReturnKeywords``, with SpecificCharacterSet) unless `--QueryReturnTags` names
+    /// them, else px's keys for the level; then the matching keys.
+    static func twoPhaseIdentifier(
+        _ query: QueryOptions, format: PXOutput.FindFormat, level: QueryLevel, keys: [QueryKey]
+    ) throws(PXError) -> DataSet {
+        guard format.isPypx, query.queryReturnTags == nil else { return try query.identifier(level: level, keys: keys) }
+        var identifier = DataSet()
+        for name in ["SpecificCharacterSet"] + PXOutput.pypxReturnKeywords {
+            identifier.set(try QueryKey.make(name: name, value: nil))
+        }
+        for key in keys { identifier.set(key) }
+        return identifier
+    }
+
+    /// The envelope's `command` in pypx's format: the C-FIND px sends first (the single-level one, or the
+    /// study query of the two-phase one) as a findscu command line.
+    static func commandLine(
+        _ query: QueryOptions, connection options: ConnectionOptions, timeouts: TimeoutOptions
+    ) throws(PXError) -> String {
+        let connection = try options.connection(timeouts: timeouts.timeouts)
+        let keys = try query.matchingKeys()
+        if let level = query.singleLevel {
+            return PXOutput.findscuCommandLine(
+                try query.identifier(level: level, keys: keys), level: level, model: query.model,
+                connection: connection)
+        }
+        let studyKeys = keys.filter { !QueryDefaults.seriesKeywords.contains($0.keyword) }
+        return PXOutput.findscuCommandLine(
+            try twoPhaseIdentifier(query, format: .pypx, level: .study, keys: studyKeys), level: .study,
+            model: query.model, connection: connection)
     }
 
     /// `--format tree` shows studies: with `--level` other than study it is a usage error.

@@ -34,8 +34,8 @@ public enum ListCommand {
         let logger = logging.makeLogger(label: "px-ls")
         let format = outputOptions.format
         let output = outputOptions.output
-        // A table or a tree is for people: the envelope follows it only to report a failure.
-        let forPeople = format == .table || format == .tree
+        // A table, tree or CSV is for people and spreadsheets: the envelope follows it only to report a failure.
+        let forPeople = format == .table || format == .tree || format == .csv
         var data: JSONValue?
         var failure: PXError?
         // A zip place's archives that cannot be read: each fails alone, the others are listed.
@@ -69,9 +69,15 @@ public enum ListCommand {
             let keys = try query.matchingKeys()
             try FindCommand.checkTreeLevel(format: format, query: query)
             if let level = query.singleLevel {
-                let matches = try await Self.find(
-                    listing, level: level, identifier: try query.identifier(level: level, keys: keys),
-                    limit: query.limit)
+                let identifier = try query.identifier(level: level, keys: keys)
+                let matches = try await Self.find(listing, level: level, identifier: identifier, limit: query.limit)
+                if format == .csv {
+                    let columns = PXOutput.csvColumns(identifier)
+                    output.writeText(
+                        ([PXOutput.csvRecord(columns)]
+                            + matches.map { PXOutput.csvRecord(PXOutput.csvFields([$0], columns: columns)) })
+                            .joined())
+                }
                 if format == .ndjson {
                     for ds in matches { output.write(PXOutput.ndjsonLine(ds), pretty: false) }
                 }
@@ -81,16 +87,22 @@ public enum ListCommand {
                 let seriesKeys = keys.filter { QueryDefaults.seriesKeywords.contains($0.keyword) }
                 let studyKeys = keys.filter { !QueryDefaults.seriesKeywords.contains($0.keyword) }
                 let seriesIdentifier = try query.identifier(level: .series, keys: seriesKeys)
+                let studyIdentifier = try query.identifier(level: .study, keys: studyKeys)
                 var studies: [StudyWithSeries] = []
                 for study in try await Self.find(
-                    listing, level: .study,
-                    identifier: try query.identifier(level: .study, keys: studyKeys), limit: query.limit)
+                    listing, level: .study, identifier: studyIdentifier, limit: query.limit)
                 {
                     var identifier = seriesIdentifier
                     identifier.set(.studyInstanceUID, vr: .UI, string: study.string(.studyInstanceUID) ?? "")
                     let series = try await Self.find(listing, level: .series, identifier: identifier, limit: nil)
                     if !seriesKeys.isEmpty && series.isEmpty { continue }
                     studies.append(StudyWithSeries(study: study, series: series, seriesStatus: .success))
+                }
+                if format == .csv {
+                    let columns = PXOutput.csvColumns(study: studyIdentifier, series: seriesIdentifier)
+                    output.writeText(
+                        PXOutput.csvRecord(columns) + studies.map { PXOutput.csvRecords($0, columns: columns) }.joined()
+                    )
                 }
                 FindCommand.writeLines(studies, format: format, to: output)
                 data = forPeople ? nil : PXOutput.findData(studies, format: format)

@@ -3,17 +3,27 @@ import DICOMData
 extension PXOutput {
     /// px-find's output formats.
     public enum FindFormat: String, Hashable, Sendable, CaseIterable {
-        /// pypx 3.x: entries `{tag, value, label}` with a synthetic `uid` index, studies with a
-        /// nested `series` list.
+        /// pypx 3.12.6's JSON, key for key (docs/commands.rst, "Formats"): entries `{tag, value, label}` with a
+        /// synthetic `uid` index, studies with a nested `series` list, an empty value as `"no value provided for
+        /// gggg,eeee"`, several values joined with `\`, and `command` a findscu command line (a string, as
+        /// pypx's px-report reads it) of the query px sent.
         case pypx
-        /// PS3.18 Annex F datasets.
+        /// pypx's shape, cleaned: empty values `""`, several values an array, `command` px's argv.
+        case pypxClean = "pypx-clean"
+        /// PS3.18 Annex F data sets; the two-phase answer is one data set per study with its series as the
+        /// items of Referenced Series Sequence (0008,1115).
         case dicomJSON = "dicom-json"
         /// One flat `{Keyword: value}` object per response, written as each arrives.
         case ndjson
-        /// A text table for people.
+        /// RFC 4180 comma-separated values: a header row of the keywords asked, one row per match, CRLF.
+        case csv
+        /// A text table for people, its columns aligned by display width.
         case table
         /// Patient → study (→ series) with counts, for people (``PXOutput/tree(_:)``).
         case tree
+
+        /// pypx's entry shape, strict or clean.
+        public var isPypx: Bool { self == .pypx || self == .pypxClean }
     }
 
     /// pypx's synthetic index entry, `{"tag": 0, "value": N, "label": "uid"}`.
@@ -25,18 +35,19 @@ extension PXOutput {
             ]))
     }
 
-    /// One pypx entry: the index then the data set's `{tag, value, label}` members.
-    public static func pypxEntry(_ dataSet: DataSet, index: Int) -> JSONValue {
+    /// One pypx entry: the index then the data set's `{tag, value, label}` members, strict (pypx's values,
+    /// ``FindFormat/pypx``) or clean.
+    public static func pypxEntry(_ dataSet: DataSet, index: Int, strict: Bool = false) -> JSONValue {
         var members = [pypxIndex(index)]
-        if case .object(let m) = dataSet.pypxJSON() { members += m }
+        if case .object(let m) = dataSet.pypxJSON(strict: strict) { members += m }
         return .object(members)
     }
 
     /// Data for a single-level find: a list of entries in the chosen format.
     public static func findData(_ matches: [DataSet], format: FindFormat) -> JSONValue {
         switch format {
-        case .pypx, .table, .tree:
-            return .array(matches.enumerated().map { pypxEntry($0.element, index: $0.offset) })
+        case .pypx, .pypxClean, .table, .tree, .csv:
+            return .array(matches.enumerated().map { pypxEntry($0.element, index: $0.offset, strict: format == .pypx) })
         case .dicomJSON: return .array(matches.map { $0.dicomJSON() })
         case .ndjson: return .object([JSONMember("count", .integer(matches.count))])
         }
@@ -49,11 +60,11 @@ extension PXOutput {
             ? .object([JSONMember("count", .integer(result.count))]) : findData(result.matches, format: format)
     }
 
-    /// Data for the two-phase query: studies with a nested `series` list (pypx 3.x), or
-    /// `{"study": ..., "series": [...]}` pairs for DICOM JSON.
+    /// Data for the two-phase query: studies with a nested `series` list (pypx 3.x), or in DICOM JSON
+    /// study data sets with their series in Referenced Series Sequence (``studyEntry(_:index:format:seriesCommand:)``).
     public static func findData(_ studies: [StudyWithSeries], format: FindFormat) -> JSONValue {
         switch format {
-        case .pypx, .table, .tree, .dicomJSON:
+        case .pypx, .pypxClean, .table, .tree, .csv, .dicomJSON:
             return .array(studies.enumerated().map { index, study in studyEntry(study, index: index, format: format) })
         case .ndjson:
             return .object([
@@ -63,20 +74,39 @@ extension PXOutput {
         }
     }
 
+    /// Referenced Series Sequence (0008,1115): "a Sequence of Items, each of which includes the Attributes of a
+    /// Series" (PS3.3 §10.4, Series and Instance Reference Macro), where the two-phase DICOM JSON puts a study's
+    /// series.
+    public static let referencedSeriesSequence = Tag(0x0008, 0x1115)
+
     /// One study of the two-phase answer as an element of `data`: pypx 3.x's entry with its `series` list
-    /// (also for table and tree), or `{"study": ..., "series": [...]}` in DICOM JSON.
-    public static func studyEntry(_ study: StudyWithSeries, index: Int, format: FindFormat) -> JSONValue {
+    /// (also for table, tree and csv), each series with pypx's `label`, `command` (`seriesCommand`, the series
+    /// query as a findscu command line, when given) and `status` entries; or in DICOM JSON the study's data set
+    /// with its series as the items of Referenced Series Sequence (0008,1115), a valid PS3.18 Annex F data set.
+    public static func studyEntry(
+        _ study: StudyWithSeries, index: Int, format: FindFormat, seriesCommand: String? = nil
+    ) -> JSONValue {
         if format == .dicomJSON {
-            return .object([
-                JSONMember("study", study.study.dicomJSON()),
-                JSONMember("series", .array(study.series.map { $0.dicomJSON() })),
-            ])
+            var members = study.study.dicomJSON().objectValue ?? []
+            members.removeAll { $0.key == referencedSeriesSequence.hexString }
+            let sequence = JSONMember(
+                referencedSeriesSequence.hexString,
+                .object([
+                    JSONMember("vr", .string("SQ")),
+                    JSONMember("Value", .array(study.series.map { $0.dicomJSON() })),
+                ]))
+            // Members in tag order, as PS3.18 §F.2.1 lists them (eight upper-case hex digits sort as the tags).
+            let at = members.firstIndex { $0.key > sequence.key } ?? members.count
+            members.insert(sequence, at: at)
+            return .object(members)
         }
+        let strict = format == .pypx
         var members: [JSONMember] = []
-        if case .object(let m) = pypxEntry(study.study, index: index) { members = m }
+        if case .object(let m) = pypxEntry(study.study, index: index, strict: strict) { members = m }
         let series: [JSONValue] = study.series.enumerated().map { seriesIndex, series in
-            var entry = pypxSeriesMembers(series, study: study.study, index: seriesIndex)
+            var entry = pypxSeriesMembers(series, study: study.study, index: seriesIndex, strict: strict)
             entry.append(pypxSynthetic("label", "SERIES", label: "RetrieveLevel"))
+            if let seriesCommand { entry.append(pypxSynthetic("command", seriesCommand, label: "command")) }
             entry.append(pypxSynthetic("status", study.seriesStatus.isFailure ? "error" : "success", label: "status"))
             return .object(entry)
         }
@@ -84,25 +114,30 @@ extension PXOutput {
         return .object(members)
     }
 
-    /// The study's patient and study keys that pypx 3.x's series entries repeat, so that a consumer reads
-    /// them from the series (pypx 3.12.6 against dcmqrscp).
+    /// The study's patient and study keys that pypx 3.x's series entries repeat (the peer answers them at the
+    /// series level too, as px asks them there in the pypx formats): a series response that leaves one out or
+    /// empty gets the study's, so that a consumer reads them from the series.
     public static let pypxSeriesStudyKeywords: Set<String> = [
         "SpecificCharacterSet", "PatientID", "PatientName", "PatientBirthDate", "PatientAge", "PatientSex",
         "StudyDate", "StudyDescription", "AccessionNumber",
     ]
 
-    /// A series entry's members as pypx 3.x has them: the index, the series' own `{tag, value, label}`
-    /// members and those of ``pypxSeriesStudyKeywords`` that the series response leaves out or empty, taken
-    /// from the study, all in tag order. Each value is decoded with its own data set's Specific Character
-    /// Set (PS3.5 §6.1.2.5), so a study in Latin-1 and a series in UTF-8 both read right; the series'
-    /// SpecificCharacterSet, when it has one, is the one reported.
-    static func pypxSeriesMembers(_ series: DataSet, study: DataSet, index: Int) -> [JSONMember] {
-        guard case .object(var members) = series.pypxJSON(), case .object(let studyMembers) = study.pypxJSON() else {
-            return [pypxIndex(index)]
+    /// A series entry's members: the index, the series' own `{tag, value, label}` members and those of
+    /// ``pypxSeriesStudyKeywords`` that the series response leaves out or empty, taken from the study, all in
+    /// tag order. Each value is decoded with its own data set's Specific Character Set (PS3.5 §6.1.2.5), so a
+    /// study in Latin-1 and a series in UTF-8 both read right; the series' SpecificCharacterSet, when it has
+    /// one, is the one reported.
+    static func pypxSeriesMembers(_ series: DataSet, study: DataSet, index: Int, strict: Bool) -> [JSONMember] {
+        guard case .object(var members) = series.pypxJSON(strict: strict),
+            case .object(let studyMembers) = study.pypxJSON(strict: strict)
+        else { return [pypxIndex(index)] }
+        func empty(_ member: JSONMember) -> Bool {
+            guard let value = member.value["value"]?.stringValue else { return false }
+            return value.isEmpty || (strict && DataSet.isPypxNoValue(value))
         }
         for member in studyMembers where pypxSeriesStudyKeywords.contains(member.key) {
             if let at = members.firstIndex(where: { $0.key == member.key }) {
-                if members[at].value["value"] == .string("") { members[at] = member }
+                if empty(members[at]) { members[at] = member }
             } else {
                 members.append(member)
             }
@@ -127,7 +162,8 @@ extension PXOutput {
     /// An NDJSON line for one response.
     public static func ndjsonLine(_ dataSet: DataSet) -> JSONValue { dataSet.flatJSON() }
 
-    /// A plain-text table: one row per data set, one column per keyword (in first-seen order).
+    /// A plain-text table: one row per data set, one column per keyword (in first-seen order), the columns
+    /// aligned by display width (``displayWidth(_:)-(String)``), a cell wider than 64 columns cut with `…`.
     public static func table(_ rows: [DataSet]) -> String {
         var columns: [String] = []
         var flat: [[String: String]] = []
@@ -146,15 +182,15 @@ extension PXOutput {
             }
             flat.append(row)
         }
-        var widths = columns.map { $0.count }
+        // Widths in terminal columns (a CJK or Hangul character takes two, a combining mark none), at most 64.
+        var widths = columns.map { displayWidth($0) }
         for row in flat {
-            for (i, c) in columns.enumerated() { widths[i] = min(64, max(widths[i], row[c, default: ""].count)) }
+            for (i, c) in columns.enumerated() {
+                widths[i] = min(64, max(widths[i], displayWidth(row[c, default: ""])))
+            }
         }
         func line(_ cells: [String]) -> String {
-            cells.enumerated().map { i, cell in
-                let text = cell.count > widths[i] ? String(cell.prefix(widths[i] - 1)) + "…" : cell
-                return text + String(repeating: " ", count: max(0, widths[i] - text.count))
-            }.joined(separator: "  ")
+            cells.enumerated().map { i, cell in fit(cell, width: widths[i]) }.joined(separator: "  ")
         }
         var out = line(columns) + "\n" + line(widths.map { String(repeating: "-", count: $0) }) + "\n"
         for row in flat { out += line(columns.map { row[$0, default: ""] }) + "\n" }

@@ -7,14 +7,15 @@ import PXStorage
 /// `{"status": "success"|"error", "backend": ..., "command": [argv...], "data": ..., "error": {...}}`
 /// with `error` only on failure.
 public enum PXOutput {
-    /// The envelope around a command's data.
+    /// The envelope around a command's data. `commandLine`, when given, is the `command` instead of the argv:
+    /// pypx's shape, a string (px-find's pypx format, ``findscuCommandLine(_:level:model:connection:)``).
     public static func envelope(
-        backend: String, command: [String], data: JSONValue?, error: PXError? = nil
+        backend: String, command: [String], data: JSONValue?, error: PXError? = nil, commandLine: String? = nil
     ) -> JSONValue {
         var members = [
             JSONMember("status", .string(error == nil ? "success" : "error")),
             JSONMember("backend", .string(backend)),
-            JSONMember("command", .array(command.map(JSONValue.string))),
+            JSONMember("command", commandLine.map(JSONValue.string) ?? .array(command.map(JSONValue.string))),
             JSONMember("data", data ?? .null),
         ]
         if let error { members.append(JSONMember("error", json(error))) }

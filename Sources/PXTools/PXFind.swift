@@ -20,11 +20,26 @@ public struct PXFind: PXCommand {
             procedure steps, no levels; the step's keys (ScheduledStationAETitle,
             ScheduledProcedureStepStartDate, Modality, ...) match inside its sequence.
 
-            Formats: pypx (default), dicom-json (PS3.18 datasets), ndjson (one flat
-            {Keyword: value} line per response, written as each arrives, then the
-            envelope), table, tree (a summary line, "2 patients | 3 studies | 56 series |
-            17174 instances", then patient -> study -> series with their counts; with
-            --level study, patient -> study).
+            Formats (docs/commands.rst, "Formats"):
+              pypx        (default) pypx 3.12.6's JSON key for key: the two-phase query
+                          asks pypx's 25 keys at both levels; an empty value is "no value
+                          provided for gggg,eeee", several values one "A\\B" string,
+                          "command" the query as a findscu command line (pypx's px-report
+                          reads it)
+              pypx-clean  the same entries with empty values "", several values an
+                          array, "command" px's argv
+              dicom-json  PS3.18 Annex F data sets in "data"; the two-phase answer is
+                          one data set per study with its series as the items of
+                          Referenced Series Sequence (0008,1115)
+              ndjson      one flat {Keyword: value} line per response, written as each
+                          arrives, then the envelope
+              csv         RFC 4180: a header row of the keywords asked, one row per
+                          match (per series in the two-phase query), CRLF line ends
+              table       columns aligned by display width (CJK characters count 2)
+              tree        a summary line, "2 patients | 3 studies | 56 series | 17174
+                          instances", then patient -> study -> series with their counts;
+                          with --level study, patient -> study
+            csv, table and tree print the JSON envelope only when the command fails.
 
             --then retrieve (pypx 3.x) retrieves what was found and prints px-move's
             (px-get's, with --datadir) JSON instead of the matches.

@@ -16,9 +16,11 @@ public struct PXLs: PXCommand {
             Queries match as a C-FIND would on a node (PS3.4 C.2.2.2: wild cards, date
             ranges, UID lists), with px-find's --level, --model, -k and --PatientID-style
             keys; without --level, studies then the series of each (pypx 3.x), printed
-            in --format pypx (default), dicom-json, ndjson, table or tree. The envelope's
-            backend is "place". A zip place (zip:PATH) is read from its archives' manifests
-            and central directories (no DICOM header), with the same keys and formats.
+            in --format pypx (default; px's keys for each level, pypx's values),
+            pypx-clean, dicom-json, ndjson, csv, table or tree (see px-find --help and
+            docs/commands.rst, "Formats"). The envelope's backend is "place". A zip
+            place (zip:PATH) is read from its archives' manifests and central
+            directories (no DICOM header), with the same keys and formats.
 
             \(PXExit.helpTable)
             """,

@@ -144,8 +144,8 @@ import Testing
             "The value 'instance' is invalid for '--level <level>'. Please provide one of 'patient', 'study', 'series' or 'image'."
         ),
         (
-            "px-find", ["127.0.0.1:1", "--format", "csv"],
-            "The value 'csv' is invalid for '--format <format>'. Please provide one of 'pypx', 'dicom-json', 'ndjson', 'table' or 'tree'."
+            "px-find", ["127.0.0.1:1", "--format", "xlsx"],
+            "The value 'xlsx' is invalid for '--format <format>'. Please provide one of the following: 'pypx', 'pypx-clean', 'dicom-json', 'ndjson', 'csv', 'table', 'tree'"
         ),
         (
             "px-listen", ["--on-duplicate", "replace"],

@@ -23,7 +23,7 @@ import Testing
     @Test func unknownValuesAreRejected() {
         #expect(QueryLevel(argument: "instance") == nil)
         #expect(QueryModel(argument: "series") == nil)
-        #expect(PXOutput.FindFormat(argument: "csv") == nil)
+        #expect(PXOutput.FindFormat(argument: "xlsx") == nil)
         #expect(DuplicatePolicy(argument: "replace") == nil)
     }
 
@@ -34,7 +34,12 @@ import Testing
         #expect(DuplicatePolicy(argument: "rename") == .rename)
         // What --help lists.
         #expect(QueryLevel.allValueStrings == ["patient", "study", "series", "image"])
-        #expect(PXOutput.FindFormat.allValueStrings == ["pypx", "dicom-json", "ndjson", "table", "tree"])
+        #expect(PXOutput.FindFormat(argument: "csv") == .csv)
+        #expect(PXOutput.FindFormat(argument: "pypx-clean") == .pypxClean)
+        #expect(
+            PXOutput.FindFormat.allValueStrings == [
+                "pypx", "pypx-clean", "dicom-json", "ndjson", "csv", "table", "tree",
+            ])
     }
 }
 
@@ -67,7 +72,8 @@ import Testing
         #expect(find.format == .ndjson)
         #expect(find.output.pretty)
         #expect(try FindOutputOptions.parse([]).format == .pypx)
-        #expect(throws: (any Error).self) { try FindOutputOptions.parse(["--format", "csv"]) }
+        #expect(try FindOutputOptions.parse(["--format", "csv"]).format == .csv)
+        #expect(throws: (any Error).self) { try FindOutputOptions.parse(["--format", "xlsx"]) }
     }
 
     @Test func retrieveTargetsFromTheCommandLine() throws {

@@ -171,6 +171,14 @@ import Testing
             let limited = try await step(
                 "limit", "px-find", [peer, "--level", "image", "--format", "ndjson", "--limit", "2"])
             #expect(limited.stdout.split(separator: "\n").count == 3, "\(limited.stdout)")
+            // --format tree: dcmqrscp leaves the NumberOf*Related* counts empty; px counts one level down (issue 23).
+            for arguments in [[], ["--level", "study"]] {
+                let tree = try await PeerHarness.run("px-find", [peer, "--format", "tree"] + arguments + b)
+                #expect(tree.exitCode == 0, "\(tree.stderr)")
+                #expect(tree.stdout.hasPrefix("4 patients | 5 studies | 5 series | 6 instances\n"), "\(tree.stdout)")
+                #expect(!tree.stdout.contains("? "), "\(tree.stdout)")
+                #expect(tree.stdout.contains("1 series, 2 instances"), "\(tree.stdout)")
+            }
 
             // Move to an unknown destination.
             let uid = studies.first?["StudyInstanceUID"]?["value"]?.stringValue ?? ""

@@ -70,7 +70,7 @@ import Testing
         utf8.set(.seriesInstanceUID, vr: .UI, string: "1.2.4")
         utf8.set(DataElement(tag: .patientName, vr: .PN, bytes: Array("Müller^Jö".utf8)))
         let data = PXOutput.findData(
-            [StudyWithSeries(study: study, series: [plain, utf8], seriesStatus: .success)], format: .pypx)
+            [StudyWithSeries(study: study, series: [plain, utf8], seriesStatus: .success)], format: .pypxClean)
         let series = try #require(data.arrayValue?.first?["series"]?.arrayValue)
         #expect(series[0]["PatientName"]?["value"]?.stringValue == "Müller^J")
         #expect(series[0]["PatientID"]?["value"]?.stringValue == "PAT002")
@@ -88,6 +88,16 @@ import Testing
         #expect(series[1]["PatientName"]?["value"]?.stringValue == "Müller^Jö")
         #expect(series[1]["SpecificCharacterSet"]?["value"]?.stringValue == "ISO_IR 192")
         #expect(series[1]["PatientID"]?["value"]?.stringValue == "PAT002")
+
+        // pypx's own values (the default format): an empty value is pypx's text, filled from the study too.
+        plain.set(Tag(0x0008, 0x0060), vr: .CS, string: "")
+        plain.set(Tag(0x0008, 0x0061), vr: .CS, strings: ["CT", "MR"])
+        let strict = PXOutput.findData(
+            [StudyWithSeries(study: study, series: [plain], seriesStatus: .success)], format: .pypx)
+        let strictSeries = try #require(strict.arrayValue?.first?["series"]?.arrayValue?.first)
+        #expect(strictSeries["PatientID"]?["value"]?.stringValue == "PAT002")
+        #expect(strictSeries["Modality"]?["value"]?.stringValue == "no value provided for 0008,0060")
+        #expect(strictSeries["ModalitiesInStudy"]?["value"]?.stringValue == "CT\\MR")
     }
 }
 

@@ -6,24 +6,44 @@ extension DataSet {
     /// Unlike pypx, this is real JSON and keeps multiple values apart: `value` is a string for an element
     /// with one value or none (`""` when empty), an array of strings for several values, an array of
     /// objects of this shape for a sequence, and base64 text for binary VRs.
-    public func pypxJSON() -> JSONValue {
+    ///
+    /// `strict` renders values as pypx 3.12.6 does (it reads them from findscu's log, `Base.parseResponse`): an
+    /// element without a value is `"no value provided for gggg,eeee"` and several values are one string joined
+    /// with `\`, so that scripts and pypx's px-report read px's output as they read pypx's.
+    public func pypxJSON(strict: Bool = false) -> JSONValue {
         var members: [JSONMember] = []
         members.reserveCapacity(elements.count)
         for element in elements where !element.tag.isGroupLength {
             let keyword = element.keyword
             let hex = element.tag.hexString.lowercased()
             let tagText = "\(hex.prefix(4)),\(hex.suffix(4))"
+            var value = element.pypxValue(characterSet: characterSet, strict: strict)
+            if strict {
+                switch value {
+                case .string(""): value = .string(Self.pypxNoValue(tag: tagText))
+                case .array(let values) where element.items == nil:
+                    value = .string(values.compactMap(\.stringValue).joined(separator: "\\"))
+                default: break
+                }
+            }
             members.append(
                 JSONMember(
                     keyword,
                     .object([
                         JSONMember("tag", .string(tagText)),
-                        JSONMember("value", element.pypxValue(characterSet: characterSet)),
+                        JSONMember("value", value),
                         JSONMember("label", .string(keyword)),
                     ])))
         }
         return .object(members)
     }
+
+    /// pypx's text for an element the peer returned empty: `no value provided for 0010,1010`.
+    public static func pypxNoValue(tag: String) -> String { "no value provided for \(tag)" }
+
+    /// Whether a pypx `value` is pypx's text for an empty element (``pypxNoValue(tag:)``), which a reader of
+    /// pypx JSON takes as no value.
+    public static func isPypxNoValue(_ value: String) -> Bool { value.hasPrefix("no value provided") }
 
     /// The data set as one flat object, `{"PatientID": "32124", "OtherPatientIDs": ["A", "B"]}`:
     /// the shape of px-find's NDJSON lines.
@@ -50,10 +70,10 @@ extension DataElement {
     }
 
     /// The value in pypx's shape: one string, an array of strings, nested objects, or base64 text.
-    func pypxValue(characterSet: SpecificCharacterSet) -> JSONValue {
+    func pypxValue(characterSet: SpecificCharacterSet, strict: Bool = false) -> JSONValue {
         switch value {
         case .sequence(let items):
-            return .array(items.map { $0.dataSet.pypxJSON() })
+            return .array(items.map { $0.dataSet.pypxJSON(strict: strict) })
         case .fragments(let pixelData):
             var joined: [UInt8] = []
             for f in pixelData.fragments { joined.append(contentsOf: f) }

@@ -15,9 +15,6 @@ public struct NodePlace: PlaceInventory {
     /// Bound on the responses to one query (``FindRequest/maxResponses``).
     public var maxResponses: Int? = FindRequest.defaultMaxResponses
 
-    /// Whether the "node" is a DICOMweb service (QIDO-RS for the inventory, WADO-RS and STOW-RS for transfers).
-    public var isDICOMweb: Bool { backend.name == "dicomweb" }
-
     public init(backend: any DICOMBackend, connection: Connection, logger: Logger) {
         self.backend = backend
         self.connection = connection

@@ -1,0 +1,64 @@
+import Foundation
+import Logging
+import PX
+import PXTestSupport
+import Synchronization
+import Testing
+
+/// px-sync's engine from Swift through `import PX` alone (issue 21): endpoints made in code, the engine run
+/// in this process, its typed events collected; no command line, no process.
+@Suite(.timeLimit(.minutes(2))) struct LibrarySyncTests {
+    @Test("folder -> zip -> folder through import PX: the same instances; second runs transfer nothing")
+    func folderZipFolder() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-library-sync-") { work in
+            // Patient P1 (study 1: series of 2 and 1 instances), P2 (study 2: one instance).
+            try ServeCommandTests.makePlace(work + "/in")
+            let logger = Logger(label: "px.test.library-sync")
+            let source = try await Endpoint.folder(at: work + "/in", logger: logger)
+            let zips = try Endpoint.zip(at: work + "/zips", create: true)
+            let ended = Mutex<[SyncStudyResult.Result]>([])
+            let archived = try await SyncEngine(sources: [source], destination: zips, logger: logger) { event in
+                if case .studyEnded(let end) = event { ended.withLock { $0.append(end.result) } }
+            }.run(.keys(DataSet()))
+            #expect(archived.failure == nil)
+            #expect(archived.found == 2)
+            #expect(archived.transferred == 2)
+            #expect(archived.instancesTransferred == 4)
+            #expect(ended.withLock { $0 } == [.transferred, .transferred])
+
+            let again = try await SyncEngine(sources: [source], destination: zips, logger: logger).run(
+                .keys(DataSet()))
+            #expect(again.alreadyPresent == 2)
+            #expect(again.instancesTransferred == 0)
+
+            let back = try await Endpoint.folder(at: work + "/back", create: true, logger: logger)
+            var keys = DataSet()
+            keys.set(.patientID, vr: .LO, string: "P1")
+            let extracted = try await SyncEngine(sources: [zips], destination: back, logger: logger).run(.keys(keys))
+            #expect(extracted.failure == nil)
+            #expect(extracted.found == 1)
+            #expect(extracted.instancesTransferred == 3)
+            let everything = try await SyncEngine(sources: [zips], destination: back, logger: logger).run(
+                .keys(DataSet()))
+            #expect(everything.alreadyPresent == 1)
+            #expect(everything.instancesTransferred == 1)
+            let original = try Self.instances(under: work + "/in")
+            let copied = try Self.instances(under: work + "/back")
+            #expect(copied.keys.sorted() == original.keys.sorted())
+            for (uid, dataSet) in original {
+                let differences = OrthancCommandTests.differences(dataSet, copied[uid] ?? DataSet())
+                #expect(differences.isEmpty, "\(uid): \(differences)")
+            }
+        }
+    }
+
+    /// SOP Instance UID -> the data set, of every DICOM file under `root` (px's own folders left out).
+    static func instances(under root: String) throws -> [String: DataSet] {
+        var out: [String: DataSet] = [:]
+        for path in SyncTests.files(under: root) where path.hasSuffix(".dcm") {
+            let dataSet = try Part10File(contentsOf: path).dataSet
+            out[dataSet.string(.sopInstanceUID) ?? path] = dataSet
+        }
+        return out
+    }
+}

@@ -21,13 +21,18 @@ public enum SyncEvent: Sendable {
     case progress(SyncProgress)
 }
 
-/// A study as a run names it: what the source said of it and the source's label.
+/// A study as a run names it: what the source said of it, the source's label, and the destination's when the
+/// run has several.
 public struct SyncStudy: Sendable {
     public var holding: StudyHolding
     /// Index of the source in the run's list.
     public var sourceIndex: Int
     /// ``Endpoint/label`` of the source.
     public var source: String
+    /// Index of the destination in the run's list.
+    public var destinationIndex: Int = 0
+    /// ``Endpoint/label`` of the destination, `nil` when the run has one destination only.
+    public var destination: String?
 }
 
 /// How one study ended.
@@ -72,9 +77,10 @@ public struct SyncSummary: Sendable {
     }
 }
 
-/// One sync run: finds the selected studies in the sources, plans each against the destination
+/// One sync run: finds the selected studies in the sources, plans each against each destination
 /// (``SyncPlanner``) and transfers what is missing (``SyncTransfer``), `parallel` studies at once, reporting
-/// each step as a ``SyncEvent``.
+/// each step as a ``SyncEvent``. With several destinations each study is synced into each of them (a
+/// study-destination pair counts as one study in the summary's counts, once in ``SyncSummary/found``).
 ///
 /// ```swift
 /// import PX
@@ -98,19 +104,30 @@ public final class SyncEngine: Sendable {
     }
 
     public let sources: [Endpoint]
-    public let destination: Endpoint
+    public let destinations: [Endpoint]
     public let transfer: SyncTransfer
     public let options: Options
     let logger: Logger
     let onEvent: @Sendable (SyncEvent) -> Void
     private let state = Mutex(SyncSummary())
 
-    public init(
+    public convenience init(
         sources: [Endpoint], destination: Endpoint, transfer: SyncTransfer? = nil, options: Options = Options(),
         logger: Logger, onEvent: @escaping @Sendable (SyncEvent) -> Void = { _ in }
     ) {
+        self.init(
+            sources: sources, destinations: [destination], transfer: transfer, options: options, logger: logger,
+            onEvent: onEvent)
+    }
+
+    /// - Parameter destinations: at least one.
+    public init(
+        sources: [Endpoint], destinations: [Endpoint], transfer: SyncTransfer? = nil, options: Options = Options(),
+        logger: Logger, onEvent: @escaping @Sendable (SyncEvent) -> Void = { _ in }
+    ) {
+        precondition(!destinations.isEmpty, "a sync needs a destination")
         self.sources = sources
-        self.destination = destination
+        self.destinations = destinations
         self.transfer = transfer ?? SyncTransfer(logger: logger)
         self.options = options
         self.logger = logger
@@ -124,23 +141,27 @@ public final class SyncEngine: Sendable {
     /// (``SyncSummary/failure``); what is thrown stopped the run (a source that cannot be asked at all).
     @discardableResult
     public func run(_ selection: SyncSelection) async throws(PXError) -> SyncSummary {
-        let hold = try StagingHold(destination: destination, dryRun: options.dryRun)
-        defer { hold.release() }
+        var holds: [StagingHold] = []
+        defer { for hold in holds { hold.release() } }
+        for destination in destinations {
+            holds.append(try StagingHold(destination: destination, dryRun: options.dryRun))
+        }
         let found = try await find(selection)
         state.withLock { $0.found += found.count }
-        let queue = StudyQueue(found)
+        let pairs = found.flatMap { study in destinations.indices.map { (study.0, study.1, $0) } }
+        let queue = StudyQueue(pairs)
         let nodes = sources.indices.filter { sources[$0].mover != nil }
         // `parallel` lanes, each with its own retrieve session per source node (many C-GETs and C-MOVEs on
         // one association where the backend can), taking the next study when it is done with one.
         await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<min(options.parallel, found.count) {
+            for _ in 0..<min(options.parallel, pairs.count) {
                 group.addTask {
                     await self.withSessions(nodes[...], [:]) { sessions in
-                        while let (study, source) = queue.next() {
-                            await self.sync(study, source: source, sessions: sessions)
+                        while let (study, source, destination) = queue.next() {
+                            await self.sync(study, source: source, destination: destination, sessions: sessions)
                             let progress = self.state.withLock { s in
                                 SyncProgress(
-                                    done: s.alreadyPresent + s.transferred + s.failed + s.planned, total: found.count,
+                                    done: s.alreadyPresent + s.transferred + s.failed + s.planned, total: pairs.count,
                                     instances: s.instancesTransferred, failed: s.failed)
                             }
                             self.onEvent(.progress(progress))
@@ -224,9 +245,14 @@ public final class SyncEngine: Sendable {
         onEvent(.lineFailed(error))
     }
 
-    func sync(_ holding: StudyHolding, source index: Int, sessions: [Int: any RetrieveSession]) async {
+    func sync(
+        _ holding: StudyHolding, source index: Int, destination target: Int, sessions: [Int: any RetrieveSession]
+    ) async {
         let source = sources[index]
-        let study = SyncStudy(holding: holding, sourceIndex: index, source: source.label)
+        let destination = destinations[target]
+        let study = SyncStudy(
+            holding: holding, sourceIndex: index, source: source.label, destinationIndex: target,
+            destination: destinations.count > 1 ? destination.label : nil)
         let plan: StudyPlan
         do {
             plan = try await SyncPlanner.plan(
@@ -266,9 +292,9 @@ public final class SyncEngine: Sendable {
     }
 }
 
-/// The studies still to sync, taken one at a time by the lanes.
+/// The studies still to sync (with their source's and destination's indices), taken one at a time by the lanes.
 final class StudyQueue: Sendable {
-    private let pending: Mutex<IndexingIterator<[(StudyHolding, Int)]>>
-    init(_ studies: [(StudyHolding, Int)]) { pending = Mutex(studies.makeIterator()) }
-    func next() -> (StudyHolding, Int)? { pending.withLock { $0.next() } }
+    private let pending: Mutex<IndexingIterator<[(StudyHolding, Int, Int)]>>
+    init(_ studies: [(StudyHolding, Int, Int)]) { pending = Mutex(studies.makeIterator()) }
+    func next() -> (StudyHolding, Int, Int)? { pending.withLock { $0.next() } }
 }

@@ -21,6 +21,11 @@ public struct SyncOptions: ParsableArguments {
     public var places: [String] = []
 
     @Option(
+        name: .customLong("also-to"),
+        help: "A further destination (repeat for more): each selected study is synced into DEST and into these.")
+    public var alsoTo: [String] = []
+
+    @Option(
         name: .customLong("from-file"), help: "A CSV file with a PatientID, AccessionNumber or StudyInstanceUID column."
     )
     public var fromFile: String?
@@ -105,12 +110,17 @@ public enum SyncCommand {
                 resolved.append(
                     try await context.resolve(text, asDestination: isDestination, layout: sync.layout))
             }
-            let destination = resolved.removeLast()
+            var destinations = [resolved.removeLast()]
+            for text in sync.alsoTo {
+                destinations.append(try await context.resolve(text, asDestination: true, layout: sync.layout))
+            }
             var transfer = SyncTransfer(logger: logger)
             transfer.retrieve = SyncTransfer.Retrieve(rawValue: sync.retrieve) ?? .auto
             transfer.window = sync.window
             var receiverFolder: FolderPlace?
-            if sync.receiverPort != nil, !sync.dryRun, case .folder(let folder) = destination,
+            // The receiver places into one folder: it serves a run with that one destination.
+            if sync.receiverPort != nil, !sync.dryRun, destinations.count == 1,
+                case .folder(let folder) = destinations[0],
                 resolved.contains(where: { $0.mover != nil })
             {
                 receiverFolder = folder
@@ -118,7 +128,7 @@ public enum SyncCommand {
             }
             let showProgress = CommandOutput.standardErrorIsTerminal
             let engine = SyncEngine(
-                sources: resolved, destination: destination, transfer: transfer,
+                sources: resolved, destinations: destinations, transfer: transfer,
                 options: SyncEngine.Options(force: sync.force, dryRun: sync.dryRun, parallel: sync.parallel),
                 logger: logger
             ) { event in
@@ -232,6 +242,7 @@ enum SyncJSON {
             members.append(JSONMember("AccessionNumber", .string(accession)))
         }
         members.append(JSONMember("source", .string(study.source)))
+        if let destination = study.destination { members.append(JSONMember("destination", .string(destination))) }
         return members
     }
 
@@ -252,7 +263,8 @@ enum SyncJSON {
     /// The envelope's data: the counts, each study's end (by StudyInstanceUID), the batch lines that failed.
     static func summary(_ summary: SyncSummary) -> JSONValue {
         let studies = summary.studies.sorted {
-            $0.study.holding.studyInstanceUID < $1.study.holding.studyInstanceUID
+            ($0.study.holding.studyInstanceUID, $0.study.destinationIndex)
+                < ($1.study.holding.studyInstanceUID, $1.study.destinationIndex)
         }
         let lineErrors = summary.lineErrors.map { error in
             JSONValue.object([

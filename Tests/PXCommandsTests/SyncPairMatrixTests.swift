@@ -12,7 +12,7 @@ import Testing
     .timeLimit(.minutes(5)))
 struct SyncPairMatrixTests {
     @Test(
-        "node -> zip, web -> zip, zip -> node, node -> web, zip -> web, web -> node, node -> node through px, zip -> node"
+        "node -> zip, web -> zip, two destinations, zip -> node, node -> zip, web -> node, node -> node through px, node -> web, zip -> web, zip -> node"
     )
     func pairs() async throws {
         let context = try #require(OrthancCommandPeer.current, "the suite's Orthanc is not running")
@@ -26,6 +26,22 @@ struct SyncPairMatrixTests {
         // Out of Orthanc into zip folders: node -> zip, web -> zip.
         try await matrix.cell(orthanc, "zip:" + work + "/zip-from-node", studies: 5, equals: corpus)
         try await matrix.cell(web, "zip:" + work + "/zip-from-web", studies: 5, equals: corpus)
+
+        // Several destinations in one run: each study into each (a zip folder and a folder), named in the events.
+        let multiZip = "zip:" + work + "/zip-also"
+        let multiFolder = work + "/folder-also"
+        let both = try await SyncTests.sync([orthanc, multiZip, "--also-to", multiFolder])
+        #expect(both.exitCode == 0, "\(both.stdout) \(both.stderr)")
+        #expect(both.json?["data"]?["found"] == .number("5"), "\(both.stdout)")
+        #expect(both.json?["data"]?["transferred"] == .number("10"), "\(both.stdout)")
+        #expect(both.json?["data"]?["instancesTransferred"] == .number("12"), "\(both.stdout)")
+        let finished = SyncTests.events(both, "studyFinished")
+        #expect(Set(finished.compactMap { $0["destination"]?.stringValue }) == [multiZip, multiFolder])
+        try await matrix.expectHolds(multiZip, corpus)
+        try SyncTests.expectFolder(multiFolder, equals: corpus)
+        let bothAgain = try await SyncTests.sync([orthanc, multiZip, "--also-to", multiFolder])
+        #expect(bothAgain.json?["data"]?["alreadyPresent"] == .number("10"), "\(bothAgain.stdout)")
+        #expect(bothAgain.json?["data"]?["instancesTransferred"] == .number("0"))
 
         // zip -> px-serve (an empty one), px-serve -> zip; web -> another empty px-serve.
         let (served, servedPeer) = try await Self.serve(work, "serve-from-zip")

@@ -52,6 +52,34 @@ import Testing
         }
     }
 
+    @Test(
+        "docs/places.rst's example: a node -> zip engine built as the page shows; a node that is not there stops the run"
+    )
+    func documentedExample() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-library-doc-") { work in
+            let port = try TestSupport.freePort()
+            let logger = Logger(label: "archiver")
+            let pacs = Endpoint.node(
+                NodePlace(
+                    backend: try PX.backend(.native),
+                    connection: Connection(
+                        node: try DICOMNode(host: "127.0.0.1", port: port, calledAETitle: "PACS"), local: try LocalAE()),
+                    logger: logger))
+            let zips = try Endpoint.zip(at: work + "/zips", create: true)
+            let events = Mutex(0)
+            let engine = SyncEngine(sources: [pacs], destination: zips, logger: logger) { _ in
+                events.withLock { $0 += 1 }
+            }
+            var keys = DataSet()
+            keys.set(.patientID, vr: .LO, string: "P1")
+            await #expect(throws: PXError.self) { try await engine.run(.keys(keys)) }
+            #expect(events.withLock { $0 } == 0)
+            #expect(pacs.verifier != nil && pacs.mover != nil)
+            #expect(zips.verifier == nil && zips.mover == nil)
+            #expect(pacs.kind == "node" && zips.kind == "zip" && zips.label == "zip:" + work + "/zips")
+        }
+    }
+
     /// SOP Instance UID -> the data set, of every DICOM file under `root` (px's own folders left out).
     static func instances(under root: String) throws -> [String: DataSet] {
         var out: [String: DataSet] = [:]

@@ -6,7 +6,7 @@ import Synchronization
 
 /// What a sync run reports as it goes, in order for each study: `planned` (with the units), `studyStarted`,
 /// then ``SyncEvent/studyEnded(_:)``; a batch line that names nothing is ``SyncEvent/lineFailed(_:)``; after each
-/// study ``SyncEvent/progress(_:)``. The engine writes nothing itself: px-sync renders these as NDJSON, a
+/// study ``SyncEvent/progress(_:)``; last ``SyncEvent/finished(_:)``. The engine writes nothing itself: px-sync renders these as NDJSON, a
 /// library user does what it likes with them.
 public enum SyncEvent: Sendable {
     /// A batch file's line names nothing px can look for, or its query found nothing or failed.
@@ -19,6 +19,8 @@ public enum SyncEvent: Sendable {
     case studyEnded(SyncStudyResult)
     /// Studies done so far.
     case progress(SyncProgress)
+    /// The run is over: what it found and did (the last event of a run that was not stopped by an error).
+    case finished(SyncSummary)
 }
 
 /// A study as a run names it: what the source said of it, the source's label, and the destination's when the
@@ -170,7 +172,39 @@ public final class SyncEngine: Sendable {
                 }
             }
         }
+        let summary = self.summary
+        onEvent(.finished(summary))
         return summary
+    }
+
+    /// A run as an `AsyncThrowingStream` of its events, ending with ``SyncEvent/finished(_:)``; it throws what
+    /// stopped the run. The run starts when the stream is made and is cancelled when its consumer stops
+    /// listening.
+    ///
+    /// ```swift
+    /// for try await event in SyncEngine.events(sources: [pacs], destinations: [zips], logger: logger,
+    ///                                           selection: .keys(DataSet())) {
+    ///     if case .finished(let summary) = event { print(summary.instancesTransferred) }
+    /// }
+    /// ```
+    public static func events(
+        sources: [Endpoint], destinations: [Endpoint], transfer: SyncTransfer? = nil, options: Options = Options(),
+        logger: Logger, selection: SyncSelection
+    ) -> AsyncThrowingStream<SyncEvent, any Error> {
+        AsyncThrowingStream { continuation in
+            let engine = SyncEngine(
+                sources: sources, destinations: destinations, transfer: transfer, options: options, logger: logger
+            ) { event in continuation.yield(event) }
+            let run = Task {
+                do {
+                    try await engine.run(selection)
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in run.cancel() }
+        }
     }
 
     /// Runs `body` with a retrieve session open on each of the source nodes `indices`.

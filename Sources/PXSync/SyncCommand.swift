@@ -219,7 +219,7 @@ enum SyncJSON {
             case .planned: return nil
             }
             return self.study(name, result.study, ended(result))
-        case .progress:
+        case .progress, .finished:
             return nil
         }
     }

@@ -42,6 +42,24 @@ import Testing
                 .keys(DataSet()))
             #expect(everything.alreadyPresent == 1)
             #expect(everything.instancesTransferred == 1)
+            // The same run as an AsyncStream: into a second zip folder, the events in order, the summary last.
+            var names: [String] = []
+            var last: SyncSummary?
+            for try await event in SyncEngine.events(
+                sources: [source], destinations: [try Endpoint.zip(at: work + "/zips-2", create: true)],
+                options: SyncEngine.Options(parallel: 1), logger: logger, selection: .keys(DataSet()))
+            {
+                switch event {
+                case .planned: names.append("planned")
+                case .studyStarted: names.append("studyStarted")
+                case .studyEnded(let end): names.append(end.result.rawValue)
+                case .finished(let summary): last = summary
+                case .lineFailed, .progress: break
+                }
+            }
+            #expect(names == Array(repeating: ["planned", "studyStarted", "transferred"], count: 2).flatMap { $0 })
+            #expect(last?.instancesTransferred == 4)
+
             let original = try Self.instances(under: work + "/in")
             let copied = try Self.instances(under: work + "/back")
             #expect(copied.keys.sorted() == original.keys.sorted())

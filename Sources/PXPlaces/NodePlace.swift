@@ -21,49 +21,18 @@ public struct NodePlace: PlaceInventory {
         self.logger = logger
     }
 
-    static let accessionNumber = Tag(0x0008, 0x0050)
-    static let seriesNumber = Tag(0x0020, 0x0011)
-    static let numberOfStudyRelatedSeries = Tag(0x0020, 0x1206)
-    static let numberOfStudyRelatedInstances = Tag(0x0020, 0x1208)
-    static let numberOfSeriesRelatedInstances = Tag(0x0020, 0x1209)
-
     public func studies(matching keys: DataSet) async throws(PXError) -> [StudyHolding] {
         var identifier = keys
-        Self.ask(
-            &identifier,
-            [
-                (.studyInstanceUID, .UI), (.patientID, .LO), (.patientName, .PN), (.studyDate, .DA),
-                (.studyDescription, .LO), (Self.accessionNumber, .SH), (Self.numberOfStudyRelatedSeries, .IS),
-                (Self.numberOfStudyRelatedInstances, .IS),
-            ])
-        return try await find(.study, identifier).compactMap { match in
-            guard let uid = Self.text(match, .studyInstanceUID) else { return nil }
-            return StudyHolding(
-                studyInstanceUID: uid, patientID: Self.text(match, .patientID),
-                patientName: Self.text(match, .patientName), studyDate: Self.text(match, .studyDate),
-                studyDescription: Self.text(match, .studyDescription),
-                accessionNumber: Self.text(match, Self.accessionNumber),
-                seriesCount: Self.count(match, Self.numberOfStudyRelatedSeries),
-                instanceCount: Self.count(match, Self.numberOfStudyRelatedInstances))
-        }
+        InventoryKeys.ask(&identifier, InventoryKeys.study)
+        return try await find(.study, identifier).compactMap { StudyHolding(match: $0) }
     }
 
     public func series(ofStudy studyInstanceUID: String) async throws(PXError) -> [SeriesHolding] {
         var identifier = DataSet()
         identifier.set(.studyInstanceUID, vr: .UI, string: studyInstanceUID)
-        Self.ask(
-            &identifier,
-            [
-                (.seriesInstanceUID, .UI), (.modality, .CS), (Self.seriesNumber, .IS), (.seriesDescription, .LO),
-                (Self.numberOfSeriesRelatedInstances, .IS),
-            ])
-        return try await find(.series, identifier).compactMap { match in
-            guard let uid = Self.text(match, .seriesInstanceUID) else { return nil }
-            return SeriesHolding(
-                studyInstanceUID: studyInstanceUID, seriesInstanceUID: uid, modality: Self.text(match, .modality),
-                seriesNumber: Self.text(match, Self.seriesNumber),
-                seriesDescription: Self.text(match, .seriesDescription),
-                instanceCount: Self.count(match, Self.numberOfSeriesRelatedInstances))
+        InventoryKeys.ask(&identifier, InventoryKeys.series)
+        return try await find(.series, identifier).compactMap {
+            SeriesHolding(match: $0, studyInstanceUID: studyInstanceUID)
         }
     }
 
@@ -73,8 +42,8 @@ public struct NodePlace: PlaceInventory {
         var identifier = DataSet()
         identifier.set(.studyInstanceUID, vr: .UI, string: studyInstanceUID)
         identifier.set(.seriesInstanceUID, vr: .UI, string: seriesInstanceUID)
-        Self.ask(&identifier, [(.sopInstanceUID, .UI)])
-        return Set(try await find(.image, identifier).compactMap { Self.text($0, .sopInstanceUID) })
+        InventoryKeys.ask(&identifier, [(.sopInstanceUID, .UI)])
+        return Set(try await find(.image, identifier).compactMap { InventoryKeys.text($0, .sopInstanceUID) })
     }
 
     /// One C-FIND; a failure status is thrown (a partial answer would make the plan wrong).
@@ -84,21 +53,5 @@ public struct NodePlace: PlaceInventory {
         if result.status.isFailure { throw .dimseFailure(result.status, operation: "C-FIND (\(level.dicomValue))") }
         if let maxResponses, result.matches.count > maxResponses { throw .tooManyResponses(limit: maxResponses) }
         return result.matches
-    }
-
-    /// Adds each tag as an empty return key unless the identifier already matches on it.
-    static func ask(_ identifier: inout DataSet, _ keys: [(Tag, VR)]) {
-        for (tag, vr) in keys where !identifier.contains(tag) { identifier.set(tag, vr: vr, strings: []) }
-    }
-
-    /// A value with its padding removed, `nil` when empty.
-    static func text(_ match: DataSet, _ tag: Tag) -> String? {
-        guard let value = match.string(tag), !value.isEmpty else { return nil }
-        return value
-    }
-
-    /// An IS count, `nil` when the SCP left it empty or sent something that is not a count.
-    static func count(_ match: DataSet, _ tag: Tag) -> Int? {
-        text(match, tag).flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil }
     }
 }

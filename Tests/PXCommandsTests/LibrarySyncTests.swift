@@ -70,6 +70,37 @@ import Testing
         }
     }
 
+    @Test("folder -> folder (copied through the placer) and zip -> zip (through a temporary folder): equal, then 0")
+    func sameKindPairs() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-library-same-") { work in
+            try ServeCommandTests.makePlace(work + "/in")
+            let logger = Logger(label: "px.test.library-sync")
+            let source = try await Endpoint.folder(at: work + "/in", logger: logger)
+            let copy = try await Endpoint.folder(at: work + "/copy", create: true, logger: logger)
+            let zips = try Endpoint.zip(at: work + "/zips", create: true)
+            let zipsCopy = try Endpoint.zip(at: work + "/zips-copy", create: true)
+            for (from, to) in [(source, copy), (source, zips), (zips, zipsCopy)] {
+                let first = try await SyncEngine(sources: [from], destination: to, logger: logger).run(.keys(DataSet()))
+                #expect(first.failure == nil, "\(from.label) -> \(to.label)")
+                #expect(first.instancesTransferred == 4, "\(from.label) -> \(to.label)")
+                let second = try await SyncEngine(sources: [from], destination: to, logger: logger).run(
+                    .keys(DataSet()))
+                #expect(second.alreadyPresent == 2 && second.instancesTransferred == 0, "\(from.label) -> \(to.label)")
+            }
+            let back = try await Endpoint.folder(at: work + "/back", create: true, logger: logger)
+            _ = try await SyncEngine(sources: [zipsCopy], destination: back, logger: logger).run(.keys(DataSet()))
+            let original = try Self.instances(under: work + "/in")
+            for folder in [work + "/copy", work + "/back"] {
+                let copied = try Self.instances(under: folder)
+                #expect(copied.keys.sorted() == original.keys.sorted(), "\(folder)")
+                for (uid, dataSet) in original {
+                    let differences = OrthancCommandTests.differences(dataSet, copied[uid] ?? DataSet())
+                    #expect(differences.isEmpty, "\(folder) \(uid): \(differences)")
+                }
+            }
+        }
+    }
+
     @Test(
         "docs/places.rst's example: a node -> zip engine built as the page shows; a node that is not there stops the run"
     )

@@ -36,6 +36,7 @@ let package = Package(
         .executable(name: "px-get", targets: ["px-get"]),
         .executable(name: "px-sync", targets: ["px-sync"]),
         .library(name: "PXIndex", targets: ["PXIndex"]),
+        .library(name: "PXPlaces", targets: ["PXPlaces"]),
         .executable(name: "px-serve", targets: ["px-serve"]),
         .executable(name: "px-ls", targets: ["px-ls"]),
     ],
@@ -203,10 +204,32 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
-        // `import PX`: the typed model, the data layer and both backends behind one choice.
+        // The places library (issue 21): the endpoints px reads studies from and writes them to (a DIMSE node, a
+        // DICOMweb service, a folder, a zip folder), what each can do (verify, inventory, yield instances, take
+        // them), one source -> sink transfer path, and the sync engine that plans and runs it, reporting typed
+        // events. Below the command line: no ArgumentParser, no stdout or stderr.
+        .target(
+            name: "PXPlaces",
+            dependencies: [
+                "PXCore",
+                "PXStorage",
+                "PXIndex",
+                "DICOMData",
+                "DICOMNetwork",
+                "DICOMWeb",
+                "NativeBackend",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        // `import PX`: the typed model, the data layer, both backends behind one choice, and the places library
+        // (endpoints, the folder index, DICOMweb, sync).
         .target(
             name: "PX",
-            dependencies: ["PXCore", "PXStorage", "DICOMData", "DCMTKBackend", "NativeBackend"],
+            dependencies: [
+                "PXCore", "PXStorage", "DICOMData", "DCMTKBackend", "NativeBackend", "PXPlaces", "PXIndex", "DICOMWeb",
+            ],
             swiftSettings: strictSettings
         ),
 
@@ -215,6 +238,8 @@ let package = Package(
             name: "PXCommandLine",
             dependencies: [
                 "PX",
+                "PXPlaces",
+                "PXIndex",
                 "PXCore",
                 "DICOMWeb",
                 "PXStorage",
@@ -296,11 +321,13 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
-        // px-sync (issue 12): places, inventories, plan and transfers; the executable holds its --help.
+        // px-sync's command (issue 12): its options, places resolved once, PXPlaces' sync engine run and its
+        // events rendered as NDJSON; the executable holds its --help.
         .target(
             name: "PXSync",
             dependencies: [
                 "PX",
+                "PXPlaces",
                 "PXIndex",
                 "DICOMNetwork",
                 "DICOMWeb",
@@ -387,6 +414,7 @@ let package = Package(
                 "px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get",
                 "PXSync", "px-sync",
                 "px-serve", "px-ls",
+                "PX", "PXPlaces",
             ],
             swiftSettings: strictSettings
         ),

@@ -33,49 +33,20 @@ public struct DICOMWebInventory: PlaceInventory {
         self.logger = logger
     }
 
-    /// The return keys of a study question besides those in `keys`.
-    static let studyReturnKeys: [(Tag, VR)] = [
-        (.studyInstanceUID, .UI), (.patientID, .LO), (.patientName, .PN), (.studyDate, .DA),
-        (.studyDescription, .LO), (InventoryTag.accessionNumber, .SH), (InventoryTag.numberOfStudyRelatedSeries, .IS),
-        (InventoryTag.numberOfStudyRelatedInstances, .IS),
-    ]
-
     public func studies(matching keys: DataSet) async throws(PXError) -> [StudyHolding] {
         var identifier = keys
-        for (tag, vr) in Self.studyReturnKeys where identifier[tag] == nil {
-            identifier.set(DataElement(tag: tag, vr: vr, bytes: []))
-        }
-        let matches = try await search(FindRequest(level: .study, identifier: identifier))
-        return matches.compactMap { match in
-            guard let uid = Self.value(match, .studyInstanceUID) else { return nil }
-            return StudyHolding(
-                studyInstanceUID: uid, patientID: Self.value(match, .patientID),
-                patientName: Self.value(match, .patientName), studyDate: Self.value(match, .studyDate),
-                studyDescription: Self.value(match, .studyDescription),
-                accessionNumber: Self.value(match, InventoryTag.accessionNumber),
-                seriesCount: match.integer(InventoryTag.numberOfStudyRelatedSeries),
-                instanceCount: match.integer(InventoryTag.numberOfStudyRelatedInstances))
+        InventoryKeys.ask(&identifier, InventoryKeys.study)
+        return try await search(FindRequest(level: .study, identifier: identifier)).compactMap {
+            StudyHolding(match: $0)
         }
     }
 
     public func series(ofStudy studyInstanceUID: String) async throws(PXError) -> [SeriesHolding] {
         var identifier = DataSet()
         identifier.set(.studyInstanceUID, vr: .UI, string: studyInstanceUID)
-        for (tag, vr) in [
-            (Tag.seriesInstanceUID, VR.UI), (.modality, .CS), (InventoryTag.seriesNumber, .IS),
-            (.seriesDescription, .LO),
-            (InventoryTag.numberOfSeriesRelatedInstances, .IS),
-        ] {
-            identifier.set(DataElement(tag: tag, vr: vr, bytes: []))
-        }
-        let matches = try await search(FindRequest(level: .series, identifier: identifier))
-        return matches.compactMap { match in
-            guard let uid = Self.value(match, .seriesInstanceUID) else { return nil }
-            return SeriesHolding(
-                studyInstanceUID: studyInstanceUID, seriesInstanceUID: uid, modality: Self.value(match, .modality),
-                seriesNumber: Self.value(match, InventoryTag.seriesNumber),
-                seriesDescription: Self.value(match, .seriesDescription),
-                instanceCount: match.integer(InventoryTag.numberOfSeriesRelatedInstances))
+        InventoryKeys.ask(&identifier, InventoryKeys.series)
+        return try await search(FindRequest(level: .series, identifier: identifier)).compactMap {
+            SeriesHolding(match: $0, studyInstanceUID: studyInstanceUID)
         }
     }
 
@@ -85,9 +56,9 @@ public struct DICOMWebInventory: PlaceInventory {
         var identifier = DataSet()
         identifier.set(.studyInstanceUID, vr: .UI, string: studyInstanceUID)
         identifier.set(.seriesInstanceUID, vr: .UI, string: seriesInstanceUID)
-        identifier.set(DataElement(tag: .sopInstanceUID, vr: .UI, bytes: []))
+        InventoryKeys.ask(&identifier, [(.sopInstanceUID, .UI)])
         let matches = try await search(FindRequest(level: .image, identifier: identifier))
-        return Set(matches.compactMap { Self.value($0, .sopInstanceUID) })
+        return Set(matches.compactMap { InventoryKeys.text($0, .sopInstanceUID) })
     }
 
     /// Every match of `request`, page by page.
@@ -101,21 +72,4 @@ public struct DICOMWebInventory: PlaceInventory {
             }
         }
     }
-
-    /// A non-empty value, `nil` otherwise.
-    static func value(_ match: DataSet, _ tag: Tag) -> String? {
-        guard let value = match.string(tag), !value.isEmpty else { return nil }
-        return value
-    }
-}
-
-/// The keys the inventory asks for that ``Tag`` has no constant for (kept here, not as ``Tag``
-/// members, so they cannot clash with constants another module adds).
-enum InventoryTag {
-    static let accessionNumber = Tag(0x0008, 0x0050)
-    static let seriesNumber = Tag(0x0020, 0x0011)
-    /// PS3.4 §C.6.2.1.2 (optional return keys answered by the SCP).
-    static let numberOfStudyRelatedSeries = Tag(0x0020, 0x1206)
-    static let numberOfStudyRelatedInstances = Tag(0x0020, 0x1208)
-    static let numberOfSeriesRelatedInstances = Tag(0x0020, 0x1209)
 }

@@ -1,7 +1,10 @@
 import DCMTKBackend
 @_exported import DICOMData
+@_exported import DICOMWeb
 import NativeBackend
 @_exported import PXCore
+@_exported import PXIndex
+@_exported import PXPlaces
 @_exported import PXStorage
 
 /// Which backend runs an operation.

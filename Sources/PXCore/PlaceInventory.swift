@@ -72,3 +72,72 @@ public protocol PlaceInventory: Sendable {
     func instances(ofStudy studyInstanceUID: String, series seriesInstanceUID: String) async throws(PXError)
         -> Set<String>
 }
+
+/// The keys an inventory asks a peer for at each level, and how a peer's match becomes a holding: one
+/// definition for the C-FIND inventory of a node (PS3.4 §C.6.2, Study Root) and the QIDO-RS one of a DICOMweb
+/// service (PS3.18 §10.6), which answer the same attributes.
+public enum InventoryKeys {
+    public static let accessionNumber = Tag(0x0008, 0x0050)
+    public static let seriesNumber = Tag(0x0020, 0x0011)
+    /// PS3.4 §C.6.2.1.2: optional return keys the SCP computes.
+    public static let numberOfStudyRelatedSeries = Tag(0x0020, 0x1206)
+    public static let numberOfStudyRelatedInstances = Tag(0x0020, 0x1208)
+    public static let numberOfSeriesRelatedInstances = Tag(0x0020, 0x1209)
+
+    /// The return keys of a study question.
+    public static let study: [(Tag, VR)] = [
+        (.studyInstanceUID, .UI), (.patientID, .LO), (.patientName, .PN), (.studyDate, .DA),
+        (.studyDescription, .LO), (accessionNumber, .SH), (numberOfStudyRelatedSeries, .IS),
+        (numberOfStudyRelatedInstances, .IS),
+    ]
+
+    /// The return keys of a series question.
+    public static let series: [(Tag, VR)] = [
+        (.seriesInstanceUID, .UI), (.modality, .CS), (seriesNumber, .IS), (.seriesDescription, .LO),
+        (numberOfSeriesRelatedInstances, .IS),
+    ]
+
+    /// Adds each key as an empty return key unless the identifier already matches on it.
+    public static func ask(_ identifier: inout DataSet, _ keys: [(Tag, VR)]) {
+        for (tag, vr) in keys where !identifier.contains(tag) { identifier.set(tag, vr: vr, strings: []) }
+    }
+
+    /// A value with its padding removed, `nil` when empty.
+    public static func text(_ match: DataSet, _ tag: Tag) -> String? {
+        guard let value = match.string(tag), !value.isEmpty else { return nil }
+        return value
+    }
+
+    /// An IS count, `nil` when the peer left it empty or sent something that is not a count (then the planner
+    /// goes one level down instead of trusting it).
+    public static func count(_ match: DataSet, _ tag: Tag) -> Int? {
+        text(match, tag).flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil }
+    }
+}
+
+extension StudyHolding {
+    /// A study-level match (``InventoryKeys/study``); `nil` without a StudyInstanceUID.
+    public init?(match: DataSet) {
+        guard let uid = InventoryKeys.text(match, .studyInstanceUID) else { return nil }
+        self.init(
+            studyInstanceUID: uid, patientID: InventoryKeys.text(match, .patientID),
+            patientName: InventoryKeys.text(match, .patientName), studyDate: InventoryKeys.text(match, .studyDate),
+            studyDescription: InventoryKeys.text(match, .studyDescription),
+            accessionNumber: InventoryKeys.text(match, InventoryKeys.accessionNumber),
+            seriesCount: InventoryKeys.count(match, InventoryKeys.numberOfStudyRelatedSeries),
+            instanceCount: InventoryKeys.count(match, InventoryKeys.numberOfStudyRelatedInstances))
+    }
+}
+
+extension SeriesHolding {
+    /// A series-level match of study `studyInstanceUID` (``InventoryKeys/series``); `nil` without a
+    /// SeriesInstanceUID.
+    public init?(match: DataSet, studyInstanceUID: String) {
+        guard let uid = InventoryKeys.text(match, .seriesInstanceUID) else { return nil }
+        self.init(
+            studyInstanceUID: studyInstanceUID, seriesInstanceUID: uid, modality: InventoryKeys.text(match, .modality),
+            seriesNumber: InventoryKeys.text(match, InventoryKeys.seriesNumber),
+            seriesDescription: InventoryKeys.text(match, .seriesDescription),
+            instanceCount: InventoryKeys.count(match, InventoryKeys.numberOfSeriesRelatedInstances))
+    }
+}

@@ -25,8 +25,8 @@ extension ZipPlace: PlaceInventory {
         for study in listing.studies {
             var record = study.record
             // What a C-FIND SCP would answer for them (PS3.4 §C.6.2.1.2), so keys can match them too.
-            record.set(Tag(0x0020, 0x1206), vr: .IS, string: String(study.series.count))
-            record.set(Tag(0x0020, 0x1208), vr: .IS, string: String(study.instanceCount))
+            record.set(InventoryKeys.numberOfStudyRelatedSeries, vr: .IS, string: String(study.series.count))
+            record.set(InventoryKeys.numberOfStudyRelatedInstances, vr: .IS, string: String(study.instanceCount))
             let modalities = Set(study.series.compactMap { $0.record.string(.modality)?.trimmingSpaces }).sorted()
             if !modalities.isEmpty { record.set(Tag(0x0008, 0x0061), vr: .CS, strings: modalities) }
             guard AttributeMatching.matches(keys, record) else { continue }
@@ -35,7 +35,7 @@ extension ZipPlace: PlaceInventory {
                     studyInstanceUID: study.studyInstanceUID, patientID: record.string(.patientID),
                     patientName: record.string(.patientName), studyDate: record.string(.studyDate),
                     studyDescription: record.string(.studyDescription),
-                    accessionNumber: record.string(Tag(0x0008, 0x0050)), seriesCount: study.series.count,
+                    accessionNumber: record.string(InventoryKeys.accessionNumber), seriesCount: study.series.count,
                     instanceCount: study.instanceCount))
         }
         for failure in listing.failures {
@@ -53,7 +53,8 @@ extension ZipPlace: PlaceInventory {
         return study.series.map { series in
             SeriesHolding(
                 studyInstanceUID: studyInstanceUID, seriesInstanceUID: series.seriesInstanceUID,
-                modality: series.record.string(.modality), seriesNumber: series.record.string(Tag(0x0020, 0x0011)),
+                modality: series.record.string(.modality),
+                seriesNumber: series.record.string(InventoryKeys.seriesNumber),
                 seriesDescription: series.record.string(.seriesDescription),
                 instanceCount: series.sopInstanceUIDs.count)
         }

@@ -7,6 +7,7 @@ import PXCommandLine
 import PXCommands
 import PXCore
 import PXIndex
+import PXPlaces
 import PXStorage
 import Synchronization
 
@@ -18,6 +19,11 @@ import Synchronization
 public struct SyncOptions: ParsableArguments {
     @Argument(help: "SOURCE... DEST: places (see PLACES above); the last one is the destination.")
     public var places: [String] = []
+
+    @Option(
+        name: .customLong("also-to"),
+        help: "A further destination (repeat for more): each selected study is synced into DEST and into these.")
+    public var alsoTo: [String] = []
 
     @Option(
         name: .customLong("from-file"), help: "A CSV file with a PatientID, AccessionNumber or StudyInstanceUID column."
@@ -75,7 +81,9 @@ public struct SyncOptions: ParsableArguments {
 }
 
 /// px-sync: make sure the selected studies of the sources are in the destination, transferring only what is
-/// missing. NDJSON events on stdout as it goes, then the envelope.
+/// missing. The places are resolved once (``PlaceContext``), PXPlaces' ``SyncEngine`` runs the sync, and this
+/// command renders its events: NDJSON on stdout as it goes, a progress line on a terminal's stderr, then the
+/// envelope.
 public enum SyncCommand {
     public static func run(
         sync: SyncOptions, query: QueryOptions, timeouts: TimeoutOptions, backend options: BackendOptions,
@@ -86,54 +94,61 @@ public enum SyncCommand {
         let chosen = Result { () throws(PXError) in try selection(sync: sync, query: query) }
         let logger = logging.makeLogger(label: "px-sync")
         let output = CommandOutput(pretty: false, command: outputOptions.output.command)
-        let report = Report()
-        let data: (()) -> JSONValue = { _ in report.json() }
+        let summary = SummaryBox()
+        let data: (()) -> JSONValue = { _ in SyncJSON.summary(summary.value) }
         try await CommandRunner.run(
             output: outputOptions.output, backend: options, executables: [:], tool: "findscu", state: (), data: data
         ) { backend, _ in
             let config = try PXConfig.load()
             let calling = try LocalAE(aeTitle: sync.callingAETitle ?? config.localAETitle ?? LocalAE.defaultTitle)
+            let context = PlaceContext(
+                config: config, calling: calling, timeouts: timeouts.timeouts, backend: backend, logger: logger)
             let selection = try chosen.get()
-            var resolved: [SyncPlace] = []
+            var resolved: [Endpoint] = []
             for (index, text) in sync.places.enumerated() {
                 let isDestination = index == sync.places.count - 1
-                var place = try Place.parse(text, config: config)
-                if isDestination { place = try place.withLayout(sync.layout) }
                 resolved.append(
-                    try await resolve(
-                        place, isDestination: isDestination, config: config, calling: calling,
-                        timeouts: timeouts.timeouts, backend: backend, logger: logger))
+                    try await context.resolve(text, asDestination: isDestination, layout: sync.layout))
             }
-            let destination = resolved.removeLast()
-            for source in resolved where !SyncTransfer.pairs(source, destination) {
-                throw PXError.usage(
-                    "px-sync \(source.label) -> \(destination.label): this pair is not supported (sync through a folder)"
-                )
+            var destinations = [resolved.removeLast()]
+            for text in sync.alsoTo {
+                destinations.append(try await context.resolve(text, asDestination: true, layout: sync.layout))
             }
             var transfer = SyncTransfer(logger: logger)
             transfer.retrieve = SyncTransfer.Retrieve(rawValue: sync.retrieve) ?? .auto
             transfer.window = sync.window
             var receiverFolder: FolderPlace?
-            if sync.receiverPort != nil, !sync.dryRun, case .folder(let folder) = destination,
-                resolved.contains(where: { if case .node = $0 { true } else { false } })
+            // The receiver places into one folder: it serves a run with that one destination.
+            if sync.receiverPort != nil, !sync.dryRun, destinations.count == 1,
+                case .folder(let folder) = destinations[0],
+                resolved.contains(where: { $0.mover != nil })
             {
                 receiverFolder = folder
                 transfer.receiverAETitle = sync.receiverAETitle
             }
+            let showProgress = CommandOutput.standardErrorIsTerminal
             let engine = SyncEngine(
-                sources: resolved, destination: destination, transfer: transfer, force: sync.force,
-                dryRun: sync.dryRun, parallel: sync.parallel, report: report, logger: logger
-            ) { event in output.write(event, pretty: false) }
-            let hold = try StagingHold(destination: destination, dryRun: sync.dryRun)
-            defer { hold.release() }
+                sources: resolved, destinations: destinations, transfer: transfer,
+                options: SyncEngine.Options(force: sync.force, dryRun: sync.dryRun, parallel: sync.parallel),
+                logger: logger
+            ) { event in
+                switch event {
+                case .progress(let progress):
+                    if showProgress { CommandOutput.writeStandardError("\r" + SyncJSON.progressLine(progress)) }
+                default:
+                    if let json = SyncJSON.event(event) { output.write(json, pretty: false) }
+                }
+            }
+            defer { summary.value = engine.summary }
             if let port = sync.receiverPort, let folder = receiverFolder {
-                try await withReceiver(port: port, aeTitle: sync.receiverAETitle, into: folder, logger: logger) {
+                try await SyncReceiver.run(port: port, aeTitle: sync.receiverAETitle, into: folder, logger: logger) {
                     () async throws(PXError) in try await engine.run(selection)
                 }
             } else {
                 try await engine.run(selection)
             }
-            return report.failure()
+            if showProgress && engine.summary.found > 0 { CommandOutput.writeStandardError("\n") }
+            return engine.summary.failure
         }
     }
 
@@ -147,7 +162,7 @@ public enum SyncCommand {
         let keys = try query.matchingKeys()
         if keys.isEmpty && stdinIsPipeOrFile {
             let text = StandardInput.readText()
-            if !text.trimmed.isEmpty {
+            if text.contains(where: { !$0.isWhitespace }) {
                 let studies = try RetrieveSelection.parse(pxFindOutput: text).map(\.studyInstanceUID)
                 var seen = Set<String>()
                 return .studies(studies.filter { seen.insert($0).inserted })
@@ -165,156 +180,111 @@ public enum SyncCommand {
         let kind = info.st_mode & S_IFMT
         return kind == S_IFIFO || kind == S_IFREG
     }
+}
 
-    /// A parsed place made ready: a node's connection, a folder read.
-    static func resolve(
-        _ place: Place, isDestination: Bool, config: PXConfig, calling: LocalAE, timeouts: Timeouts,
-        backend: any DICOMBackend, logger: Logger
-    ) async throws(PXError) -> SyncPlace {
-        switch place {
-        case .node(let peer):
-            let node: DICOMNode
-            var tls: TLSSettings?
-            switch peer {
-            case .address(let host, let port, let ae):
-                node = try DICOMNode(host: host, port: port, calledAETitle: ae ?? "ANY-SCP")
-            case .node(let name):
-                guard let entry = config.nodes[name] else { throw .usage("no [nodes.\(name)] in the config file") }
-                node = try DICOMNode(host: entry.host, port: entry.port, calledAETitle: entry.aeTitle)
-                tls = entry.tls
-            case .url(let url):
-                return try await resolve(
-                    .web(url: url), isDestination: isDestination, config: config, calling: calling,
-                    timeouts: timeouts, backend: backend, logger: logger)
-            }
-            var connection = Connection(node: node, local: calling, timeouts: timeouts)
-            connection.tls = tls
-            return .node(NodePlace(backend: backend, connection: connection, logger: logger))
-        case .folder(let path, let template):
-            let layout: StorageLayout
-            do {
-                layout =
-                    try template.map { (t: String) throws(StorageError) in try StorageLayout(template: t) }
-                    ?? StorageLayout()
-            } catch { throw .usage("layout: \(error)") }
-            if isDestination {
-                // A destination folder is made when missing (mkdir -p).
-                do { _ = try StorageRoot(path: path) } catch { throw .storage(error) }
-            }
-            let folder = try FolderPlace(root: path, layout: layout, logger: logger)
-            // Files added or removed by hand since the last run are seen: only new or changed ones are read.
-            let report = try await folder.refresh()
-            logger.info(
-                "folder index refreshed",
-                metadata: ["root": "\(path)", "added": "\(report.added)", "removed": "\(report.removed)"])
-            return .folder(folder)
-        case .zip(let path):
-            if isDestination {
-                do { _ = try StorageRoot(path: path) } catch { throw .storage(error) }
-            }
-            return .zip(ZipPlace(root: path))
-        case .web(let url):
-            // A [nodes.NAME] with this url brings its credentials and transfer syntax; a URL alone takes them
-            // from $PX_DICOMWEB_TOKEN / $PX_DICOMWEB_BASIC, as the other commands do.
-            let web: DICOMWebBackend
-            let place: DICOMWebPlace
-            if let entry = config.nodes.values.first(where: { $0.url == url }),
-                let configured = try entry.dicomWebPlace()
-            {
-                place = configured
-                web = DICOMWebBackend(place: place, transferSyntax: entry.transferSyntax)
-            } else {
-                place = try DICOMWebPlace(url: url, authentication: DICOMWebPlace.authenticationFromEnvironment())
-                web = DICOMWebBackend(place: place)
-            }
-            let node = try DICOMNode(host: place.host, port: place.port, calledAETitle: "DICOMWEB")
-            return .node(
-                NodePlace(
-                    backend: web, connection: Connection(node: node, local: calling, timeouts: timeouts), logger: logger
-                ))
-        }
-    }
-
-    /// Runs `body` with px-sync's C-STORE receiver listening (native backend, in this process), placing into
-    /// `folder`; stops it after.
-    static func withReceiver(
-        port: Int, aeTitle: String, into folder: FolderPlace, logger: Logger,
-        _ body: () async throws(PXError) -> Void
-    ) async throws(PXError) {
-        let configuration = try ListenConfiguration(
-            port: port, aeTitle: aeTitle, root: folder.root, layout: folder.layout, duplicates: .overwrite,
-            acceptsAnyCalledAETitle: false, shutdownGrace: 5)
-        let receiver = try PX.backend(.native)
-        let started = ReceiverState()
-        let task = Task {
-            do {
-                try await receiver.listen(configuration, logger: logger) { event in
-                    switch event {
-                    case .listening: started.ready()
-                    case .instanceReceived(let instance):
-                        do { try await folder.record(path: instance.path) } catch {
-                            logger.warning(
-                                "received file not indexed",
-                                metadata: ["file": "\(instance.path)", "error": "\(error)"])
-                        }
-                    case .storeFailed(let path, let uid, let error):
-                        logger.warning(
-                            "receiver could not store",
-                            metadata: ["path": "\(path ?? "-")", "uid": "\(uid ?? "-")", "error": "\(error)"])
-                    default: break
-                    }
-                }
-            } catch {
-                started.fail(PXError.from(error))
-            }
-        }
-        defer { task.cancel() }
-        if let failure = await started.wait() { throw failure }
-        try await body()
-        task.cancel()
-        _ = await task.result
+/// The run's summary once the engine has it (the envelope is rendered after the run).
+final class SummaryBox: Sendable {
+    private let state = Mutex(SyncSummary())
+    var value: SyncSummary {
+        get { state.withLock { $0 } }
+        set { state.withLock { $0 = newValue } }
     }
 }
 
-/// Whether the receiver is listening, or why it could not.
-final class ReceiverState: Sendable {
-    private let state = Mutex<(ready: Bool, failure: PXError?)>((false, nil))
-    func ready() { state.withLock { $0.ready = true } }
-    func fail(_ error: PXError) { state.withLock { $0.failure = error } }
-    func wait() async -> PXError? {
-        while true {
-            let now = state.withLock { $0 }
-            if let failure = now.failure { return failure }
-            if now.ready { return nil }
-            do { try await Task.sleep(for: .milliseconds(10)) } catch { return .aborted("cancelled") }
+/// px-sync's JSON: each ``SyncEvent`` as an NDJSON line, the ``SyncSummary`` as the envelope's data.
+enum SyncJSON {
+    /// The event's line; `nil` for what is not printed (a dry run's `planned` end, progress).
+    static func event(_ event: SyncEvent) -> JSONValue? {
+        switch event {
+        case .lineFailed(let error):
+            return .object([
+                JSONMember("event", .string("failed")), JSONMember("line", .integer(error.number)),
+                JSONMember("text", .string(error.text)), JSONMember("error", PXOutput.json(error.error)),
+            ])
+        case .planned(let study, let plan):
+            return self.study(
+                "planned", study,
+                [
+                    JSONMember("instances", plan.instances.map { .integer($0) } ?? .null),
+                    JSONMember("units", .array(plan.units.map(unit))),
+                ])
+        case .studyStarted(let study):
+            return self.study("studyStarted", study, [])
+        case .studyEnded(let result):
+            let name: String
+            switch result.result {
+            case .alreadyPresent: name = "skipped"
+            case .failed: name = "failed"
+            case .transferred: name = "studyFinished"
+            case .planned: return nil
+            }
+            return self.study(name, result.study, ended(result))
+        case .progress, .finished:
+            return nil
         }
     }
-}
 
-/// Keeps a folder destination's staging folder (`.px-incoming`) for the whole run: every retrieval into the
-/// folder (C-GET on the native backend, WADO-RS) removes it with rmdir when it ends, which, with `--parallel`
-/// retrievals into the same root, pulled it from under the others (their next temporary file failed with
-/// ENOENT). A file in it makes those rmdirs fail harmlessly; it is removed, and the folder with it, at the end.
-struct StagingHold {
-    let file: String?
-    let folder: String?
-
-    init(destination: SyncPlace, dryRun: Bool) throws(PXError) {
-        guard !dryRun, case .folder(let place) = destination else {
-            (file, folder) = (nil, nil)
-            return
+    /// A study's members after its identity: `result`, and what its transfer did.
+    static func ended(_ result: SyncStudyResult) -> [JSONMember] {
+        var members = [JSONMember("result", .string(result.result.rawValue))]
+        if let outcome = result.outcome {
+            members.append(JSONMember("transferred", .integer(outcome.transferred)))
+            members.append(JSONMember("failed", .integer(outcome.failed)))
+            if let failure = outcome.failure { members.append(JSONMember("error", PXOutput.json(failure))) }
         }
-        let staging: String
-        do { staging = try StorageRoot(path: place.root).stagingFolder() } catch { throw .storage(error) }
-        let path = staging + "/.px-sync-hold"
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else { throw .io("cannot hold the staging folder (\(POSIX.errorText()))", path: path) }
-        close(descriptor)
-        (file, folder) = (path, staging)
+        return members
     }
 
-    func release() {
-        if let file { unlink(file) }
-        if let folder { rmdir(folder) }
+    static func identity(_ study: SyncStudy) -> [JSONMember] {
+        var members = [JSONMember("StudyInstanceUID", .string(study.holding.studyInstanceUID))]
+        if let id = study.holding.patientID { members.append(JSONMember("PatientID", .string(id))) }
+        if let accession = study.holding.accessionNumber {
+            members.append(JSONMember("AccessionNumber", .string(accession)))
+        }
+        members.append(JSONMember("source", .string(study.source)))
+        if let destination = study.destination { members.append(JSONMember("destination", .string(destination))) }
+        return members
+    }
+
+    static func study(_ name: String, _ study: SyncStudy, _ extra: [JSONMember]) -> JSONValue {
+        .object([JSONMember("event", .string(name))] + identity(study) + extra)
+    }
+
+    static func unit(_ unit: TransferUnit) -> JSONValue {
+        var members = [JSONMember("level", .string(unit.level.dicomValue))]
+        if let series = unit.seriesInstanceUID { members.append(JSONMember("SeriesInstanceUID", .string(series))) }
+        if !unit.sopInstanceUIDs.isEmpty {
+            members.append(JSONMember("SOPInstanceUIDs", .integer(unit.sopInstanceUIDs.count)))
+        }
+        members.append(JSONMember("instances", unit.instances.map { .integer($0) } ?? .null))
+        return .object(members)
+    }
+
+    /// The envelope's data: the counts, each study's end (by StudyInstanceUID), the batch lines that failed.
+    static func summary(_ summary: SyncSummary) -> JSONValue {
+        let studies = summary.studies.sorted {
+            ($0.study.holding.studyInstanceUID, $0.study.destinationIndex)
+                < ($1.study.holding.studyInstanceUID, $1.study.destinationIndex)
+        }
+        let lineErrors = summary.lineErrors.map { error in
+            JSONValue.object([
+                JSONMember("line", .integer(error.number)), JSONMember("text", .string(error.text)),
+                JSONMember("error", PXOutput.json(error.error)),
+            ])
+        }
+        return .object([
+            JSONMember("found", .integer(summary.found)),
+            JSONMember("alreadyPresent", .integer(summary.alreadyPresent)),
+            JSONMember("transferred", .integer(summary.transferred)), JSONMember("failed", .integer(summary.failed)),
+            JSONMember("planned", .integer(summary.planned)),
+            JSONMember("instancesTransferred", .integer(summary.instancesTransferred)),
+            JSONMember("studies", .array(studies.map { .object(identity($0.study) + ended($0)) })),
+            JSONMember("lineErrors", .array(lineErrors)),
+        ])
+    }
+
+    static func progressLine(_ progress: SyncProgress) -> String {
+        "px-sync: \(progress.done)/\(progress.total) studies, \(progress.instances) instances transferred, "
+            + "\(progress.failed) failed   "
     }
 }

@@ -35,22 +35,26 @@ public struct PXSyncMain: PXCommand {
               --dry-run prints the plan. A second run transfers nothing.
 
             TRANSFER
-              node -> folder    C-GET (atomic placement, no partial file at a final
-                                name); C-MOVE to px-sync's own receiver when C-GET is
+              Any place to any place: the source delivers the instances (a folder's
+              files, zip entries, C-GET, WADO-RS) into DEST's tree when it is a
+              folder, else into a temporary folder, and DEST takes them (atomic
+              placement, the study's zip rewritten atomically, C-STORE with --window
+              outstanding, STOW-RS). Shortcuts:
+              node -> node      C-MOVE to DEST's AE title; through px when the source
+                                refuses it (an AE it does not know)
+              node -> folder    C-MOVE to px-sync's own receiver when C-GET is
                                 refused or with --retrieve move (--receiver-port,
                                 --receiver-aet: the node must know that AE)
-              folder -> node    C-STORE, --window operations outstanding
-              node -> node      C-MOVE to DEST's AE title (the source must know it)
-              folder <-> zip    archive / extract
-              DICOMweb <-> folder  WADO-RS / STOW-RS
+            --also-to PLACE: a further destination (each study synced into each).
             --parallel N studies at once, each lane keeping its association for many
             C-GETs/C-MOVEs (native backend). Interrupted? Run again: it does the rest.
 
             OUTPUT
               NDJSON events on stdout: planned, studyStarted, studyFinished, skipped
-              (already present), failed; then the envelope, data = {found,
-              alreadyPresent, transferred, failed, planned, instancesTransferred,
-              studies, lineErrors}. Progress on stderr when it is a terminal.
+              (already present), failed ("destination" in each when there are
+              several); then the envelope, data = {found, alreadyPresent,
+              transferred, failed, planned, instancesTransferred, studies,
+              lineErrors}. Progress on stderr when it is a terminal.
 
             \(PXExit.helpTable)
             """,

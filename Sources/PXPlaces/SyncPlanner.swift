@@ -5,35 +5,6 @@ import PXCore
 import PXIndex
 import PXStorage
 
-/// A place px-sync reads from or writes to, resolved: what it holds (``inventory``) and how studies get in
-/// and out of it.
-public enum SyncPlace: Sendable {
-    /// A DIMSE node: C-FIND for the inventory; C-GET or C-MOVE out, C-STORE in.
-    case node(NodePlace)
-    /// A folder of files with its index (``FolderPlace``), written through ``InstancePlacer``.
-    case folder(FolderPlace)
-    /// A zip folder (one archive per study): filled from and extracted into folders.
-    case zip(ZipPlace)
-
-    public var inventory: any PlaceInventory {
-        switch self {
-        case .node(let node): return node
-        case .folder(let folder): return folder
-        case .zip(let zip): return zip
-        }
-    }
-
-    /// The kind and the place as the JSON names it.
-    public var label: String {
-        switch self {
-        case .node(let node):
-            return "\(node.connection.node.calledAETitle)@\(node.connection.node.host):\(node.connection.node.port)"
-        case .folder(let folder): return folder.root
-        case .zip(let zip): return "zip:" + zip.root
-        }
-    }
-}
-
 /// One piece of a study to transfer: the whole study, one series, or instances of one series.
 public struct TransferUnit: Hashable, Sendable {
     public var studyInstanceUID: String
@@ -42,16 +13,19 @@ public struct TransferUnit: Hashable, Sendable {
     /// How many instances it holds, when the source said (or the UIDs were listed).
     public var instances: Int?
 
-    public var level: String {
-        !sopInstanceUIDs.isEmpty ? "IMAGE" : seriesInstanceUID != nil ? "SERIES" : "STUDY"
+    public init(
+        studyInstanceUID: String, seriesInstanceUID: String? = nil, sopInstanceUIDs: [String] = [],
+        instances: Int? = nil
+    ) {
+        self.studyInstanceUID = studyInstanceUID
+        self.seriesInstanceUID = seriesInstanceUID
+        self.sopInstanceUIDs = sopInstanceUIDs
+        self.instances = instances
     }
 
-    var json: JSONValue {
-        var members = [JSONMember("level", .string(level))]
-        if let seriesInstanceUID { members.append(JSONMember("SeriesInstanceUID", .string(seriesInstanceUID))) }
-        if !sopInstanceUIDs.isEmpty { members.append(JSONMember("SOPInstanceUIDs", .integer(sopInstanceUIDs.count))) }
-        members.append(JSONMember("instances", instances.map { .integer($0) } ?? .null))
-        return .object(members)
+    /// The Query/Retrieve level the unit is retrieved at (PS3.4 §C.4.2.1.4).
+    public var level: QueryLevel {
+        !sopInstanceUIDs.isEmpty ? .image : seriesInstanceUID != nil ? .series : .study
     }
 }
 

@@ -1,5 +1,4 @@
 import DICOMData
-import PXCommandLine
 import PXCore
 
 /// What px-sync is asked to bring over: studies matching query keys, the studies of a px-find result, or the
@@ -17,6 +16,26 @@ public enum SyncSelection: Sendable {
         public var number: Int
         public var keyword: String
         public var value: String
+
+        public init(number: Int, keyword: String, value: String) {
+            self.number = number
+            self.keyword = keyword
+            self.value = value
+        }
+
+        /// The study-level query of the line: its key with its value (one exact value, ``problem(with:keyword:)``
+        /// refused the others), in UTF-8 (ISO_IR 192) when it is not ASCII.
+        /// - Throws: ``PXError/usage(_:)`` for a keyword outside ``SyncSelection/batchKeywords``.
+        public func keys() throws(PXError) -> DataSet {
+            guard let tag = DataDictionary.tag(forKeyword: keyword), let vr = DataDictionary.entry(for: tag)?.vr
+            else { throw .usage("line \(number): unknown key \(keyword)") }
+            var keys = DataSet()
+            if value.utf8.contains(where: { $0 >= 0x80 }) {
+                keys.set(.specificCharacterSet, vr: .CS, string: "ISO_IR 192")
+            }
+            keys.set(tag, vr: vr, strings: [value])
+            return keys
+        }
     }
 
     /// A line that names nothing px-sync can look for, or whose query found nothing or failed.
@@ -24,6 +43,12 @@ public enum SyncSelection: Sendable {
         public var number: Int
         public var text: String
         public var error: PXError
+
+        public init(number: Int, text: String, error: PXError) {
+            self.number = number
+            self.text = text
+            self.error = error
+        }
     }
 
     /// The key columns a batch file may have.
@@ -44,10 +69,10 @@ public enum SyncSelection: Sendable {
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let number = index + 1
             let line = raw.hasSuffix("\r") ? String(raw.dropLast()) : String(raw)
-            let trimmed = String(line.trimmed)
+            let trimmed = String(Self.trim(line))
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             let fields = trimmed.split(separator: ",", omittingEmptySubsequences: false).map {
-                unquote(String($0.trimmed))
+                unquote(String(Self.trim($0)))
             }
             guard header != nil else {
                 guard let found = fields.firstIndex(where: { batchKeywords.contains($0) }) else {
@@ -74,6 +99,14 @@ public enum SyncSelection: Sendable {
         }
         guard header != nil else { throw .usage("--from-file: the file is empty") }
         return .lines(lines, errors: errors)
+    }
+
+    /// `text` without its leading and trailing spaces, tabs and carriage returns.
+    static func trim<S: StringProtocol>(_ text: S) -> Substring {
+        var s = Substring(text)
+        while let f = s.first, f == " " || f == "\t" || f == "\r" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" || l == "\r" { s = s.dropLast() }
+        return s
     }
 
     static func unquote(_ field: String) -> String {

@@ -1,0 +1,85 @@
+import DICOMWeb
+import Logging
+import PX
+import PXCore
+import PXIndex
+import PXPlaces
+import PXStorage
+
+/// What a command needs to turn the places it is given into endpoints, read once per command (like SwiftPM's
+/// `SwiftCommandState`): the config file, the calling AE title, the timeouts, the DIMSE backend and the logger.
+/// Each place's text is parsed (``Place/parse(_:config:)``) and resolved (``resolve(_:asDestination:layout:)``)
+/// here and nowhere else.
+public struct PlaceContext: Sendable {
+    public let config: PXConfig
+    public let calling: LocalAE
+    public let timeouts: Timeouts
+    /// The backend DIMSE nodes are spoken to with.
+    public let backend: any DICOMBackend
+    public let logger: Logger
+
+    public init(config: PXConfig, calling: LocalAE, timeouts: Timeouts, backend: any DICOMBackend, logger: Logger) {
+        self.config = config
+        self.calling = calling
+        self.timeouts = timeouts
+        self.backend = backend
+        self.logger = logger
+    }
+
+    /// Parses and resolves a place as the command line names it.
+    /// - Parameters:
+    ///   - asDestination: a missing folder or zip folder is made.
+    ///   - layout: `--layout` for a folder destination.
+    public func resolve(_ text: String, asDestination: Bool, layout: String? = nil) async throws(PXError) -> Endpoint {
+        var place = try Place.parse(text, config: config)
+        if asDestination { place = try place.withLayout(layout) }
+        return try await resolve(place, asDestination: asDestination)
+    }
+
+    /// Resolves a parsed place: a node's connection, a DICOMweb service's credentials, a folder's index
+    /// refreshed.
+    public func resolve(_ place: Place, asDestination: Bool) async throws(PXError) -> Endpoint {
+        switch place {
+        case .node(let peer):
+            var tls: TLSSettings?
+            let node: DICOMNode
+            switch peer {
+            case .address(let host, let port, let ae):
+                node = try DICOMNode(host: host, port: port, calledAETitle: ae ?? "ANY-SCP")
+            case .node(let name):
+                guard let entry = config.nodes[name] else { throw .usage("no [nodes.\(name)] in the config file") }
+                if entry.url != nil { return try web(entry: entry) }
+                node = try DICOMNode(host: entry.host, port: entry.port, calledAETitle: entry.aeTitle)
+                tls = entry.tls
+            case .url(let url):
+                return try await resolve(.web(url: url), asDestination: asDestination)
+            }
+            var connection = Connection(node: node, local: calling, timeouts: timeouts)
+            connection.tls = tls
+            return .node(NodePlace(backend: backend, connection: connection, logger: logger))
+        case .folder(let path, let template):
+            let layout: StorageLayout
+            do {
+                layout =
+                    try template.map { (t: String) throws(StorageError) in try StorageLayout(template: t) }
+                    ?? StorageLayout()
+            } catch { throw .usage("layout: \(error)") }
+            return try await Endpoint.folder(at: path, layout: layout, create: asDestination, logger: logger)
+        case .zip(let path):
+            return try Endpoint.zip(at: path, create: asDestination)
+        case .web(let url):
+            // A [nodes.NAME] with this url brings its credentials and transfer syntax; a URL alone takes them
+            // from $PX_DICOMWEB_TOKEN / $PX_DICOMWEB_BASIC, as the other commands do.
+            if let entry = config.nodes.values.first(where: { $0.url == url }) { return try web(entry: entry) }
+            let service = try DICOMWebPlace(url: url, authentication: DICOMWebPlace.authenticationFromEnvironment())
+            return .web(WebPlace(place: service, timeouts: timeouts, logger: logger))
+        }
+    }
+
+    /// A `[nodes.NAME]` with a `url`: its credentials read now, its WADO-RS transfer syntax.
+    func web(entry: PXConfig.Node) throws(PXError) -> Endpoint {
+        guard let service = try entry.dicomWebPlace() else { throw .usage("the node has no url") }
+        return .web(
+            WebPlace(place: service, transferSyntax: entry.transferSyntax, timeouts: timeouts, logger: logger))
+    }
+}

@@ -1,0 +1,165 @@
+import DICOMData
+import Logging
+import PXCore
+import PXStorage
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A place that can be asked whether it answers: a node with C-ECHO (PS3.4 Annex A), a DICOMweb service with
+/// a one-match search (PS3.18 §10.6). A folder or a zip folder is not one.
+public protocol VerifyingPlace: Sendable {
+    func verify() async throws(PXError) -> EchoResult
+}
+
+/// A place instances can be read from: for a unit of a study (``TransferUnit``), it yields the instances as
+/// Part 10 files, its own (a folder place's indexed files) or written into a ``StagingTree`` (C-GET
+/// sub-operations, WADO-RS parts, zip entries).
+public protocol InstanceSource: PlaceInventory {
+    /// The unit's instances as files.
+    /// - Throws: ``PXError`` when nothing could be delivered; a failure after some instances arrived is in
+    ///   ``Delivery/failure``.
+    func deliver(_ unit: TransferUnit, into tree: StagingTree, context: TransferContext) async throws(PXError)
+        -> Delivery
+}
+
+/// A place instances can be written to: a folder (placed atomically and indexed), a zip folder (the study's
+/// archive rewritten atomically), a node (C-STORE on one association), a DICOMweb service (STOW-RS batches).
+public protocol InstanceSink: PlaceInventory {
+    /// The tree sources write straight into when the sink is a folder (no copy), `nil` otherwise: then they
+    /// write into a temporary tree the sink reads from.
+    var tree: StagingTree? { get }
+
+    /// Takes the delivered instances; counts those it did not hold before, and those it could not take.
+    func take(_ delivery: Delivery, of unit: TransferUnit, context: TransferContext) async throws(PXError)
+        -> TransferCount
+}
+
+/// A source that can send a study to another DIMSE node by itself: C-MOVE (PS3.4 §C.4.2) to an AE title the
+/// source knows. Only a node is one; DICOMweb has no such transaction (PS3.18).
+public protocol MovingSource: InstanceSource {
+    func move(_ unit: TransferUnit, to destination: String, context: TransferContext) async throws(PXError)
+        -> MoveResult
+}
+
+/// How many instances a transfer moved and how many failed.
+public struct TransferCount: Sendable, Hashable {
+    public var transferred: Int
+    public var failed: Int
+
+    public init(transferred: Int = 0, failed: Int = 0) {
+        self.transferred = transferred
+        self.failed = failed
+    }
+}
+
+/// One instance a source delivered: a path, and for a folder place's file what its index recorded (so it is
+/// read only while it is still that file, ``IndexedFile/open()``).
+public struct DeliveredFile: Sendable, Hashable {
+    public var path: String
+    public var indexed: IndexedFile?
+
+    public init(path: String, indexed: IndexedFile? = nil) {
+        self.path = path
+        self.indexed = indexed
+    }
+}
+
+/// What a source delivered for one unit.
+public struct Delivery: Sendable {
+    public var files: [DeliveredFile]
+    /// Whether the files are in the sink's own tree already (a retrieval straight into a folder place).
+    public var inSinkTree: Bool
+    /// Instances the source says it could not deliver.
+    public var failed: Int
+    /// A failure after some instances were delivered (a broken zip entry, a failure status after some
+    /// sub-operations): those delivered are taken all the same.
+    public var failure: PXError?
+
+    public init(files: [DeliveredFile], inSinkTree: Bool, failed: Int = 0, failure: PXError? = nil) {
+        self.files = files
+        self.inSinkTree = inSinkTree
+        self.failed = failed
+        self.failure = failure
+    }
+}
+
+/// A folder tree instances are written into: a folder place's own (for a folder sink), or a temporary one
+/// removed after the unit (for the other sinks).
+public struct StagingTree: Sendable {
+    public var root: String
+    public var layout: StorageLayout
+    /// Whether this is the sink's own tree (the delivered files stay there).
+    public var isSinkTree: Bool
+
+    public init(root: String, layout: StorageLayout, isSinkTree: Bool) {
+        self.root = root
+        self.layout = layout
+        self.isSinkTree = isSinkTree
+    }
+
+    /// A new temporary tree under `$TMPDIR` (else `/tmp`), mode 0700.
+    public static func temporary() throws(PXError) -> StagingTree {
+        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        do {
+            let root = try POSIX.makeTemporaryDirectory(prefix: base + "/px-transfer-")
+            return StagingTree(root: root, layout: StorageLayout(), isSinkTree: false)
+        } catch {
+            throw .io("cannot make a temporary folder (\(error))", path: base)
+        }
+    }
+
+    /// Removes a temporary tree and everything in it (links are removed, never followed).
+    public func remove() {
+        guard !isSinkTree else { return }
+        Self.removeTree(root)
+    }
+
+    static func removeTree(_ path: String) {
+        if let directory = opendir(path) {
+            while let entry = readdir(directory) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+                }
+                if name == "." || name == ".." { continue }
+                let child = path + "/" + name
+                var info = stat()
+                guard lstat(child, &info) == 0 else { continue }
+                if info.st_mode & S_IFMT == S_IFDIR { removeTree(child) } else { unlink(child) }
+            }
+            closedir(directory)
+        }
+        rmdir(path)
+    }
+}
+
+/// What every transfer of a run shares: the retrieve session of the source node (many C-GETs on one
+/// association), the C-STORE window, the logger.
+public struct TransferContext: Sendable {
+    public var session: (any RetrieveSession)?
+    /// C-STOREs outstanding on a push (``PushRequest/window``).
+    public var window: UInt16
+    public var logger: Logger
+
+    public init(session: (any RetrieveSession)? = nil, window: UInt16 = PushRequest.defaultWindow, logger: Logger) {
+        self.session = session
+        self.window = window
+        self.logger = logger
+    }
+}
+
+extension Delivery {
+    /// A C-GET's or a WADO-RS retrieval's result as a delivery: the instances stored, the peer's failure
+    /// counts (or the instances it names as failed, whichever says more) and those that arrived but could
+    /// not be stored.
+    /// - Throws: ``PXError/dimseFailure(_:operation:)`` for a failure status with nothing retrieved.
+    static func retrieved(_ result: GetResult, into tree: StagingTree, operation: String) throws(PXError) -> Delivery {
+        let failed = max(result.failed, result.failedSOPInstanceUIDs.count) + result.storeFailures.count
+        if result.status.isFailure && result.instances.isEmpty {
+            throw .dimseFailure(result.status, operation: operation)
+        }
+        return Delivery(
+            files: result.instances.map { DeliveredFile(path: $0.path) }, inSinkTree: tree.isSinkTree, failed: failed)
+    }
+}

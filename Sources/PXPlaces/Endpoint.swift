@@ -1,0 +1,163 @@
+import DICOMData
+import DICOMWeb
+import Logging
+import PXCore
+import PXIndex
+import PXStorage
+
+/// A place px reads studies from or writes them to, resolved and ready to use: one of four kinds, each with
+/// what it can do (``InstanceSource``, ``InstanceSink``, ``VerifyingPlace``, ``MovingSource``).
+///
+/// - ``node(_:)``: a DIMSE peer (C-FIND inventory, C-GET or C-MOVE out, C-STORE in);
+/// - ``web(_:)``: a DICOMweb service (PS3.18: QIDO-RS inventory, WADO-RS out, STOW-RS in), never a DIMSE node;
+/// - ``folder(_:)``: a folder of DICOM files with its index (``FolderPlace``);
+/// - ``zip(_:)``: a zip folder, one archive per study (``ZipPlace``).
+///
+/// ```swift
+/// import PX
+/// let folder = try await Endpoint.folder(at: "/data/in", logger: logger)
+/// let zips = try Endpoint.zip(at: "/data/zips", create: true)
+/// ```
+public enum Endpoint: Sendable {
+    case node(NodePlace)
+    case web(WebPlace)
+    case folder(FolderPlace)
+    case zip(ZipPlace)
+
+    /// What the place holds, level by level.
+    public var inventory: any PlaceInventory { source }
+
+    /// The place as a source of instances (every kind is one).
+    public var source: any InstanceSource {
+        switch self {
+        case .node(let node): return node
+        case .web(let web): return web
+        case .folder(let folder): return folder
+        case .zip(let zip): return zip
+        }
+    }
+
+    /// The place as a destination of instances (every kind is one).
+    public var sink: any InstanceSink {
+        switch self {
+        case .node(let node): return node
+        case .web(let web): return web
+        case .folder(let folder): return folder
+        case .zip(let zip): return zip
+        }
+    }
+
+    /// The place as something that answers a verification (a node's C-ECHO, a DICOMweb search), `nil` for a
+    /// folder or a zip folder, which have nothing to verify.
+    public var verifier: (any VerifyingPlace)? {
+        switch self {
+        case .node(let node): return node
+        case .web(let web): return web
+        case .folder, .zip: return nil
+        }
+    }
+
+    /// The place as a source that can send a study to another DIMSE node by itself (C-MOVE, PS3.4 §C.4.2):
+    /// only a node.
+    public var mover: (any MovingSource)? {
+        if case .node(let node) = self { return node }
+        return nil
+    }
+
+    /// The kind as the JSON names it: `node`, `dicomweb`, `folder` or `zip`.
+    public var kind: String {
+        switch self {
+        case .node: return "node"
+        case .web: return "dicomweb"
+        case .folder: return "folder"
+        case .zip: return "zip"
+        }
+    }
+
+    /// The place as events and results name it: `AE@host:port`, the DICOMweb base URL, the folder's path,
+    /// `zip:PATH`.
+    public var label: String {
+        switch self {
+        case .node(let node):
+            let peer = node.connection.node
+            return "\(peer.calledAETitle)@\(peer.host):\(peer.port)"
+        case .web(let web): return web.place.baseURL
+        case .folder(let folder): return folder.root
+        case .zip(let zip): return "zip:" + zip.root
+        }
+    }
+
+    // MARK: - Making endpoints
+
+    /// A folder place at `path`, its index refreshed (files added or removed by hand since the last run are
+    /// seen: only new or changed ones are read).
+    /// - Parameter create: make the folder when it is missing (`mkdir -p`), as for a destination.
+    public static func folder(
+        at path: String, layout: StorageLayout = StorageLayout(), create: Bool = false, logger: Logger
+    ) async throws(PXError) -> Endpoint {
+        if create {
+            do { _ = try StorageRoot(path: path) } catch { throw .storage(error) }
+        }
+        let folder = try FolderPlace(root: path, layout: layout, logger: logger)
+        let report = try await folder.refresh()
+        logger.info(
+            "folder index refreshed",
+            metadata: ["root": "\(path)", "added": "\(report.added)", "removed": "\(report.removed)"])
+        return .folder(folder)
+    }
+
+    /// A zip folder at `path`.
+    /// - Parameter create: make the folder when it is missing, as for a destination.
+    public static func zip(at path: String, create: Bool = false) throws(PXError) -> Endpoint {
+        if create {
+            do { _ = try StorageRoot(path: path) } catch { throw .storage(error) }
+        }
+        return .zip(ZipPlace(root: path))
+    }
+}
+
+/// A DICOMweb service as a place (PS3.18): QIDO-RS answers the inventory (``DICOMWebInventory``), WADO-RS
+/// yields instances, STOW-RS takes them. Results name it by its URL, never by an AE title.
+public struct WebPlace: Sendable {
+    public let place: DICOMWebPlace
+    /// WADO-RS, STOW-RS and the echo search.
+    public let backend: DICOMWebBackend
+    public let inventory: DICOMWebInventory
+    public let timeouts: Timeouts
+    public let logger: Logger
+
+    /// - Parameter transferSyntax: the transfer syntax WADO-RS asks for (PS3.18 §8.7.3.5.2); `nil` for the
+    ///   stored one.
+    public init(
+        place: DICOMWebPlace, transferSyntax: String? = nil, timeouts: Timeouts = .standard, logger: Logger
+    ) {
+        self.place = place
+        self.backend = DICOMWebBackend(place: place, transferSyntax: transferSyntax)
+        self.inventory = DICOMWebInventory(place: place, timeouts: timeouts, logger: logger)
+        self.timeouts = timeouts
+        self.logger = logger
+    }
+
+    /// The ``Connection`` the DICOMweb backend's calls take: only its timeouts matter (the AE titles in it
+    /// are never reported for a web place).
+    func connection() throws(PXError) -> Connection {
+        try DICOMWebBackend.connection(
+            for: place, local: try LocalAE(aeTitle: LocalAE.defaultTitle), timeouts: timeouts)
+    }
+}
+
+extension WebPlace: PlaceInventory {
+    public func studies(matching keys: DataSet) async throws(PXError) -> [StudyHolding] {
+        try await inventory.studies(matching: keys)
+    }
+
+    public func series(ofStudy studyInstanceUID: String) async throws(PXError) -> [SeriesHolding] {
+        try await inventory.series(ofStudy: studyInstanceUID)
+    }
+
+    public func instances(ofStudy studyInstanceUID: String, series seriesInstanceUID: String) async throws(PXError)
+        -> Set<String>
+    {
+        try await inventory.instances(ofStudy: studyInstanceUID, series: seriesInstanceUID)
+    }
+}

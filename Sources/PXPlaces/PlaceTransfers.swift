@@ -1,0 +1,251 @@
+import DICOMData
+import DICOMNetwork
+import DICOMWeb
+import Logging
+import PXCore
+import PXIndex
+import PXStorage
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// What each kind of place does as a source and as a sink of instances: the one transfer path
+// (``SyncTransfer``) composes any source with any sink through these.
+
+// MARK: - Node (DIMSE)
+
+extension NodePlace: VerifyingPlace, MovingSource, InstanceSink {
+    /// C-ECHO (PS3.4 Annex A).
+    public func verify() async throws(PXError) -> EchoResult {
+        try await backend.echo(connection: connection, logger: logger)
+    }
+
+    /// C-GET (PS3.4 §C.4.3) into the tree: the instances arrive as C-STORE sub-operations on the same
+    /// association; through the run's retrieve session when there is one.
+    public func deliver(_ unit: TransferUnit, into tree: StagingTree, context: TransferContext) async throws(PXError)
+        -> Delivery
+    {
+        let request = try GetRequest(
+            studyInstanceUID: unit.studyInstanceUID, seriesInstanceUID: unit.seriesInstanceUID,
+            sopInstanceUIDs: unit.sopInstanceUIDs, root: tree.root, layout: tree.layout)
+        let session =
+            context.session ?? OneAssociationPerRequest(backend: backend, connection: connection, logger: logger)
+        let result = try await session.get(request) { _ in }
+        return try Delivery.retrieved(result, into: tree, operation: "C-GET")
+    }
+
+    /// C-MOVE (PS3.4 §C.4.2) of the unit to `destination`, an AE title this node knows.
+    public func move(_ unit: TransferUnit, to destination: String, context: TransferContext) async throws(PXError)
+        -> MoveResult
+    {
+        let request = try MoveRequest(
+            destination: destination, studyInstanceUID: unit.studyInstanceUID,
+            seriesInstanceUID: unit.seriesInstanceUID, sopInstanceUIDs: unit.sopInstanceUIDs)
+        let session =
+            context.session ?? OneAssociationPerRequest(backend: backend, connection: connection, logger: logger)
+        return try await session.move(request) { _ in }
+    }
+
+    public var tree: StagingTree? { nil }
+
+    /// C-STORE (PS3.4 Annex B) of the delivered files on one association, `context.window` outstanding.
+    public func take(_ delivery: Delivery, of unit: TransferUnit, context: TransferContext) async throws(PXError)
+        -> TransferCount
+    {
+        guard !delivery.files.isEmpty else { return TransferCount() }
+        var request = PushRequest(files: delivery.files.map(\.pushFile))
+        request.window = context.window
+        let result = try await backend.push(request, connection: connection, logger: logger) { _ in }
+        if let failure = result.failure, result.completed + result.warning == 0 { throw failure }
+        return TransferCount(transferred: result.completed + result.warning, failed: result.failed)
+    }
+}
+
+// MARK: - DICOMweb
+
+extension WebPlace: VerifyingPlace, InstanceSource, InstanceSink {
+    /// A search for at most one study: the service answers and accepts the credentials.
+    public func verify() async throws(PXError) -> EchoResult {
+        try await backend.echo(connection: try connection(), logger: logger)
+    }
+
+    /// WADO-RS (PS3.18 §10.4) into the tree, each part placed atomically once complete.
+    public func deliver(_ unit: TransferUnit, into tree: StagingTree, context: TransferContext) async throws(PXError)
+        -> Delivery
+    {
+        let request = try GetRequest(
+            studyInstanceUID: unit.studyInstanceUID, seriesInstanceUID: unit.seriesInstanceUID,
+            sopInstanceUIDs: unit.sopInstanceUIDs, root: tree.root, layout: tree.layout)
+        let result = try await backend.get(request, connection: try connection(), logger: logger) { _ in }
+        return try Delivery.retrieved(result, into: tree, operation: "WADO-RS")
+    }
+
+    public var tree: StagingTree? { nil }
+
+    /// STOW-RS (PS3.18 §10.5) in batches of ``DICOMWebClient/storeBatchSize``.
+    public func take(_ delivery: Delivery, of unit: TransferUnit, context: TransferContext) async throws(PXError)
+        -> TransferCount
+    {
+        guard !delivery.files.isEmpty else { return TransferCount() }
+        let request = PushRequest(files: delivery.files.map(\.pushFile))
+        let result = try await backend.push(request, connection: try connection(), logger: logger) { _ in }
+        if let failure = result.failure, result.completed + result.warning == 0 { throw failure }
+        return TransferCount(transferred: result.completed + result.warning, failed: result.failed)
+    }
+}
+
+// MARK: - Folder
+
+extension FolderPlace: InstanceSource, InstanceSink {
+    /// The unit's files as the index holds them (no copy).
+    public func deliver(_ unit: TransferUnit, into tree: StagingTree, context: TransferContext) async throws(PXError)
+        -> Delivery
+    {
+        let files = try await storableFiles(of: unit)
+        return Delivery(files: files.map { DeliveredFile(path: $0.path, indexed: $0.indexed) }, inSinkTree: false)
+    }
+
+    /// The folder's own tree and layout: retrievals place straight into it.
+    public var tree: StagingTree? { StagingTree(root: root, layout: layout, isSinkTree: true) }
+
+    /// Files already placed in the tree are recorded in the index; others (another folder's) are copied in
+    /// through the placer (atomic, an instance held already is kept) and recorded.
+    public func take(_ delivery: Delivery, of unit: TransferUnit, context: TransferContext) async throws(PXError)
+        -> TransferCount
+    {
+        if delivery.inSinkTree {
+            try await recordPlaced(delivery.files.map(\.path), logger: context.logger)
+            return TransferCount(transferred: delivery.files.count)
+        }
+        let placer: InstancePlacer
+        let staging: String
+        do {
+            placer = try InstancePlacer(root: root, layout: layout, duplicates: .keep, fsync: false)
+            staging = try placer.storage.stagingFolder()
+        } catch {
+            throw .storage(error)
+        }
+        defer { rmdir(staging) }
+        var placed: [String] = []
+        var failed = 0
+        for (number, file) in delivery.files.enumerated() {
+            let temporary = staging + "/copy-\(getpid())-\(number).part"
+            do {
+                try Self.copy(file, to: temporary)
+                let header = try Part10File.readHeader(contentsOf: temporary)
+                let placement = try placer.place(temporaryFile: temporary, dataSet: header.dataSet)
+                if placement.duplicate == nil { placed.append(placement.path) }
+            } catch {
+                unlink(temporary)
+                failed += 1
+                context.logger.warning("instance not copied", metadata: ["file": "\(file.path)", "error": "\(error)"])
+            }
+        }
+        try await recordPlaced(placed, logger: context.logger)
+        return TransferCount(transferred: placed.count, failed: failed)
+    }
+
+    /// Copies a delivered file to `destination` (a new file), reading an indexed file only while it is still
+    /// the file the index recorded.
+    static func copy(_ file: DeliveredFile, to destination: String) throws(PXError) {
+        let input: Int32
+        if let indexed = file.indexed {
+            do { input = try indexed.open().descriptor } catch { throw .io("\(error)", path: file.path) }
+        } else {
+            input = open(file.path, O_RDONLY | O_CLOEXEC)
+            guard input >= 0 else { throw .io("cannot open (\(POSIX.errorText()))", path: file.path) }
+        }
+        defer { close(input) }
+        let output = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard output >= 0 else { throw .io("cannot create (\(POSIX.errorText()))", path: destination) }
+        defer { close(output) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if count == 0 { return }
+            guard count > 0 else { throw .io("cannot read (\(POSIX.errorText()))", path: file.path) }
+            var offset = 0
+            while offset < count {
+                let written = buffer.withUnsafeBytes { write(output, $0.baseAddress! + offset, count - offset) }
+                guard written > 0 else { throw .io("cannot write (\(POSIX.errorText()))", path: destination) }
+                offset += written
+            }
+        }
+    }
+}
+
+// MARK: - Zip folder
+
+extension ZipPlace: InstanceSource, InstanceSink {
+    /// The study's archive extracted into the tree through its placer (each entry checked, placed
+    /// atomically; an instance the tree holds already is kept and not delivered again). Into a temporary
+    /// tree, only the unit's instances are delivered (a series or some instances of the study).
+    public func deliver(_ unit: TransferUnit, into tree: StagingTree, context: TransferContext) async throws(PXError)
+        -> Delivery
+    {
+        let placer: InstancePlacer
+        do {
+            placer = try InstancePlacer(root: tree.root, layout: tree.layout, duplicates: .keep, fsync: false)
+        } catch {
+            throw .storage(error)
+        }
+        var placedSoFar: [InstancePlacer.Placement] = []
+        var failure: PXError?
+        do {
+            _ = try extract(study: unit.studyInstanceUID, into: placer) { placedSoFar.append($0) }
+        } catch {
+            // What was extracted before the failure is delivered all the same.
+            guard placedSoFar.contains(where: { $0.duplicate == nil }) else { throw .zip(error) }
+            failure = .zip(error)
+        }
+        var files = placedSoFar.filter { $0.duplicate == nil }.map { DeliveredFile(path: $0.path) }
+        if !tree.isSinkTree && (unit.seriesInstanceUID != nil || !unit.sopInstanceUIDs.isEmpty) {
+            let wanted = Set(unit.sopInstanceUIDs)
+            files = files.filter { file in
+                let header: Part10File
+                do { header = try Part10File.readHeader(contentsOf: file.path) } catch {
+                    // An entry whose header cannot be read now is delivered: the sink reports it.
+                    context.logger.debug("extracted entry not read", metadata: ["file": "\(file.path)"])
+                    return true
+                }
+                if let series = unit.seriesInstanceUID, header.dataSet.string(.seriesInstanceUID) != series {
+                    return false
+                }
+                return wanted.isEmpty || wanted.contains(header.dataSet.string(.sopInstanceUID) ?? "")
+            }
+        }
+        return Delivery(files: files, inSinkTree: tree.isSinkTree, failure: failure)
+    }
+
+    public var tree: StagingTree? { nil }
+
+    /// The study's archive gets the instances it lacks: a new archive (with the old entries and the new ones)
+    /// replaces the old atomically (``ZipPlace/archive(study:files:fsync:)``); instances archived already are
+    /// skipped.
+    public func take(_ delivery: Delivery, of unit: TransferUnit, context: TransferContext) async throws(PXError)
+        -> TransferCount
+    {
+        guard !delivery.files.isEmpty else { return TransferCount() }
+        do {
+            let indexed = delivery.files.compactMap(\.indexed)
+            let result =
+                indexed.count == delivery.files.count
+                ? try archive(study: unit.studyInstanceUID, indexedFiles: indexed)
+                : try archive(study: unit.studyInstanceUID, files: delivery.files.map(\.path))
+            return TransferCount(transferred: result.added)
+        } catch {
+            throw .zip(error)
+        }
+    }
+}
+
+extension DeliveredFile {
+    /// The file as a C-STORE or STOW-RS push sends it: its header read now, an indexed file sent only while it
+    /// is still the one the index recorded.
+    var pushFile: PushFile {
+        var push = PushFile(readingHeaderOf: path)
+        push.indexed = indexed
+        return push
+    }
+}

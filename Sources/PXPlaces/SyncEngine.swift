@@ -1,0 +1,334 @@
+import DICOMData
+import Logging
+import PXCore
+import PXIndex
+import Synchronization
+
+/// What a sync run reports as it goes, in order for each study: `planned` (with the units), `studyStarted`,
+/// then ``SyncEvent/studyEnded(_:)``; a batch line that names nothing is ``SyncEvent/lineFailed(_:)``; after each
+/// study ``SyncEvent/progress(_:)``; last ``SyncEvent/finished(_:)``. The engine writes nothing itself: px-sync renders these as NDJSON, a
+/// library user does what it likes with them.
+public enum SyncEvent: Sendable {
+    /// A batch file's line names nothing px can look for, or its query found nothing or failed.
+    case lineFailed(SyncSelection.LineError)
+    /// A study needs a transfer: these units (a dry run stops here).
+    case planned(SyncStudy, StudyPlan)
+    /// Its transfer starts.
+    case studyStarted(SyncStudy)
+    /// A study is done: skipped (already present), transferred, failed, or planned only (dry run).
+    case studyEnded(SyncStudyResult)
+    /// Studies done so far.
+    case progress(SyncProgress)
+    /// The run is over: what it found and did (the last event of a run that was not stopped by an error).
+    case finished(SyncSummary)
+}
+
+/// A study as a run names it: what the source said of it, the source's label, and the destination's when the
+/// run has several.
+public struct SyncStudy: Sendable {
+    public var holding: StudyHolding
+    /// Index of the source in the run's list.
+    public var sourceIndex: Int
+    /// ``Endpoint/label`` of the source.
+    public var source: String
+    /// Index of the destination in the run's list.
+    public var destinationIndex: Int = 0
+    /// ``Endpoint/label`` of the destination, `nil` when the run has one destination only.
+    public var destination: String?
+}
+
+/// How one study ended.
+public struct SyncStudyResult: Sendable {
+    public enum Result: String, Sendable {
+        case alreadyPresent, transferred, failed, planned
+    }
+
+    public var study: SyncStudy
+    public var result: Result
+    /// What the transfer did; `nil` when none ran (already present, planned).
+    public var outcome: SyncTransfer.Outcome?
+}
+
+/// Studies done out of those found, instances transferred, studies failed.
+public struct SyncProgress: Sendable, Hashable {
+    public var done: Int
+    public var total: Int
+    public var instances: Int
+    public var failed: Int
+}
+
+/// What a run found and did: the envelope's data (``SyncEngine/summary``).
+public struct SyncSummary: Sendable {
+    public var found = 0
+    public var alreadyPresent = 0
+    public var transferred = 0
+    public var failed = 0
+    public var planned = 0
+    public var instancesTransferred = 0
+    /// Each study's end, in the order they ended (sort them for a stable rendering).
+    public var studies: [SyncStudyResult] = []
+    public var lineErrors: [SyncSelection.LineError] = []
+
+    public init() {}
+
+    /// The failure the run ends with: studies or lines that failed.
+    public var failure: PXError? {
+        let failed = self.failed + lineErrors.count
+        guard failed > 0 else { return nil }
+        return .partialFailure(failed: failed, total: found + lineErrors.count, what: "studies and batch lines")
+    }
+}
+
+/// One sync run: finds the selected studies in the sources, plans each against each destination
+/// (``SyncPlanner``) and transfers what is missing (``SyncTransfer``), `parallel` studies at once, reporting
+/// each step as a ``SyncEvent``. With several destinations each study is synced into each of them (a
+/// study-destination pair counts as one study in the summary's counts, once in ``SyncSummary/found``).
+///
+/// ```swift
+/// import PX
+/// let engine = SyncEngine(sources: [source], destination: destination, logger: logger)
+/// let summary = try await engine.run(.keys(DataSet()))
+/// ```
+public final class SyncEngine: Sendable {
+    public struct Options: Sendable {
+        /// Transfer every selected study, even what the destination holds already.
+        public var force = false
+        /// Plan only.
+        public var dryRun = false
+        /// Studies transferred at once.
+        public var parallel = 4
+
+        public init(force: Bool = false, dryRun: Bool = false, parallel: Int = 4) {
+            self.force = force
+            self.dryRun = dryRun
+            self.parallel = max(1, parallel)
+        }
+    }
+
+    public let sources: [Endpoint]
+    public let destinations: [Endpoint]
+    public let transfer: SyncTransfer
+    public let options: Options
+    let logger: Logger
+    let onEvent: @Sendable (SyncEvent) -> Void
+    private let state = Mutex(SyncSummary())
+
+    public convenience init(
+        sources: [Endpoint], destination: Endpoint, transfer: SyncTransfer? = nil, options: Options = Options(),
+        logger: Logger, onEvent: @escaping @Sendable (SyncEvent) -> Void = { _ in }
+    ) {
+        self.init(
+            sources: sources, destinations: [destination], transfer: transfer, options: options, logger: logger,
+            onEvent: onEvent)
+    }
+
+    /// - Parameter destinations: at least one.
+    public init(
+        sources: [Endpoint], destinations: [Endpoint], transfer: SyncTransfer? = nil, options: Options = Options(),
+        logger: Logger, onEvent: @escaping @Sendable (SyncEvent) -> Void = { _ in }
+    ) {
+        precondition(!destinations.isEmpty, "a sync needs a destination")
+        self.sources = sources
+        self.destinations = destinations
+        self.transfer = transfer ?? SyncTransfer(logger: logger)
+        self.options = options
+        self.logger = logger
+        self.onEvent = onEvent
+    }
+
+    /// What the run found and did so far.
+    public var summary: SyncSummary { state.withLock { $0 } }
+
+    /// Runs the whole sync and returns its summary. Per-study and per-line failures are in the summary
+    /// (``SyncSummary/failure``); what is thrown stopped the run (a source that cannot be asked at all).
+    @discardableResult
+    public func run(_ selection: SyncSelection) async throws(PXError) -> SyncSummary {
+        var holds: [StagingHold] = []
+        defer { for hold in holds { hold.release() } }
+        for destination in destinations {
+            holds.append(try StagingHold(destination: destination, dryRun: options.dryRun))
+        }
+        let found = try await find(selection)
+        state.withLock { $0.found += found.count }
+        let pairs = found.flatMap { study in destinations.indices.map { (study.0, study.1, $0) } }
+        let queue = StudyQueue(pairs)
+        let nodes = sources.indices.filter { sources[$0].mover != nil }
+        // `parallel` lanes, each with its own retrieve session per source node (many C-GETs and C-MOVEs on
+        // one association where the backend can), taking the next study when it is done with one.
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<min(options.parallel, pairs.count) {
+                group.addTask {
+                    await self.withSessions(nodes[...], [:]) { sessions in
+                        while let (study, source, destination) = queue.next() {
+                            await self.sync(study, source: source, destination: destination, sessions: sessions)
+                            let progress = self.state.withLock { s in
+                                SyncProgress(
+                                    done: s.alreadyPresent + s.transferred + s.failed + s.planned, total: pairs.count,
+                                    instances: s.instancesTransferred, failed: s.failed)
+                            }
+                            self.onEvent(.progress(progress))
+                        }
+                    }
+                }
+            }
+        }
+        let summary = self.summary
+        onEvent(.finished(summary))
+        return summary
+    }
+
+    /// A run as an `AsyncThrowingStream` of its events, ending with ``SyncEvent/finished(_:)``; it throws what
+    /// stopped the run. The run starts when the stream is made and is cancelled when its consumer stops
+    /// listening.
+    ///
+    /// ```swift
+    /// for try await event in SyncEngine.events(sources: [pacs], destinations: [zips], logger: logger,
+    ///                                           selection: .keys(DataSet())) {
+    ///     if case .finished(let summary) = event { print(summary.instancesTransferred) }
+    /// }
+    /// ```
+    public static func events(
+        sources: [Endpoint], destinations: [Endpoint], transfer: SyncTransfer? = nil, options: Options = Options(),
+        logger: Logger, selection: SyncSelection
+    ) -> AsyncThrowingStream<SyncEvent, any Error> {
+        AsyncThrowingStream { continuation in
+            let engine = SyncEngine(
+                sources: sources, destinations: destinations, transfer: transfer, options: options, logger: logger
+            ) { event in continuation.yield(event) }
+            let run = Task {
+                do {
+                    try await engine.run(selection)
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in run.cancel() }
+        }
+    }
+
+    /// Runs `body` with a retrieve session open on each of the source nodes `indices`.
+    func withSessions(
+        _ indices: ArraySlice<Int>, _ sessions: [Int: any RetrieveSession],
+        _ body: @Sendable ([Int: any RetrieveSession]) async -> Void
+    ) async {
+        guard let first = indices.first, case .node(let node) = sources[first], !options.dryRun else {
+            await body(sessions)
+            return
+        }
+        do {
+            try await node.backend.withRetrieveSession(connection: node.connection, logger: logger) {
+                (session: any RetrieveSession) async throws(PXError) in
+                var more = sessions
+                more[first] = session
+                await withSessions(indices.dropFirst(), more, body)
+            }
+        } catch {
+            // The body throws nothing; closing a session that failed is logged by the backend.
+            logger.debug("retrieve session ended", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The selected studies, each from the first source that holds it.
+    func find(_ selection: SyncSelection) async throws(PXError) -> [(StudyHolding, Int)] {
+        var queries: [(line: SyncSelection.Line?, keys: DataSet)] = []
+        switch selection {
+        case .keys(let keys):
+            queries = [(nil, keys)]
+        case .studies(let uids):
+            for uid in uids {
+                var keys = DataSet()
+                keys.set(.studyInstanceUID, vr: .UI, string: uid)
+                queries.append((nil, keys))
+            }
+        case .lines(let lines, let errors):
+            for error in errors { lineFailed(error) }
+            for line in lines { queries.append((line, try line.keys())) }
+        }
+        var seen = Set<String>()
+        var out: [(StudyHolding, Int)] = []
+        for (line, keys) in queries {
+            var matched = 0
+            var failure: PXError?
+            for (index, source) in sources.enumerated() {
+                do {
+                    for study in try await source.inventory.studies(matching: keys) {
+                        matched += 1
+                        if seen.insert(study.studyInstanceUID).inserted { out.append((study, index)) }
+                    }
+                } catch {
+                    guard let line else { throw error }
+                    logger.debug("query failed", metadata: ["line": "\(line.number)", "error": "\(error)"])
+                    failure = error
+                }
+            }
+            if let line, matched == 0 {
+                lineFailed(
+                    SyncSelection.LineError(
+                        number: line.number, text: line.value,
+                        error: failure
+                            ?? .usage("line \(line.number): no study with \(line.keyword) \(line.value) in any source"))
+                )
+            }
+        }
+        return out
+    }
+
+    func lineFailed(_ error: SyncSelection.LineError) {
+        state.withLock { $0.lineErrors.append(error) }
+        onEvent(.lineFailed(error))
+    }
+
+    func sync(
+        _ holding: StudyHolding, source index: Int, destination target: Int, sessions: [Int: any RetrieveSession]
+    ) async {
+        let source = sources[index]
+        let destination = destinations[target]
+        let study = SyncStudy(
+            holding: holding, sourceIndex: index, source: source.label, destinationIndex: target,
+            destination: destinations.count > 1 ? destination.label : nil)
+        let plan: StudyPlan
+        do {
+            plan = try await SyncPlanner.plan(
+                holding, source: index, from: source.inventory, to: destination.inventory, force: options.force)
+        } catch {
+            var outcome = SyncTransfer.Outcome()
+            outcome.failure = error
+            finish(SyncStudyResult(study: study, result: .failed, outcome: outcome))
+            return
+        }
+        if plan.units.isEmpty {
+            finish(SyncStudyResult(study: study, result: .alreadyPresent, outcome: nil))
+            return
+        }
+        onEvent(.planned(study, plan))
+        if options.dryRun {
+            finish(SyncStudyResult(study: study, result: .planned, outcome: nil))
+            return
+        }
+        onEvent(.studyStarted(study))
+        let outcome = await transfer.run(plan, from: source, to: destination, session: sessions[index])
+        finish(SyncStudyResult(study: study, result: outcome.failure == nil ? .transferred : .failed, outcome: outcome))
+    }
+
+    func finish(_ result: SyncStudyResult) {
+        state.withLock {
+            switch result.result {
+            case .alreadyPresent: $0.alreadyPresent += 1
+            case .transferred: $0.transferred += 1
+            case .failed: $0.failed += 1
+            case .planned: $0.planned += 1
+            }
+            $0.instancesTransferred += result.outcome?.transferred ?? 0
+            $0.studies.append(result)
+        }
+        onEvent(.studyEnded(result))
+    }
+}
+
+/// The studies still to sync (with their source's and destination's indices), taken one at a time by the lanes.
+final class StudyQueue: Sendable {
+    private let pending: Mutex<IndexingIterator<[(StudyHolding, Int, Int)]>>
+    init(_ studies: [(StudyHolding, Int, Int)]) { pending = Mutex(studies.makeIterator()) }
+    func next() -> (StudyHolding, Int, Int)? { pending.withLock { $0.next() } }
+}

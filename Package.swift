@@ -54,6 +54,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // The folder place's index (SQLite, WAL) behind px-serve, px-ls and px-sync.
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // The config file (TOML 1.0), decoded into Decodable types.
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         // zlib, for Deflated Explicit VR Little Endian (PS3.5 §A.5).
@@ -246,6 +248,7 @@ let package = Package(
                 "DICOMData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
             ],
             swiftSettings: strictSettings
         ),

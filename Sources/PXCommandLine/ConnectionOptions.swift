@@ -35,6 +35,9 @@ public struct ConnectionOptions: ParsableArguments {
     public init() {}
 
     public func validate() throws {
+        // A dcm-style Keyword=value standing first (or after --serverIP): px-find moves it to the query and
+        // validates again; any other command refuses it in connection(timeouts:).
+        if let peer, QueryKey.isAssignment(peer) { return }
         if peer == nil && serverIP == nil {
             throw ValidationError(
                 "give the peer (host:port, AE@host:port, host:AE:port or a config node), or --serverIP and --serverPort"
@@ -66,6 +69,7 @@ public struct ConnectionOptions: ParsableArguments {
         var called: String?
         var configNode: PXConfig.Node?
         if let peer {
+            if QueryKey.isAssignment(peer) { throw .usage("'\(peer)' is a query key (Keyword=value), not a peer") }
             switch try PeerSpec.parse(peer) {
             case .address(let h, let p, let ae):
                 (host, port, called) = (h, p, ae)

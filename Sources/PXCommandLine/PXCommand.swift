@@ -12,12 +12,12 @@ extension PXCommand {
         await main(arguments: Array(CommandLine.arguments.dropFirst()))
     }
 
-    /// Parses `arguments` (the command line without the program's name) and runs the command: how `px echo ...`
-    /// runs px-echo inside the multi-call `px`.
+    /// Parses `arguments` (the command line without the program's name, pypx's `--JSONargs` expanded, see
+    /// ``JSONArguments``) and runs the command: how `px echo ...` runs px-echo inside the multi-call `px`.
     public static func main(arguments: [String]) async {
         let command: any ParsableCommand
         do {
-            command = try parseAsRoot(arguments)
+            command = try parseAsRoot(try JSONArguments.expand(arguments))
         } catch {
             if exitCode(for: error).rawValue == PXExit.usage {
                 let lines = fullMessage(for: error).split(separator: "\n").map(String.init)

@@ -1,11 +1,12 @@
 import DICOMWeb
 import PXCore
+import TOMLKit
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// px's config file, `$PX_CONFIG` or `~/.config/px/config.toml`:
+/// px's config file, `$PX_CONFIG` or `~/.config/px/config.toml` (TOML 1.0, read with TOMLKit):
 ///
 /// ```toml
 /// [local]
@@ -27,7 +28,20 @@ import PXCore
 /// path = "/data/archive"
 /// kind = "folder"                    # or "zip"
 /// layout = "{PatientID}/{StudyInstanceUID}/{SOPInstanceUID}.dcm"   # optional, folders only
+///
+/// # dcm's sections are read too (its dcm_conf.toml can be used as it is):
+/// [remote_nodes.mypacs]              # a node, as [nodes.mypacs]; host (or hostname), ae_title
+/// host = "mypacs.org"                # (default ANYAE) and port (default 11112), as dcm defaults them
+/// ae_title = "MYPACS"
+/// port = 11112
+///
+/// [local_nodes.default]              # the calling AE title, as [local] ae_title
+/// ae_title = "YOURAE"
+/// port = 11112
 /// ```
+///
+/// Without px's own file (no `$PX_CONFIG` and no `~/.config/px/config.toml`), px reads dcm's:
+/// `$DCM_CONFIG_PATH`, else `~/.config/dcm/dcm_conf.toml`. Tables and keys px does not know are left alone.
 public struct PXConfig: Hashable, Sendable {
     public struct Node: Hashable, Sendable {
         public var host: String
@@ -66,85 +80,43 @@ public struct PXConfig: Hashable, Sendable {
     public var nodes: [String: Node]
     /// `[places.NAME]`: folder and zip places by name.
     public var places: [String: PlaceEntry] = [:]
-    /// `[local] ae_title`: the default calling AE title.
+    /// `[local] ae_title`, else dcm's `[local_nodes.default] ae_title`: the default calling AE title.
     public var localAETitle: String?
+    /// dcm's `[local_nodes.default] port`: the port the local AE listens on, when the file says.
+    public var localPort: Int?
 
     public init(nodes: [String: Node] = [:], localAETitle: String? = nil) {
         self.nodes = nodes
         self.localAETitle = localAETitle
     }
 
-    /// Parses the file's text.
-    /// - Throws: ``PXError/usage(_:)`` for syntax errors or incomplete nodes.
-    public init(parsing text: String) throws(PXError) {
-        let tables = try TOMLSubset.parse(text)
-        var nodes: [String: Node] = [:]
-        for (name, keys) in tables where name.hasPrefix("nodes.") {
-            let node = String(name.dropFirst("nodes.".count))
-            if case .string(let url)? = keys["url"] {
-                let place = try DICOMWebPlace(url: url)
-                var web = Node(host: place.host, port: place.port, aeTitle: "DICOMWEB")
-                web.url = url
-                if case .string(let auth)? = keys["auth"] { web.auth = auth }
-                if case .string(let variable)? = keys["credentials_env"] {
-                    web.credentialsEnvironmentVariable = variable
-                }
-                if case .string(let file)? = keys["credentials_file"] { web.credentialsFile = file }
-                if case .string(let uid)? = keys["transfer_syntax"] { web.transferSyntax = uid }
-                nodes[node] = web
-                continue
-            }
-            guard case .string(let host)? = keys["host"] else { throw .usage("config: [\(name)] needs host = \"...\"") }
-            guard case .integer(let port)? = keys["port"] else {
-                throw .usage("config: [\(name)] needs port = <number>")
-            }
-            guard case .string(let ae)? = keys["ae_title"] ?? keys["aet"] else {
-                throw .usage("config: [\(name)] needs ae_title = \"...\"")
-            }
-            nodes[node] = Node(host: host, port: port, aeTitle: ae)
-            nodes[node]?.tls = try Self.tls(keys, table: name)
+    /// Parses the file's text (any TOML 1.0 document).
+    /// - Parameters:
+    ///   - text: the file's contents.
+    ///   - path: the file, named in messages.
+    /// - Throws: ``PXError/usage(_:)`` for invalid TOML (with its line and column), a key of the wrong type,
+    ///   or an incomplete node.
+    public init(parsing text: String, path: String? = nil) throws(PXError) {
+        let file = try ConfigFile.decode(text, path: path)
+        self.init(nodes: [:], localAETitle: file.local?.aeTitle)
+        for (name, table) in file.nodes ?? [:] {
+            nodes[name] = try table.node(table: "nodes.\(name)")
         }
-        var local: String?
-        if case .string(let ae)? = tables["local"]?["ae_title"] { local = ae }
-        self.init(nodes: nodes, localAETitle: local)
-        for (name, keys) in tables where name.hasPrefix("places.") {
-            places[String(name.dropFirst("places.".count))] = try PlaceEntry.parse(keys, table: name)
-        }
-    }
-
-    /// A node's TLS keys: `tls = true` turns TLS on; `ca`, `cert`, `key` (paths) and `verify` (`peer` or
-    /// `none`) set it up. Any of them without `tls = true` is an error (never a silent plain connection).
-    static func tls(_ keys: [String: TOMLSubset.Value], table: String) throws(PXError) -> TLSSettings? {
-        func path(_ key: String) throws(PXError) -> String? {
-            guard let value = keys[key] else { return nil }
-            guard case .string(let text) = value else {
-                throw .usage("config: [\(table)] \(key) must be a quoted path")
+        for (name, table) in file.remoteNodes ?? [:] {
+            guard nodes[name] == nil else {
+                throw .usage("config: node '\(name)' is both [nodes.\(name)] and [remote_nodes.\(name)]")
             }
-            return text
+            nodes[name] = try table.node(table: "remote_nodes.\(name)", dcmDefaults: true)
         }
-        let ca = try path("ca")
-        let cert = try path("cert")
-        let key = try path("key")
-        let verifyText = try path("verify")
-        var enabled = false
-        if let value = keys["tls"] {
-            guard case .bool(let flag) = value else { throw .usage("config: [\(table)] tls must be true or false") }
-            enabled = flag
+        // dcm's default local node is the one named `default`, else the first (dcm's own rule).
+        let locals = file.localNodes ?? [:]
+        if let local = locals["default"] ?? locals.sorted(by: { $0.key < $1.key }).first?.value {
+            if localAETitle == nil { localAETitle = local.aeTitle }
+            localPort = local.port
         }
-        guard enabled else {
-            if ca != nil || cert != nil || key != nil || verifyText != nil {
-                throw .usage("config: [\(table)] has TLS keys (ca, cert, key, verify) but not tls = true")
-            }
-            return nil
+        for (name, table) in file.places ?? [:] {
+            places[name] = try PlaceEntry.parse(table, table: "places.\(name)")
         }
-        var verification = TLSSettings.Verification.peer
-        if let verifyText {
-            guard let parsed = TLSSettings.Verification(rawValue: verifyText) else {
-                throw .usage("config: [\(table)] verify must be \"peer\" or \"none\"")
-            }
-            verification = parsed
-        }
-        return try TLSSettings(caFile: ca, certificateFile: cert, keyFile: key, verification: verification)
     }
 
     /// The config file's path: `$PX_CONFIG`, else `$HOME/.config/px/config.toml`.
@@ -154,14 +126,23 @@ public struct PXConfig: Hashable, Sendable {
         return nil
     }
 
-    /// Loads the config file; an absent default file is an empty config, an absent `$PX_CONFIG` an error.
+    /// dcm's config file, read when px has none of its own: `$DCM_CONFIG_PATH`, else
+    /// `$HOME/.config/dcm/dcm_conf.toml` (where dcm keeps it on Linux).
+    public static var dcmPath: String? {
+        if let p = environment("DCM_CONFIG_PATH"), !p.isEmpty { return p }
+        if let home = environment("HOME") { return home + "/.config/dcm/dcm_conf.toml" }
+        return nil
+    }
+
+    /// Loads the config file; an absent default file is an empty config (or dcm's file, when there is one),
+    /// an absent `$PX_CONFIG` an error.
+    /// - Throws: ``PXError/usage(_:)``: an unreadable `$PX_CONFIG`, invalid TOML, a bad node or place.
     public static func load() throws(PXError) -> PXConfig {
         guard let path = defaultPath else { return PXConfig() }
-        guard let text = readFile(path) else {
-            if environment("PX_CONFIG") != nil { throw .usage("cannot read config file \(path)") }
-            return PXConfig()
-        }
-        return try PXConfig(parsing: text)
+        if let text = readFile(path) { return try PXConfig(parsing: text, path: path) }
+        if let p = environment("PX_CONFIG"), !p.isEmpty { throw .usage("cannot read config file \(path)") }
+        if let dcm = dcmPath, let text = readFile(dcm) { return try PXConfig(parsing: text, path: dcm) }
+        return PXConfig()
     }
 
     static func environment(_ name: String) -> String? {
@@ -181,5 +162,155 @@ public struct PXConfig: Hashable, Sendable {
             bytes += buffer[0..<n]
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+extension PXConfig {
+    /// The tables px reads from the file, decoded by TOMLKit; every key optional, so that what is required is
+    /// said by ``NodeTable/node(table:dcmDefaults:)`` in px's words.
+    struct ConfigFile: Decodable {
+        var local: LocalTable?
+        var nodes: [String: NodeTable]?
+        var places: [String: PlaceTable]?
+        /// dcm's `[remote_nodes.NAME]` and `[local_nodes.NAME]`.
+        var remoteNodes: [String: NodeTable]?
+        var localNodes: [String: NodeTable]?
+
+        enum CodingKeys: String, CodingKey {
+            case local, nodes, places
+            case remoteNodes = "remote_nodes"
+            case localNodes = "local_nodes"
+        }
+
+        /// Parses and decodes `text`.
+        /// - Throws: ``PXError/usage(_:)`` naming the line of a TOML syntax error, or the key of a wrong type.
+        static func decode(_ text: String, path: String?) throws(PXError) -> ConfigFile {
+            let name = path.map { "config file \($0)" } ?? "config"
+            do {
+                return try TOMLDecoder().decode(ConfigFile.self, from: text)
+            } catch let error as TOMLParseError {
+                let at = error.source.begin
+                throw .usage("\(name) line \(at.line), column \(at.column): \(error.description)")
+            } catch let error as DecodingError {
+                throw .usage("\(name): \(Self.describe(error))")
+            } catch {
+                throw .usage("\(name): \(error)")
+            }
+        }
+
+        /// A decoding failure as `nodes.pacs.port must be a number`.
+        static func describe(_ error: DecodingError) -> String {
+            let context: DecodingError.Context
+            var expected: String?
+            switch error {
+            case .typeMismatch(let type, let c):
+                context = c
+                expected = "\(type)"
+            case .keyNotFound(_, let c), .valueNotFound(_, let c):
+                // TOMLKit reports a key of the wrong type as `A "Int" does not exist at "port"`.
+                context = c
+                let parts = c.debugDescription.split(separator: "\"")
+                if parts.count >= 2 { expected = String(parts[1]) }
+            case .dataCorrupted(let c):
+                context = c
+            @unknown default:
+                return "\(error)"
+            }
+            let key = context.codingPath.map(\.stringValue).joined(separator: ".")
+            switch expected {
+            case "Int"?: return "\(key) must be a number"
+            case "String"?: return "\(key) must be a quoted string"
+            case "Bool"?: return "\(key) must be true or false"
+            case let type?:
+                return "\(key) must be a \(type.contains("Table") || type.contains("Dictionary") ? "table" : type)"
+            case nil: return "\(key): \(context.debugDescription)"
+            }
+        }
+    }
+
+    /// `[local]`.
+    struct LocalTable: Decodable {
+        var aeTitle: String?
+        enum CodingKeys: String, CodingKey { case aeTitle = "ae_title" }
+    }
+
+    /// `[nodes.NAME]`, dcm's `[remote_nodes.NAME]` and `[local_nodes.NAME]`.
+    struct NodeTable: Decodable {
+        var host: String?
+        /// dcm's README spelling of `host`.
+        var hostname: String?
+        var port: Int?
+        var aeTitle: String?
+        var aet: String?
+        var url: String?
+        var auth: String?
+        var credentialsEnvironmentVariable: String?
+        var credentialsFile: String?
+        var transferSyntax: String?
+        var tls: Bool?
+        var ca: String?
+        var cert: String?
+        var key: String?
+        var verify: String?
+
+        enum CodingKeys: String, CodingKey {
+            case host, hostname, port, aet, url, auth, tls, ca, cert, key, verify
+            case aeTitle = "ae_title"
+            case credentialsEnvironmentVariable = "credentials_env"
+            case credentialsFile = "credentials_file"
+            case transferSyntax = "transfer_syntax"
+        }
+
+        /// The node this table describes. px's own `[nodes.NAME]` needs host, port and ae_title; dcm's
+        /// `[remote_nodes.NAME]` needs only a host (`ae_title` ANYAE and `port` 11112 by default, as in dcm).
+        /// - Throws: ``PXError/usage(_:)`` for a missing key, a bad URL or TLS keys without `tls = true`.
+        func node(table: String, dcmDefaults: Bool = false) throws(PXError) -> Node {
+            if let url {
+                let place = try DICOMWebPlace(url: url)
+                var web = Node(host: place.host, port: place.port, aeTitle: "DICOMWEB")
+                web.url = url
+                web.auth = auth
+                web.credentialsEnvironmentVariable = credentialsEnvironmentVariable
+                web.credentialsFile = credentialsFile
+                web.transferSyntax = transferSyntax
+                return web
+            }
+            guard let host = host ?? hostname else { throw .usage("config: [\(table)] needs host = \"...\"") }
+            guard let port = port ?? (dcmDefaults ? 11112 : nil) else {
+                throw .usage("config: [\(table)] needs port = <number>")
+            }
+            guard let ae = aeTitle ?? aet ?? (dcmDefaults ? "ANYAE" : nil) else {
+                throw .usage("config: [\(table)] needs ae_title = \"...\"")
+            }
+            var node = Node(host: host, port: port, aeTitle: ae)
+            node.tls = try tlsSettings(table: table)
+            return node
+        }
+
+        /// The TLS keys: `tls = true` turns TLS on; `ca`, `cert`, `key` (paths) and `verify` (`peer` or
+        /// `none`) set it up. Any of them without `tls = true` is an error (never a silent plain connection).
+        func tlsSettings(table: String) throws(PXError) -> TLSSettings? {
+            guard tls == true else {
+                if ca != nil || cert != nil || key != nil || verify != nil {
+                    throw .usage("config: [\(table)] has TLS keys (ca, cert, key, verify) but not tls = true")
+                }
+                return nil
+            }
+            var verification = TLSSettings.Verification.peer
+            if let verify {
+                guard let parsed = TLSSettings.Verification(rawValue: verify) else {
+                    throw .usage("config: [\(table)] verify must be \"peer\" or \"none\"")
+                }
+                verification = parsed
+            }
+            return try TLSSettings(caFile: ca, certificateFile: cert, keyFile: key, verification: verification)
+        }
+    }
+
+    /// `[places.NAME]`, checked by ``PlaceEntry``.
+    struct PlaceTable: Decodable {
+        var path: String?
+        var kind: String?
+        var layout: String?
     }
 }

@@ -117,19 +117,19 @@ extension PXConfig {
 
         /// Reads one `[places.NAME]` table.
         /// - Throws: ``PXError/usage(_:)`` for a missing or relative path, an unknown kind, a bad layout.
-        static func parse(_ keys: [String: TOMLSubset.Value], table: String) throws(PXError) -> PlaceEntry {
-            guard case .string(let path)? = keys["path"], path.hasPrefix("/") else {
+        static func parse(_ keys: PlaceTable, table: String) throws(PXError) -> PlaceEntry {
+            guard let path = keys.path, path.hasPrefix("/") else {
                 throw .usage("config: [\(table)] needs path = \"/absolute/path\"")
             }
             var entry = PlaceEntry(path: path)
-            if let value = keys["kind"] {
-                guard case .string(let kind) = value, kind == "folder" || kind == "zip" else {
+            if let kind = keys.kind {
+                guard kind == "folder" || kind == "zip" else {
                     throw .usage("config: [\(table)] kind must be \"folder\" or \"zip\"")
                 }
                 entry.kind = kind
             }
-            if let value = keys["layout"] {
-                guard case .string(let template) = value, entry.kind == "folder" else {
+            if let template = keys.layout {
+                guard entry.kind == "folder" else {
                     throw .usage("config: [\(table)] layout must be a quoted template, for a folder place")
                 }
                 do { _ = try StorageLayout(template: template) } catch {

@@ -46,6 +46,41 @@ public struct QueryKey: Hashable, Sendable {
         return QueryKey(tag: tag, vr: vr, value: value)
     }
 
+    /// Whether a command-line word is a query key written as dcm writes them, `Keyword=value` or
+    /// `(gggg,eeee)=value` (`px-find pacs StudyDate=20240101`), rather than a peer or a place: the text before
+    /// the first `=` is a keyword or a tag (letters, digits, `(`, `,`, `)`), which no peer (`host:port`,
+    /// `AE@host:port`, `host:AE:port`, a node name, a URL) nor a path (it has a `/` or `:`) is.
+    public static func isAssignment(_ text: String) -> Bool {
+        guard let eq = text.firstIndex(of: "="), eq != text.startIndex else { return false }
+        return text[..<eq].allSatisfy { ($0.isASCII && ($0.isLetter || $0.isNumber)) || "(),".contains($0) }
+    }
+
+    /// Sorts the positional words of px-find (`PEER KEY=VALUE...`) or px-ls (`PLACE KEY=VALUE...`): the one word
+    /// that is not a `KEY=VALUE` is the peer or place, wherever it stands (ArgumentParser gives the first word
+    /// to the peer, so `--serverIP h --serverPort p StudyDate=2024` would otherwise take the key for a peer).
+    /// - Parameters:
+    ///   - first: the word ArgumentParser took as the peer or place.
+    ///   - rest: the words after it.
+    /// - Returns: the peer or place (`nil` when every word is a key) and the `KEY=VALUE` words, in order.
+    /// - Throws: ``PXError/usage(_:)`` for a second word that is not `KEY=VALUE`, or a key not in the dictionary.
+    public static func separate(first: String?, rest: [String]) throws(PXError) -> (first: String?, keys: [String]) {
+        var target: String?
+        var keys: [String] = []
+        for word in (first.map { [$0] } ?? []) + rest {
+            if isAssignment(word) {
+                _ = try parse(word)
+                keys.append(word)
+            } else if let target {
+                throw .usage(
+                    "unexpected argument '\(word)' after '\(target)': query keys on the command line are"
+                        + " Keyword=value (e.g. StudyDate=20240101), or -k Keyword=value")
+            } else {
+                target = word
+            }
+        }
+        return (target, keys)
+    }
+
     /// The keyword (or hex tag) for messages.
     public var keyword: String { DataDictionary.entry(for: tag)?.keyword ?? tag.hexString }
 }

@@ -12,8 +12,10 @@ public struct QueryOptions: ParsableArguments {
         help: "Information model: Patient Root or Study Root (PS3.4 C.6), or worklist (Modality Worklist, PS3.4 K).")
     public var model: QueryModel = .studyRoot
     @Option(
-        name: [.customShort("k"), .customLong("key")], help: "A query key: Keyword=value, (gggg,eeee)=value or Keyword."
-    )
+        name: [.customShort("k"), .customLong("key")],
+        help: ArgumentHelp(
+            "Any query key, by DICOM keyword or tag: Keyword=value, (gggg,eeee)=value, or Keyword alone to have it returned (repeatable).",
+            valueName: "key"))
     public var keys: [String] = []
     @Option(name: .long, help: "Stop after N matches: px sends C-CANCEL (with --level; else limits the studies).")
     public var limit: Int?
@@ -32,21 +34,46 @@ public struct QueryOptions: ParsableArguments {
     @Option(name: .customLong("studyDescription"), help: .hidden) public var studyDescription0: String?
     @Option(name: .customLong("seriesDescription"), help: .hidden) public var seriesDescription0: String?
 
-    // pypx 3.x spellings (DICOM keywords).
-    @Option(name: .customLong("PatientID"), help: "Match PatientID (pypx 3.x).") public var patientID: String?
-    @Option(name: .customLong("PatientName"), help: "Match PatientName.") public var patientName: String?
-    @Option(name: .customLong("PatientSex"), help: .hidden) public var patientSex: String?
-    @Option(name: .customLong("AccessionNumber"), help: .hidden) public var accessionNumber: String?
-    @Option(name: .customLong("StudyDate"), help: "Match StudyDate (YYYYMMDD or a range).") public var studyDate:
-        String?
-    @Option(name: .customLong("ModalitiesInStudy"), help: .hidden) public var modalitiesInStudy: String?
-    @Option(name: .customLong("Modality"), help: .hidden) public var modality: String?
+    // pypx 3.x spellings (DICOM keywords): the common keys are listed in --help, the rest of pypx's are hidden
+    // (`-k` takes those and any other keyword).
+    @Option(name: .customLong("PatientID"), help: ArgumentHelp("Match PatientID.", valueName: "id")) public
+        var patientID: String?
+    @Option(
+        name: .customLong("PatientName"), help: ArgumentHelp("Match PatientName (wildcards * ?).", valueName: "name"))
+    public var patientName: String?
+    @Option(
+        name: .customLong("PatientBirthDate"),
+        help: ArgumentHelp("Match PatientBirthDate (YYYYMMDD or a range).", valueName: "date"))
+    public var patientBirthDate: String?
+    @Option(name: .customLong("PatientSex"), help: ArgumentHelp("Match PatientSex (M, F, O).", valueName: "sex")) public
+        var patientSex: String?
+    @Option(name: .customLong("AccessionNumber"), help: ArgumentHelp("Match AccessionNumber.", valueName: "number"))
+    public var accessionNumber: String?
+    @Option(
+        name: .customLong("StudyDate"),
+        help: ArgumentHelp("Match StudyDate (YYYYMMDD, or a range YYYYMMDD-YYYYMMDD).", valueName: "date"))
+    public var studyDate: String?
+    @Option(
+        name: .customLong("ModalitiesInStudy"),
+        help: ArgumentHelp("Match ModalitiesInStudy (studies).", valueName: "modalities"))
+    public var modalitiesInStudy: String?
+    @Option(name: .customLong("Modality"), help: ArgumentHelp("Match Modality (series).", valueName: "modality")) public
+        var modality: String?
     @Option(name: .customLong("PerformedStationAETitle"), help: .hidden) public var performedStationAETitle: String?
-    @Option(name: .customLong("StudyDescription"), help: .hidden) public var studyDescription: String?
-    @Option(name: .customLong("SeriesDescription"), help: .hidden) public var seriesDescription: String?
-    @Option(name: .customLong("StudyInstanceUID"), help: "Match StudyInstanceUID.") public var studyInstanceUID: String?
-    @Option(name: .customLong("SeriesInstanceUID"), help: "Match SeriesInstanceUID.") public var seriesInstanceUID:
-        String?
+    @Option(name: .customLong("StudyDescription"), help: ArgumentHelp("Match StudyDescription.", valueName: "text"))
+    public var studyDescription: String?
+    @Option(name: .customLong("SeriesDescription"), help: ArgumentHelp("Match SeriesDescription.", valueName: "text"))
+    public var seriesDescription: String?
+    @Option(
+        name: .customLong("StudyInstanceUID"),
+        help: ArgumentHelp("Match StudyInstanceUID (several: UID1\\UID2).", valueName: "uid"))
+    public var studyInstanceUID: String?
+    @Option(name: .customLong("SeriesInstanceUID"), help: ArgumentHelp("Match SeriesInstanceUID.", valueName: "uid"))
+    public var seriesInstanceUID: String?
+    @Option(
+        name: .customLong("SOPInstanceUID"),
+        help: ArgumentHelp("Match SOPInstanceUID (with --level image).", valueName: "uid"))
+    public var sopInstanceUID: String?
     @Option(name: .customLong("ProtocolName"), help: .hidden) public var protocolName: String?
     @Option(name: .customLong("AcquisitionProtocolName"), help: .hidden) public var acquisitionProtocolName: String?
     @Option(name: .customLong("AcquisitionProtocolDescription"), help: .hidden) public
@@ -70,6 +97,24 @@ public struct QueryOptions: ParsableArguments {
         }
     }
 
+    /// The help of the `Keyword=value` words px-find and px-ls take after the peer or place.
+    public static let positionalKeysHelp =
+        "Query keys as dcm writes them: px-find pacs StudyDate=20240101 is px-find pacs -k StudyDate=20240101."
+
+    /// Takes dcm-style `Keyword=value` words (see ``QueryKey/separate(first:rest:)``) as `-k` keys, and gives the
+    /// one other word to the peer or place, wherever it stood on the command line.
+    /// - Throws: `ValidationError` (a usage error) for a second word that is not `Keyword=value`, or an unknown key.
+    public mutating func adopt(_ words: [String], before target: inout String?) throws {
+        guard !words.isEmpty || target.map(QueryKey.isAssignment) == true else { return }
+        do {
+            let (first, assignments) = try QueryKey.separate(first: target, rest: words)
+            target = first
+            keys += assignments
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+
     /// ``maxResponses`` for a ``FindRequest``: `nil` for 0 (no bound).
     public var responseBound: Int? { maxResponses == 0 ? nil : maxResponses }
 
@@ -81,12 +126,14 @@ public struct QueryOptions: ParsableArguments {
     public func matchingKeys() throws(PXError) -> [QueryKey] {
         let named: [(String, String?)] = [
             ("PatientID", patientID ?? patientID0), ("PatientName", patientName ?? patientName0),
-            ("PatientSex", patientSex ?? patientSex0), ("AccessionNumber", accessionNumber),
+            ("PatientBirthDate", patientBirthDate), ("PatientSex", patientSex ?? patientSex0),
+            ("AccessionNumber", accessionNumber),
             ("StudyDate", studyDate ?? studyDate0), ("ModalitiesInStudy", modalitiesInStudy ?? modalitiesInStudy0),
             ("Modality", modality), ("PerformedStationAETitle", performedStationAETitle ?? performedStationAETitle0),
             ("StudyDescription", studyDescription ?? studyDescription0),
             ("SeriesDescription", seriesDescription ?? seriesDescription0),
             ("StudyInstanceUID", studyInstanceUID), ("SeriesInstanceUID", seriesInstanceUID),
+            ("SOPInstanceUID", sopInstanceUID),
             ("ProtocolName", protocolName), ("AcquisitionProtocolName", acquisitionProtocolName),
             ("AcquisitionProtocolDescription", acquisitionProtocolDescription),
         ]

@@ -151,6 +151,7 @@ public enum FindCommand {
         }
         guard let level = query.singleLevel else { return nil }
         return (level, try query.identifier(level: level, keys: keys))
+    }
 
     /// The two-phase query's identifier at `level`: in the pypx formats pypx 3.12.6's return keys at both
     /// levels (``PXOutput/pypxReturnKeywords``, with SpecificCharacterSet) unless `--QueryReturnTags` names

@@ -97,7 +97,7 @@ public enum SyncPlanner {
 }
 
 extension FolderPlace {
-    /// The paths of a transfer unit's files, from the index (what a C-GET of it would send).
+    /// The paths of a transfer unit's files, from the index (what a C-GET of it would send), asked of the index in SQL.
     func files(of unit: TransferUnit) async throws(PXError) -> [String] {
         try await self.storableFiles(of: unit).map(\.path)
     }
@@ -105,19 +105,8 @@ extension FolderPlace {
     /// The files of a transfer unit, from the index, each with what the index recorded of it
     /// (``DICOMNetwork/StorableFile/indexed``): sent only if it is still that file.
     func storableFiles(of unit: TransferUnit) async throws(PXError) -> [StorableFile] {
-        var identifier = DataSet()
-        identifier.set(.studyInstanceUID, vr: .UI, string: unit.studyInstanceUID)
-        if let series = unit.seriesInstanceUID { identifier.set(.seriesInstanceUID, vr: .UI, string: series) }
-        if !unit.sopInstanceUIDs.isEmpty { identifier.set(.sopInstanceUID, vr: .UI, strings: unit.sopInstanceUIDs) }
-        let level: QueryRetrieveLevel =
-            !unit.sopInstanceUIDs.isEmpty ? .image : unit.seriesInstanceUID != nil ? .series : .study
-        let request = QueryRetrieveRequest(
-            model: .studyRoot, level: level, identifier: identifier, callingAETitle: "PXSYNC", calledAETitle: "PXSYNC")
-        do {
-            return try await FolderPlaceProvider(place: self, moveDestinations: [:]).retrieve(request)
-        } catch {
-            throw PXError.from(error)
-        }
+        try await files(
+            study: unit.studyInstanceUID, series: unit.seriesInstanceUID, instances: unit.sopInstanceUIDs)
     }
 
     /// Records instances px has just placed here (paths below ``root``), reading their headers, in one

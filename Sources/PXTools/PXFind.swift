@@ -12,9 +12,10 @@ public struct PXFind: PXCommand {
             nested "series" list of {tag, value, label} entries. With --level, one C-FIND
             at that level.
 
-            Keys: -k Keyword=value, -k "(gggg,eeee)=value", -k Keyword (return key only);
-            or pypx's flags (--PatientID, --patientID, --StudyDate, ...). Wildcards * and
-            ? as the peer allows.
+            Keys: Keyword=value after the peer (as dcm writes them), -k Keyword=value,
+            -k "(gggg,eeee)=value", -k Keyword (return key only) for any keyword of the
+            dictionary; or pypx's flags (--PatientID, --patientID, --StudyDate, ...).
+            Wildcards * and ? as the peer allows.
 
             --model worklist: a Modality Worklist query (PS3.4 Annex K) for scheduled
             procedure steps, no levels; the step's keys (ScheduledStationAETitle,
@@ -46,6 +47,7 @@ public struct PXFind: PXCommand {
 
             Examples:
               px-find QRSCP@127.0.0.1:11112 --PatientName 'Doe*'
+              px-find pacs StudyDate=20240101 Modality=MR
               px-find pacs --level image -k StudyInstanceUID=1.2.3 --format ndjson
 
             \(PXExit.helpTable)
@@ -57,11 +59,20 @@ public struct PXFind: PXCommand {
     @OptionGroup(title: "Timeouts") var timeouts: TimeoutOptions
     @OptionGroup(title: "Backend") var backend: BackendOptions
     @OptionGroup(title: "Logging") var logging: LoggingOptions
-    @OptionGroup var query: QueryOptions
+    @OptionGroup(title: "Query") var query: QueryOptions
     @OptionGroup var output: FindOutputOptions
     @OptionGroup(title: "Then (pypx 3.x)") var then: ThenOptions
+    @Argument(help: ArgumentHelp(QueryOptions.positionalKeysHelp, valueName: "Keyword=value"))
+    var positionalKeys: [String] = []
 
     public init() {}
+
+    public mutating func validate() throws {
+        var peer = connection.peer
+        try query.adopt(positionalKeys, before: &peer)
+        connection.peer = peer
+        try connection.validate()
+    }
 
     public func run() async throws {
         if then.retrieves {

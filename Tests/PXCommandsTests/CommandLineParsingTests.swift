@@ -1,4 +1,5 @@
 import DICOMData
+import Foundation
 import PXCommandLine
 import PXCore
 import PXTestSupport
@@ -19,7 +20,8 @@ import Testing
     }
 }
 
-@Suite(.timeLimit(.minutes(10))) struct TOMLSubsetTests {
+/// The config file, read by TOMLKit: any valid TOML 1.0, refused with its line when invalid.
+@Suite(.timeLimit(.minutes(10))) struct ConfigFileTests {
     @Test func configFile() throws {
         let config = try PXConfig(
             parsing: """
@@ -36,21 +38,114 @@ import Testing
         #expect(config.nodes["pacs"] == PXConfig.Node(host: "10.0.0.5", port: 104, aeTitle: "PACS#1"))
     }
 
-    @Test func valuesAndEscapes() throws {
-        let t = try TOMLSubset.parse("a = \"x\\\"y\"\nb = 1_000\nc = true\n[t]\nd = -3")
-        #expect(t[""]?["a"] == .string("x\"y"))
-        #expect(t[""]?["b"] == .integer(1000))
-        #expect(t[""]?["c"] == .bool(true))
-        #expect(t["t"]?["d"] == .integer(-3))
+    /// What the hand-written subset refused and TOML allows: inline tables, dotted keys, quoted table names,
+    /// multi-line and escaped strings, arrays and dates in tables px does not read, hex and underscored integers.
+    @Test func anyValidTOML() throws {
+        let config = try PXConfig(
+            parsing: #"""
+                title = "my nodes"
+                updated = 2026-11-26T13:00:00Z
+                tags = ["a", "b", [1, 2]]
+                local.ae_title = "DOTTED"
+
+                [nodes]
+                inline = { host = "h1", port = 0x68, ae_title = "IN\u0041" }
+
+                [nodes."x-ray room"]
+                host = """
+                room.example"""
+                port = 11_112
+                ae_title = "ROOM"
+                notes = ["px reads", "what it knows"]
+
+                [[unrelated.array]]
+                n = 1
+                """#)
+        #expect(config.localAETitle == "DOTTED")
+        #expect(config.nodes["inline"] == PXConfig.Node(host: "h1", port: 104, aeTitle: "INA"))
+        #expect(config.nodes["x-ray room"] == PXConfig.Node(host: "room.example", port: 11112, aeTitle: "ROOM"))
     }
 
-    @Test(arguments: ["[nodes.x", "key", "a = \"open", "a = [1, 2]", "[[array]]"])
-    func rejects(_ text: String) {
-        #expect(throws: PXError.self) { try TOMLSubset.parse(text) }
+    /// Invalid TOML is refused with its line (and column).
+    @Test(arguments: [
+        ("[nodes.x", 1), ("[nodes.a]\nhost = \"h\"\nkey", 3), ("a = 1\nb = \"open", 2), ("a = 1\na = 2", 2),
+        ("[t]\n\n\nx = [1,", 4),
+    ])
+    func rejectsWithLine(text: String, line: Int) {
+        let error = #expect(throws: PXError.self) { try PXConfig(parsing: text, path: "/etc/px.toml") }
+        #expect(error?.code == .usage)
+        #expect(
+            error?.message.hasPrefix("config file /etc/px.toml line \(line), column ") == true,
+            "\(error?.message ?? "")")
+    }
+
+    /// A key of the wrong type is named, with its table.
+    @Test(arguments: [
+        ("[nodes.a]\nhost = \"h\"\nport = \"104\"\nae_title = \"A\"", "config: nodes.a.port must be a number"),
+        ("[nodes.a]\nhost = 1\nport = 104\nae_title = \"A\"", "config: nodes.a.host must be a quoted string"),
+        (
+            "[nodes.a]\nhost = \"h\"\nport = 1\nae_title = \"A\"\ntls = \"yes\"",
+            "config: nodes.a.tls must be true or false"
+        ),
+    ])
+    func wrongTypes(text: String, message: String) {
+        let error = #expect(throws: PXError.self) { try PXConfig(parsing: text) }
+        #expect(error?.message == message)
     }
 
     @Test func incompleteNode() {
-        #expect(throws: PXError.self) { try PXConfig(parsing: "[nodes.a]\nhost = \"h\"") }
+        let error = #expect(throws: PXError.self) { try PXConfig(parsing: "[nodes.a]\nhost = \"h\"") }
+        #expect(error?.message == "config: [nodes.a] needs port = <number>")
+    }
+
+    /// dcm's own config (its `dcm_conf.toml`): remote nodes with dcm's defaults, the default local node.
+    @Test func dcmSections() throws {
+        let config = try PXConfig(
+            parsing: """
+                [local_nodes]
+
+                  [local_nodes.other_local]
+                  ae_title = "MYOTHERAE"
+                  port = 11113
+
+                  [local_nodes.default]
+                  ae_title = "YOURAE"
+                  port = 11112
+
+                [remote_nodes]
+
+                  [remote_nodes.yourpacs]
+                  host = "yourpacs.example.org"
+                  ae_title = "PACSAETITLE"
+                  port = 104
+
+                  [remote_nodes.readme]
+                  hostname = "mypacs.org"
+                  ae_title = "MYPACS"
+                  port = 11112
+
+                  [remote_nodes.bare]
+                  host = "bare.example.org"
+
+                [selectors.internal]
+                attr = "DeviceSerialNumber"
+                op = "in"
+                rvalue = [ "12345", "67890" ]
+                """)
+        #expect(
+            config.nodes["yourpacs"] == PXConfig.Node(host: "yourpacs.example.org", port: 104, aeTitle: "PACSAETITLE"))
+        #expect(config.nodes["readme"] == PXConfig.Node(host: "mypacs.org", port: 11112, aeTitle: "MYPACS"))
+        #expect(config.nodes["bare"] == PXConfig.Node(host: "bare.example.org", port: 11112, aeTitle: "ANYAE"))
+        #expect(config.localAETitle == "YOURAE")
+        #expect(config.localPort == 11112)
+        // px's [local] wins over dcm's default local node; one name in both node tables is an error.
+        let both = try PXConfig(parsing: "[local]\nae_title = \"PX\"\n[local_nodes.default]\nae_title = \"DCM\"")
+        #expect(both.localAETitle == "PX")
+        #expect(throws: PXError.self) {
+            try PXConfig(
+                parsing: "[nodes.a]\nhost = \"h\"\nport = 1\nae_title = \"A\"\n[remote_nodes.a]\nhost = \"h\"")
+        }
+        #expect(throws: PXError.self) { try PXConfig(parsing: "[remote_nodes.a]\nae_title = \"A\"") }
     }
 }
 
@@ -60,6 +155,27 @@ import Testing
         #expect(try QueryKey.parse("(0010,0020)=PAT1").tag == .patientID)
         #expect(try QueryKey.parse("0020,000d").value == nil)
         #expect(throws: PXError.self) { try QueryKey.parse("NoSuchKeyword=1") }
+    }
+
+    /// dcm's `px-find pacs StudyDate=20240101`: which words are query keys, and the peer wherever it stands.
+    @Test func positionalKeys() throws {
+        for key in ["StudyDate=20240101", "PatientName=Doe*", "(0010,0020)=P1", "0010,0020=P1", "Modality="] {
+            #expect(QueryKey.isAssignment(key), "\(key)")
+        }
+        for peer in [
+            "pacs", "QR@h:104", "h:QR:104", "127.0.0.1:104", "http://h/dicom-web?a=b", "/data/run=1", "zip:/z=1", "=x",
+        ] {
+            #expect(!QueryKey.isAssignment(peer), "\(peer)")
+        }
+        #expect(
+            try QueryKey.separate(first: "pacs", rest: ["StudyDate=2024", "Modality=MR"])
+                == ("pacs", ["StudyDate=2024", "Modality=MR"]))
+        #expect(try QueryKey.separate(first: "StudyDate=2024", rest: ["pacs"]) == ("pacs", ["StudyDate=2024"]))
+        #expect(try QueryKey.separate(first: "StudyDate=2024", rest: []) == (nil, ["StudyDate=2024"]))
+        let extra = #expect(throws: PXError.self) { try QueryKey.separate(first: "pacs", rest: ["other"]) }
+        #expect(extra?.message.hasPrefix("unexpected argument 'other' after 'pacs'") == true)
+        let unknown = #expect(throws: PXError.self) { try QueryKey.separate(first: "pacs", rest: ["NoSuchKey=1"]) }
+        #expect(unknown?.message == "unknown query key 'NoSuchKey': use a DICOM keyword or (gggg,eeee)")
     }
 
     @Test func moveTargetsFromFindOutput() throws {
@@ -109,6 +225,52 @@ import Testing
         #expect(discussion.count > 5)
         let long = discussion.filter { $0.count > 80 }
         #expect(long.isEmpty, "\(command): \(long)")
+    }
+}
+
+/// px-find --help lists the common query keys (issue 23) and says -k takes any keyword.
+@Suite(.timeLimit(.minutes(10))) struct QueryHelpTests {
+    @Test(arguments: ["px-find", "px-ls"]) func commonKeysListed(command: String) async throws {
+        let run = try await PeerHarness.run(command, ["--help"], environment: ["COLUMNS": "200"])
+        #expect(run.exitCode == 0, "\(run.stderr)")
+        for flag in [
+            "--PatientID", "--PatientName", "--PatientBirthDate", "--AccessionNumber", "--StudyDate", "--Modality",
+            "--ModalitiesInStudy", "--StudyDescription", "--SeriesDescription", "--StudyInstanceUID",
+            "--SeriesInstanceUID", "--SOPInstanceUID", "-k, --key <key>", "<Keyword=value> ...",
+        ] {
+            #expect(run.stdout.contains(flag), "\(command) --help lacks \(flag)")
+        }
+        #expect(run.stdout.contains("Any query key, by DICOM keyword or tag"))
+        // pypx 0.8's camelCase spellings stay hidden.
+        #expect(!run.stdout.contains("--patientID <"))
+    }
+}
+
+/// pypx's --JSONargs: an object of options, inline or in a file, before the rest of the command line.
+@Suite(.timeLimit(.minutes(10))) struct JSONArgumentsTests {
+    @Test func expands() throws {
+        #expect(try JSONArguments.expand(["pacs", "-k", "A=1"]) == ["pacs", "-k", "A=1"])
+        #expect(
+            try JSONArguments.expand([
+                "pacs", "--JSONargs",
+                #"{"PatientID": "P1", "serverPort": 104, "StudyOnly": true, "json": false, "x": null}"#,
+                "--format", "table",
+            ]) == ["--PatientID", "P1", "--serverPort", "104", "--StudyOnly", "pacs", "--format", "table"])
+        let file = try TestSupport.makeTemporaryDirectory(prefix: "px-jsonargs-") + "/args.json"
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(#"{"aec": "QR"}"#.utf8)))
+        #expect(try JSONArguments.expand(["--JSONargs=" + file, "h:1"]) == ["--aec", "QR", "h:1"])
+        for bad in [
+            ["--JSONargs"], ["--JSONargs", "[1]"], ["--JSONargs", "/no/such/file"], ["--JSONargs", #"{"a": [1]}"#],
+        ] {
+            #expect(throws: (any Error).self) { try JSONArguments.expand(bad) }
+        }
+    }
+
+    @Test func usageErrorEnvelope() async throws {
+        let run = try await PeerHarness.run("px-find", ["--JSONargs", "{not json"])
+        #expect(run.exitCode == 64, "\(run.stdout) \(run.stderr)")
+        #expect(run.json?["error"]?["code"]?.stringValue == "usage")
+        #expect(run.json?["error"]?["message"]?.stringValue?.hasPrefix("--JSONargs: ") == true, "\(run.stdout)")
     }
 }
 

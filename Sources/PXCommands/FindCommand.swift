@@ -91,7 +91,9 @@ public enum FindCommand {
                 if format == .csv { output.writeText(PXOutput.csvRecord(columns)) }
                 let status = try await dicomBackend.forEachStudyWithSeries(
                     studyKeys: studyIdentifier, seriesKeys: seriesIdentifier, model: query.model,
-                    studyLimit: query.limit, maxResponses: query.responseBound, connection: conn, logger: logger
+                    studyLimit: query.limit, maxResponses: query.responseBound,
+                    keptIfReturned: format.isPypx ? [EntityMatching.retrieveAETitle] : [], connection: conn,
+                    logger: logger
                 ) { study throws(PXError) in
                     if seriesOnly && study.series.isEmpty { return }
                     if study.seriesStatus.isFailure && seriesFailure == nil { seriesFailure = study.seriesStatus }

@@ -89,12 +89,12 @@ extension DICOMBackend {
     ///   series query found nothing are kept with an empty list.
     public func findStudiesWithSeries(
         studyKeys: DataSet, seriesKeys: DataSet, model: QueryModel, studyLimit: Int? = nil, maxResponses: Int? = nil,
-        connection: Connection, logger: Logger
+        keptIfReturned: [Tag] = [], connection: Connection, logger: Logger
     ) async throws(PXError) -> (studies: [StudyWithSeries], status: DIMSEStatus) {
         var out: [StudyWithSeries] = []
         let status = try await forEachStudyWithSeries(
             studyKeys: studyKeys, seriesKeys: seriesKeys, model: model, studyLimit: studyLimit,
-            maxResponses: maxResponses, connection: connection, logger: logger
+            maxResponses: maxResponses, keptIfReturned: keptIfReturned, connection: connection, logger: logger
         ) { study throws(PXError) in out.append(study) }
         return (out, status)
     }
@@ -102,17 +102,21 @@ extension DICOMBackend {
     /// The two-phase query with each study handed to `body` once its series are known, so that a caller
     /// that writes each study out holds one study at a time: the study responses wait in a
     /// ``DataSetSpool`` on disk while the series queries run, whatever number the peer sends (issue 14).
+    /// `keptIfReturned`: ``FindRequest/keptIfReturned`` of both queries.
     ///
     /// - Returns: the study-level status (a failure: `body` was never called).
     public func forEachStudyWithSeries(
         studyKeys: DataSet, seriesKeys: DataSet, model: QueryModel, studyLimit: Int? = nil, maxResponses: Int? = nil,
-        connection: Connection, logger: Logger, _ body: (StudyWithSeries) async throws(PXError) -> Void
+        keptIfReturned: [Tag] = [], connection: Connection, logger: Logger,
+        _ body: (StudyWithSeries) async throws(PXError) -> Void
     ) async throws(PXError) -> DIMSEStatus {
         let spool = try DataSetSpool()
+        var studyRequest = FindRequest(
+            level: .study, model: model, identifier: studyKeys, limit: studyLimit, maxResponses: maxResponses,
+            keepMatches: false)
+        studyRequest.keptIfReturned = keptIfReturned
         let studies = try await find(
-            FindRequest(
-                level: .study, model: model, identifier: studyKeys, limit: studyLimit, maxResponses: maxResponses,
-                keepMatches: false),
+            studyRequest,
             connection: connection,
             logger: logger, onResponse: { response in if let study = response.identifier { spool.append(study) } })
         guard !studies.status.isFailure else { return studies.status }
@@ -123,8 +127,10 @@ extension DICOMBackend {
             if model == .patientRoot, let pid = study.string(.patientID) {
                 keys.set(.patientID, vr: .LO, string: pid)
             }
+            var seriesRequest = FindRequest(level: .series, model: model, identifier: keys, maxResponses: maxResponses)
+            seriesRequest.keptIfReturned = keptIfReturned
             let series = try await find(
-                FindRequest(level: .series, model: model, identifier: keys, maxResponses: maxResponses),
+                seriesRequest,
                 connection: connection,
                 logger: logger, onResponse: { _ in })
             try await body(StudyWithSeries(study: study, series: series.matches, seriesStatus: series.status))

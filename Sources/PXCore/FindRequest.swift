@@ -17,6 +17,10 @@ public struct FindRequest: Sendable {
     /// Whether ``FindResult/matches`` keeps the identifiers; `false` when the caller consumes each
     /// response as it arrives (px-find's ndjson), so that memory does not grow with the responses.
     public var keepMatches: Bool
+    /// Keys not sent in the identifier that ``shapedResponse(_:)`` keeps when the peer returns them: pypx's
+    /// two-phase output shows the Retrieve AE Title a C-FIND SCP adds (PS3.4 §C.4.1.1.3.2) though pypx does
+    /// not ask for it, so the pypx formats keep it (a DICOMweb peer has no AE title to return).
+    public var keptIfReturned: [Tag] = []
 
     /// The default ``maxResponses`` of px-find.
     public static let defaultMaxResponses = 100_000
@@ -71,6 +75,9 @@ extension FindRequest {
             } else {
                 out.set(DataElement(tag: key.tag, vr: key.vr, bytes: []))
             }
+        }
+        for tag in keptIfReturned where out[tag] == nil {
+            if let element = match[tag] { out.set(element) }
         }
         return out
     }

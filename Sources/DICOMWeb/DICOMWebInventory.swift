@@ -13,7 +13,7 @@ import PXCore
 ///
 /// Large answers come in pages of ``pageSize`` (`limit` and `offset`, PS3.18 §8.3.4.4). Each question
 /// opens its own HTTP client (connections are not kept between questions).
-public struct DICOMWebInventory: PlaceInventory {
+public struct DICOMWebInventory: MatchingInventory {
     public let place: DICOMWebPlace
     public let timeouts: Timeouts
     /// Matches asked for per QIDO-RS request.
@@ -33,38 +33,10 @@ public struct DICOMWebInventory: PlaceInventory {
         self.logger = logger
     }
 
-    public func studies(matching keys: DataSet) async throws(PXError) -> [StudyHolding] {
-        var identifier = keys
-        InventoryKeys.ask(&identifier, InventoryKeys.study)
-        return try await search(FindRequest(level: .study, identifier: identifier)).compactMap {
-            StudyHolding(match: $0)
-        }
-    }
-
-    public func series(ofStudy studyInstanceUID: String) async throws(PXError) -> [SeriesHolding] {
-        var identifier = DataSet()
-        identifier.set(.studyInstanceUID, vr: .UI, string: studyInstanceUID)
-        InventoryKeys.ask(&identifier, InventoryKeys.series)
-        return try await search(FindRequest(level: .series, identifier: identifier)).compactMap {
-            SeriesHolding(match: $0, studyInstanceUID: studyInstanceUID)
-        }
-    }
-
-    public func instances(ofStudy studyInstanceUID: String, series seriesInstanceUID: String) async throws(PXError)
-        -> Set<String>
-    {
-        var identifier = DataSet()
-        identifier.set(.studyInstanceUID, vr: .UI, string: studyInstanceUID)
-        identifier.set(.seriesInstanceUID, vr: .UI, string: seriesInstanceUID)
-        InventoryKeys.ask(&identifier, [(.sopInstanceUID, .UI)])
-        let matches = try await search(FindRequest(level: .image, identifier: identifier))
-        return Set(matches.compactMap { InventoryKeys.text($0, .sopInstanceUID) })
-    }
-
-    /// Every match of `request`, page by page.
-    private func search(_ request: FindRequest) async throws(PXError) -> [DataSet] {
-        var bounded = request
-        bounded.maxResponses = request.maxResponses ?? maxResponses
+    /// Every match at `level`, page by page.
+    public func matches(_ level: QueryLevel, _ identifier: DataSet) async throws(PXError) -> [DataSet] {
+        var bounded = FindRequest(level: level, identifier: identifier)
+        bounded.maxResponses = maxResponses
         let question = bounded
         return try await PXError.catching {
             try await DICOMWebClient.with(place, timeouts: timeouts, logger: logger) { client in

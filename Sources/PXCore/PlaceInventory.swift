@@ -73,6 +73,42 @@ public protocol PlaceInventory: Sendable {
         -> Set<String>
 }
 
+/// An inventory that answers by matching identifiers level by level, as a C-FIND SCP (PS3.4 §C.6.2, Study
+/// Root) or a QIDO-RS service (PS3.18 §10.6) does: the three questions are asked one way for both, with
+/// ``InventoryKeys``; a conforming place only says how one question is sent.
+public protocol MatchingInventory: PlaceInventory {
+    /// Every match of `identifier` at `level`; a failure or an incomplete answer is thrown (a partial
+    /// answer would make a sync plan wrong).
+    func matches(_ level: QueryLevel, _ identifier: DataSet) async throws(PXError) -> [DataSet]
+}
+
+extension MatchingInventory {
+    public func studies(matching keys: DataSet) async throws(PXError) -> [StudyHolding] {
+        var identifier = keys
+        InventoryKeys.ask(&identifier, InventoryKeys.study)
+        return try await matches(.study, identifier).compactMap { StudyHolding(match: $0) }
+    }
+
+    public func series(ofStudy studyInstanceUID: String) async throws(PXError) -> [SeriesHolding] {
+        var identifier = DataSet()
+        identifier.set(.studyInstanceUID, vr: .UI, string: studyInstanceUID)
+        InventoryKeys.ask(&identifier, InventoryKeys.series)
+        return try await matches(.series, identifier).compactMap {
+            SeriesHolding(match: $0, studyInstanceUID: studyInstanceUID)
+        }
+    }
+
+    public func instances(ofStudy studyInstanceUID: String, series seriesInstanceUID: String) async throws(PXError)
+        -> Set<String>
+    {
+        var identifier = DataSet()
+        identifier.set(.studyInstanceUID, vr: .UI, string: studyInstanceUID)
+        identifier.set(.seriesInstanceUID, vr: .UI, string: seriesInstanceUID)
+        InventoryKeys.ask(&identifier, [(.sopInstanceUID, .UI)])
+        return Set(try await matches(.image, identifier).compactMap { InventoryKeys.text($0, .sopInstanceUID) })
+    }
+}
+
 /// The keys an inventory asks a peer for at each level, and how a peer's match becomes a holding: one
 /// definition for the C-FIND inventory of a node (PS3.4 §C.6.2, Study Root) and the QIDO-RS one of a DICOMweb
 /// service (PS3.18 §10.6), which answer the same attributes.

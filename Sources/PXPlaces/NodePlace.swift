@@ -8,7 +8,7 @@ import PXCore
 ///
 /// The counts are optional for an SCP (dcmqrscp leaves them empty): an empty or unreadable count is `nil`,
 /// and the planner then goes one level down instead of trusting it.
-public struct NodePlace: PlaceInventory {
+public struct NodePlace: MatchingInventory {
     public let backend: any DICOMBackend
     public let connection: Connection
     public let logger: Logger
@@ -21,33 +21,8 @@ public struct NodePlace: PlaceInventory {
         self.logger = logger
     }
 
-    public func studies(matching keys: DataSet) async throws(PXError) -> [StudyHolding] {
-        var identifier = keys
-        InventoryKeys.ask(&identifier, InventoryKeys.study)
-        return try await find(.study, identifier).compactMap { StudyHolding(match: $0) }
-    }
-
-    public func series(ofStudy studyInstanceUID: String) async throws(PXError) -> [SeriesHolding] {
-        var identifier = DataSet()
-        identifier.set(.studyInstanceUID, vr: .UI, string: studyInstanceUID)
-        InventoryKeys.ask(&identifier, InventoryKeys.series)
-        return try await find(.series, identifier).compactMap {
-            SeriesHolding(match: $0, studyInstanceUID: studyInstanceUID)
-        }
-    }
-
-    public func instances(ofStudy studyInstanceUID: String, series seriesInstanceUID: String) async throws(PXError)
-        -> Set<String>
-    {
-        var identifier = DataSet()
-        identifier.set(.studyInstanceUID, vr: .UI, string: studyInstanceUID)
-        identifier.set(.seriesInstanceUID, vr: .UI, string: seriesInstanceUID)
-        InventoryKeys.ask(&identifier, [(.sopInstanceUID, .UI)])
-        return Set(try await find(.image, identifier).compactMap { InventoryKeys.text($0, .sopInstanceUID) })
-    }
-
     /// One C-FIND; a failure status is thrown (a partial answer would make the plan wrong).
-    func find(_ level: QueryLevel, _ identifier: DataSet) async throws(PXError) -> [DataSet] {
+    public func matches(_ level: QueryLevel, _ identifier: DataSet) async throws(PXError) -> [DataSet] {
         let request = FindRequest(level: level, model: .studyRoot, identifier: identifier, maxResponses: maxResponses)
         let result = try await backend.find(request, connection: connection, logger: logger) { _ in }
         if result.status.isFailure { throw .dimseFailure(result.status, operation: "C-FIND (\(level.dicomValue))") }

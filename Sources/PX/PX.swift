@@ -33,7 +33,9 @@ public enum PX {
     ///   - choice: `dcmtk`, `native` or `auto`.
     ///   - executables: explicit DCMTK tool paths by tool name (pypx's `--executable`).
     ///   - tool: the DCMTK tool the operation needs (`storescu` for ``DICOMBackend/push(_:connection:logger:onFile:)``,
-    ///     `getscu` for ``DICOMBackend/get(_:connection:logger:onProgress:)``); `auto` picks DCMTK only when it is on PATH.
+    ///     `getscu` for ``DICOMBackend/get(_:connection:logger:onProgress:)``); `auto` picks DCMTK only when it is on PATH,
+    ///     and never for `getscu`: getscu 3.6.7 proposes only uncompressed transfer syntaxes, so a compressed study
+    ///     would arrive transcoded by the peer (or be refused), where the native C-GET keeps every file as stored.
     /// - Throws: ``PXError/toolMissing(_:)`` when `dcmtk` is chosen and the tool is missing.
     public static func backend(
         _ choice: BackendChoice, executables: [String: String] = [:], tool: String = "echoscu"
@@ -45,7 +47,7 @@ public enum PX {
             if executables[tool] == nil && !DCMTKBackend.isInstalled(tool) { throw .toolMissing(tool) }
             return DCMTKBackend(executables: executables)
         case .auto:
-            if executables[tool] != nil || DCMTKBackend.isInstalled(tool) {
+            if tool != "getscu" && (executables[tool] != nil || DCMTKBackend.isInstalled(tool)) {
                 return DCMTKBackend(executables: executables)
             }
             return NativeBackend()

@@ -6,7 +6,11 @@ import PXCore
 public struct BackendOptions: ParsableArguments {
     @Option(
         name: .customLong("backend"),
-        help: "dcmtk, native or auto (auto: dcmtk when its tools are on PATH, otherwise native).")
+        help: """
+            dcmtk, native or auto (auto: dcmtk when its tools are on PATH, otherwise native; C-GET and px-sync \
+            always native, since getscu offers only uncompressed syntaxes and compressed studies would be \
+            transcoded).
+            """)
     public var backend: BackendChoice = .auto
 
     public init() {}

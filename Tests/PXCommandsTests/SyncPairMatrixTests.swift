@@ -186,7 +186,9 @@ struct SyncPairMatrixTests {
     "px-sync pair matrix, mixed corpus", .tags(.integration), .integrationTier, .serialized,
     OrthancCommandPeer(dicomWeb: true), .timeLimit(.minutes(5)))
 struct SyncMixedCorpusMatrixTests {
-    @Test("mixed syntaxes and character sets: folder -> node, node -> folder, web -> folder, folder -> zip -> px-serve")
+    @Test(
+        "mixed syntaxes and character sets: folder -> node, node -> folder, web -> folder, node <-> web, folder -> zip -> px-serve"
+    )
     func mixedCorpus() async throws {
         let context = try #require(OrthancCommandPeer.current, "the suite's Orthanc is not running")
         let work = context.work + "/mixed"
@@ -215,6 +217,16 @@ struct SyncMixedCorpusMatrixTests {
         // folder -> node (C-STORE); Orthanc then holds its own corpus and these, read back by C-GET and WADO-RS.
         try await matrix.cell(flat, orthanc, studies: studies.count, equals: overDIMSE)
         try await matrix.expectHolds(web, everything)
+        // Orthanc DIMSE <-> Orthanc DICOMweb: one archive seen through both, so each study is found present
+        // (the two inventories count alike) and nothing moves.
+        let held = String(studies.count + context.corpus.studies.count)
+        for (source, destination) in [(orthanc, web), (web, orthanc)] {
+            let same = try await SyncTests.sync([source, destination] + matrix.options)
+            #expect(same.exitCode == 0, "\(source) -> \(destination): \(same.stdout) \(same.stderr)")
+            #expect(same.json?["data"]?["found"] == .number(held), "\(source) -> \(destination): \(same.stdout)")
+            #expect(same.json?["data"]?["alreadyPresent"] == .number(held), "\(source) -> \(destination)")
+            #expect(same.json?["data"]?["instancesTransferred"] == .number("0"), "\(source) -> \(destination)")
+        }
 
         // folder -> zip, zip -> an empty px-serve (read back by C-GET).
         let zips = "zip:" + work + "/zips"

@@ -115,6 +115,32 @@ struct SyncPairMatrixTests {
         #expect(held.first?.instanceCount == expected.count)
     }
 
+    @Test("dcmqrscp -> zip, zip -> an empty dcmqrscp (each read back by C-GET)")
+    func dcmqrscpCells() async throws {
+        let context = try #require(OrthancCommandPeer.current, "the suite's Orthanc is not running")
+        let work = context.work + "/matrix-dcmqrscp"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        let scripts = TestSupport.repositoryRoot + "/scripts/"
+        let corpusFolder = try #require(context.corpus.files.first.map { ($0 as NSString).deletingLastPathComponent })
+        let loaded = try await PeerHarness.runAsync(scripts + "dcmqrscp-start.sh", [work + "/qr1"])
+        defer { TestSupport.killPeer(pidFile: work + "/qr1/dcmqrscp.pid") }
+        try #require(loaded.exitCode == 0, "\(loaded.stderr)")
+        let load = try await PeerHarness.runAsync(scripts + "dcmqrscp-load.sh", [work + "/qr1", corpusFolder])
+        try #require(load.exitCode == 0, "\(load.stderr)")
+        let emptyPort = try TestSupport.freePort()
+        let empty = try await PeerHarness.runAsync(
+            scripts + "dcmqrscp-start.sh", [work + "/qr2", String(emptyPort)], environment: ["PX_QR_AET": "QREMPTY"])
+        defer { TestSupport.killPeer(pidFile: work + "/qr2/dcmqrscp.pid") }
+        try #require(empty.exitCode == 0, "\(empty.stderr)")
+        let source = "QRSCP@127.0.0.1:\(loaded.stdout.trimmingCharacters(in: .whitespacesAndNewlines))"
+        // dcmqrscp answers no counts: the planner lists series and instances (native backend, as
+        // SyncDcmqrscpTests).
+        var matrix = Matrix(work: work, options: ["--backend", "native"])
+        let zips = "zip:" + work + "/zip-from-qr"
+        try await matrix.cell(source, zips, studies: 5, equals: context.corpus.dataSets)
+        try await matrix.cell(zips, "QREMPTY@127.0.0.1:\(emptyPort)", studies: 5, equals: context.corpus.dataSets)
+    }
+
     /// The pairs run so far and a counter for fresh folders.
     struct Matrix {
         var work: String

@@ -56,8 +56,10 @@ dist:
 	    tar -C .build/dist -czf "$$name.tar.gz" "$$name" && echo "$$name.tar.gz"
 
 # swift-format with the committed .swift-format configuration: `make lint` checks, `make format` fixes.
+# The layers of docs/architecture.rst are checked too: no target uses one at or below it.
 lint:
 	$(SWIFT) format lint --strict --recursive --parallel Package.swift Sources Tests Fuzz/Package.swift Fuzz/Sources
+	python3 scripts/check-architecture.py --swift $(SWIFT)
 
 format:
 	$(SWIFT) format format --in-place --recursive --parallel Package.swift Sources Tests Fuzz/Package.swift Fuzz/Sources

@@ -266,7 +266,8 @@ final class LayoutStorage: StorageDelegate {
                         callingAETitle: senderAETitle ?? instance.callingAETitle,
                         bytes: reportsDataSetLength ? instance.dataSetLength : instance.fileLength,
                         transferSyntaxUID: instance.transferSyntaxUID, duplicate: placement.duplicate,
-                        association: instance.associationID)))
+                        association: instance.associationID,
+                        header: placement.duplicate == .keep ? nil : header)))
             return .success
         } catch {
             logger.info(

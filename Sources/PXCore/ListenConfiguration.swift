@@ -1,3 +1,4 @@
+import DICOMData
 import PXStorage
 
 /// How px-listen receives: the port and AE title to answer to, and where files go.
@@ -122,14 +123,20 @@ public struct ReceivedInstance: Hashable, Sendable {
     public var duplicate: DuplicatePolicy?
     /// The association that brought it, when the backend knows.
     public var association: UInt64?
+    /// The file's header (meta information and the data set before Pixel Data) as the receiver parsed it
+    /// on receipt, so that an index records the instance without reading the file again; `nil` when the
+    /// backend did not parse it (DCMTK's tools write the files), and then the file is read. Not part of
+    /// equality: two reports of the same stored instance are equal whether or not one carries it.
+    public var header: Part10File?
 
     public init(
         path: String, sopClassUID: String, sopInstanceUID: String, studyInstanceUID: String,
         seriesInstanceUID: String, callingAETitle: String?, bytes: Int, transferSyntaxUID: String,
-        duplicate: DuplicatePolicy? = nil, association: UInt64? = nil
+        duplicate: DuplicatePolicy? = nil, association: UInt64? = nil, header: Part10File? = nil
     ) {
         self.duplicate = duplicate
         self.association = association
+        self.header = header
         self.path = path
         self.sopClassUID = sopClassUID
         self.sopInstanceUID = sopInstanceUID
@@ -138,5 +145,22 @@ public struct ReceivedInstance: Hashable, Sendable {
         self.callingAETitle = callingAETitle
         self.bytes = bytes
         self.transferSyntaxUID = transferSyntaxUID
+    }
+}
+
+extension ReceivedInstance {
+    public static func == (lhs: ReceivedInstance, rhs: ReceivedInstance) -> Bool {
+        lhs.path == rhs.path && lhs.sopClassUID == rhs.sopClassUID && lhs.sopInstanceUID == rhs.sopInstanceUID
+            && lhs.studyInstanceUID == rhs.studyInstanceUID && lhs.seriesInstanceUID == rhs.seriesInstanceUID
+            && lhs.callingAETitle == rhs.callingAETitle && lhs.bytes == rhs.bytes
+            && lhs.transferSyntaxUID == rhs.transferSyntaxUID && lhs.duplicate == rhs.duplicate
+            && lhs.association == rhs.association
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(path)
+        hasher.combine(sopInstanceUID)
+        hasher.combine(duplicate)
+        hasher.combine(association)
     }
 }

@@ -59,10 +59,23 @@ public struct TransferCount: Sendable, Hashable {
 public struct DeliveredFile: Sendable, Hashable {
     public var path: String
     public var indexed: IndexedFile?
+    /// The header parsed when the file was received (``PXCore/ReceivedInstance/header``): a folder sink
+    /// records it in its index without reading the file again. Not part of equality.
+    public var header: Part10File?
 
-    public init(path: String, indexed: IndexedFile? = nil) {
+    public init(path: String, indexed: IndexedFile? = nil, header: Part10File? = nil) {
         self.path = path
         self.indexed = indexed
+        self.header = header
+    }
+
+    public static func == (lhs: DeliveredFile, rhs: DeliveredFile) -> Bool {
+        lhs.path == rhs.path && lhs.indexed == rhs.indexed
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(path)
+        hasher.combine(indexed)
     }
 }
 
@@ -160,6 +173,8 @@ extension Delivery {
             throw .dimseFailure(result.status, operation: operation)
         }
         return Delivery(
-            files: result.instances.map { DeliveredFile(path: $0.path) }, inSinkTree: tree.isSinkTree, failed: failed)
+            files: result.instances.map { DeliveredFile(path: $0.path, header: $0.header) },
+            inSinkTree: tree.isSinkTree,
+            failed: failed)
     }
 }

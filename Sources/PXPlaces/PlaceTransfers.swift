@@ -115,7 +115,7 @@ extension FolderPlace: InstanceSource, InstanceSink {
         -> TransferCount
     {
         if delivery.inSinkTree {
-            try await recordPlaced(delivery.files.map(\.path), logger: context.logger)
+            try await recordPlaced(delivery.files, logger: context.logger)
             return TransferCount(transferred: delivery.files.count)
         }
         let placer: InstancePlacer
@@ -127,7 +127,7 @@ extension FolderPlace: InstanceSource, InstanceSink {
             throw .storage(error)
         }
         defer { rmdir(staging) }
-        var placed: [String] = []
+        var placed: [DeliveredFile] = []
         var failed = 0
         for (number, file) in delivery.files.enumerated() {
             let temporary = staging + "/copy-\(getpid())-\(number).part"
@@ -135,7 +135,9 @@ extension FolderPlace: InstanceSource, InstanceSink {
                 try Self.copy(file, to: temporary)
                 let header = try Part10File.readHeader(contentsOf: temporary)
                 let placement = try placer.place(temporaryFile: temporary, dataSet: header.dataSet)
-                if placement.duplicate == nil { placed.append(placement.path) }
+                if placement.duplicate == nil {
+                    placed.append(DeliveredFile(path: placement.path, header: header))
+                }
             } catch {
                 unlink(temporary)
                 failed += 1

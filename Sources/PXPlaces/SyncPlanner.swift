@@ -109,16 +109,21 @@ extension FolderPlace {
             study: unit.studyInstanceUID, series: unit.seriesInstanceUID, instances: unit.sopInstanceUIDs)
     }
 
-    /// Records instances px has just placed here (paths below ``root``), reading their headers, in one
-    /// transaction; a file that cannot be read is left to the next ``refresh()``.
-    func recordPlaced(_ paths: [String], logger: Logger) async throws(PXError) {
+    /// Records instances px has just placed here (paths below ``root``) in one transaction, each with the
+    /// header parsed when it was received (``DeliveredFile/header``), else read now; a file that cannot be
+    /// read is left to the next ``refresh()``.
+    func recordPlaced(_ placed: [DeliveredFile], logger: Logger) async throws(PXError) {
         var files: [PlacedFile] = []
-        files.reserveCapacity(paths.count)
-        for path in paths {
+        files.reserveCapacity(placed.count)
+        for file in placed {
+            if let header = file.header {
+                files.append(PlacedFile(path: file.path, header: header))
+                continue
+            }
             do {
-                files.append(PlacedFile(path: path, header: try Part10File.readHeader(contentsOf: path)))
+                files.append(PlacedFile(path: file.path, header: try Part10File.readHeader(contentsOf: file.path)))
             } catch {
-                logger.warning("placed file not indexed", metadata: ["file": "\(path)", "error": "\(error)"])
+                logger.warning("placed file not indexed", metadata: ["file": "\(file.path)", "error": "\(error)"])
             }
         }
         if !files.isEmpty { try await record(files) }

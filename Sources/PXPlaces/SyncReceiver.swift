@@ -30,7 +30,13 @@ public enum SyncReceiver {
                     switch event {
                     case .listening: started.ready()
                     case .instanceReceived(let instance):
-                        do { try await folder.record(path: instance.path) } catch {
+                        do {
+                            if let header = instance.header {
+                                try await folder.record([FolderPlace.PlacedFile(path: instance.path, header: header)])
+                            } else {
+                                try await folder.record(path: instance.path)
+                            }
+                        } catch {
                             logger.warning(
                                 "received file not indexed",
                                 metadata: ["file": "\(instance.path)", "error": "\(error)"])

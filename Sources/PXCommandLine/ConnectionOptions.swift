@@ -68,7 +68,9 @@ public struct ConnectionOptions: ParsableArguments {
     /// - Throws: ``PXError/usage(_:)``.
     public func connection(timeouts: Timeouts) throws(PXError) -> Connection {
         let config = try PXConfig.load()
-        let local = try LocalAE(aeTitle: callingAETitle ?? config.localAETitle ?? LocalAE.defaultTitle)
+        func local() throws(PXError) -> LocalAE {
+            try LocalAE(aeTitle: callingAETitle ?? config.localAETitle ?? LocalAE.defaultTitle)
+        }
         var host: String
         var port: Int
         var called: String?
@@ -85,19 +87,19 @@ public struct ConnectionOptions: ParsableArguments {
                 }
                 if let url = node.url {
                     return try DICOMWebBackend.connection(
-                        for: try DICOMWebPlace(url: url), local: local, timeouts: timeouts)
+                        for: try DICOMWebPlace(url: url), local: try local(), timeouts: timeouts)
                 }
                 (host, port, called, configNode) = (node.host, node.port, node.aeTitle, node)
             case .url(let url):
                 return try DICOMWebBackend.connection(
-                    for: try DICOMWebPlace(url: url), local: local, timeouts: timeouts)
+                    for: try DICOMWebPlace(url: url), local: try local(), timeouts: timeouts)
             }
         } else {
             guard let serverIP, let serverPort else { throw .usage("no peer given") }
             (host, port) = (serverIP, serverPort)
         }
         let node = try DICOMNode(host: host, port: port, calledAETitle: calledAETitle ?? called ?? "ANY-SCP")
-        var connection = Connection(node: node, local: local, timeouts: timeouts)
+        var connection = Connection(node: node, local: try local(), timeouts: timeouts)
         connection.tls = try tls.settings(node: configNode)
         return connection
     }

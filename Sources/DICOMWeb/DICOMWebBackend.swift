@@ -16,7 +16,7 @@ import PXStorage
 ///
 /// The ``Connection`` passed to each call gives the timeouts (connect, read = `dimse`, and the
 /// deadline of each request) and the AE titles echoed in results; the place is the service.
-public struct DICOMWebBackend: DICOMBackend {
+public struct DICOMWebBackend: ParallelRetrieving {
     public let place: DICOMWebPlace
     /// The transfer syntax asked for in WADO-RS Accept headers; `nil` for the archive's own (`*`).
     public let transferSyntax: String?
@@ -46,31 +46,65 @@ public struct DICOMWebBackend: DICOMBackend {
         self.transferSyntax = transferSyntax
     }
 
-    /// The ``Connection`` px's results name for a place: its host and port, with the AE titles given.
+    /// The ``Connection`` this backend's calls take for a place: only its timeouts are used (a DICOMweb
+    /// service has no AE title; the node is the service's host and port with the usual default called title,
+    /// kept for the ``DICOMBackend`` signatures).
     public static func connection(
-        for place: DICOMWebPlace, calledAETitle: String = "DICOMWEB", local: LocalAE, timeouts: Timeouts
+        for place: DICOMWebPlace, calledAETitle: String = "ANY-SCP", local: LocalAE, timeouts: Timeouts
     ) throws(PXError) -> Connection {
         Connection(
             node: try DICOMNode(host: place.host, port: place.port, calledAETitle: calledAETitle), local: local,
             timeouts: timeouts)
     }
 
-    /// A search for at most one study (PS3.18 §10.6): the service answers and accepts the credentials.
+    /// Not a DICOMweb transaction: a DICOMweb service has no C-ECHO; ``verify(connection:logger:)`` checks it.
     public func echo(connection: Connection, logger: Logger) async throws(PXError) -> EchoResult {
+        throw PXError.usage("a DICOMweb service has no C-ECHO: it is verified with a QIDO-RS search")
+    }
+
+    /// A search for at most one study (PS3.18 §10.6): the service answers with a success status and a DICOM
+    /// JSON array (§F.2) each match of which decodes, and accepts the credentials. The answer is read under
+    /// the connection's timeouts and ``DICOMWebClient/maximumMessageBytes``.
+    /// - Throws: ``PXError``: `connectionRefused`, `timeout`, `httpFailure` (with the status), `invalidResponse`.
+    public func verify(connection: Connection, logger: Logger) async throws(PXError) -> Verification {
         let start = ContinuousClock.now
-        try await PXError.catching {
-            try await DICOMWebClient.with(place, timeouts: connection.timeouts, logger: logger) { client in
+        let (status, contentType, matches) = try await PXError.catching {
+            try await DICOMWebClient.with(place, timeouts: connection.timeouts, logger: logger) {
+                client async throws -> (Int, String?, Int) in
                 let answer = try await client.request(
                     .GET, client.url("/studies", query: [("limit", "1")]),
                     headers: [("Accept", "application/dicom+json")])
-                _ = try await client.collect(answer)
+                let status = Int(answer.status.code)
+                let contentType = answer.headers.first(name: "content-type")
+                let body = try await client.collect(answer)
+                // 204 No Content: nothing matches (an empty archive), no body to read.
+                if status == 204 { return (status, contentType, 0) }
+                let type = contentType?.lowercased() ?? ""
+                guard type.isEmpty || type.contains("json") else {
+                    throw PXError.invalidResponse(
+                        "QIDO-RS answer of type '\(contentType ?? "")', expected application/dicom+json (PS3.18 §10.6.3)"
+                    )
+                }
+                var reader = JSONArrayReader()
+                try body.withUnsafeBytes { raw in
+                    try reader.feed(raw) { object in _ = try DICOMWebClient.decodeMatch(object) }
+                }
+                try reader.finish()
+                return (status, contentType, reader.count)
             }
         }
         let elapsed = ContinuousClock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return EchoResult(
-            node: connection.node, callingAETitle: connection.local.aeTitle, status: .success, elapsed: seconds)
+        return .web(
+            WebVerification(
+                url: place.baseURL, host: place.host, port: place.port, checked: "QIDO-RS",
+                request: "GET /studies?limit=1", httpStatus: status, contentType: contentType, matches: matches,
+                elapsed: seconds))
     }
+
+    /// WADO-RS resources are studies, series and instances (PS3.18 §10.4.1.1): a patient is retrieved study
+    /// by study.
+    public var retrievesWholePatients: Bool { false }
 
     /// QIDO-RS (PS3.18 §10.6), each match shaped as a C-FIND response to the same identifier.
     public func find(

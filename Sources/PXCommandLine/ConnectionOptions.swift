@@ -61,9 +61,16 @@ public struct ConnectionOptions: ParsableArguments {
     }
 
     /// The connection these options describe, reading the config file when needed.
+    ///
+    /// For a DICOMweb peer (a URL, or a `[nodes.NAME]` with `url`) it is the ``Connection`` the DICOMweb
+    /// backend's calls take (``DICOMWebBackend/connection(for:calledAETitle:local:timeouts:)``): its timeouts
+    /// count, the service is the backend's own (``webService(config:)``).
     /// - Throws: ``PXError/usage(_:)``.
     public func connection(timeouts: Timeouts) throws(PXError) -> Connection {
         let config = try PXConfig.load()
+        func local() throws(PXError) -> LocalAE {
+            try LocalAE(aeTitle: callingAETitle ?? config.localAETitle ?? LocalAE.defaultTitle)
+        }
         var host: String
         var port: Int
         var called: String?
@@ -78,18 +85,21 @@ public struct ConnectionOptions: ParsableArguments {
                     throw .usage(
                         "'\(name)' is not host:port and not a node in \(PXConfig.defaultPath ?? "the config file")")
                 }
+                if let url = node.url {
+                    return try DICOMWebBackend.connection(
+                        for: try DICOMWebPlace(url: url), local: try local(), timeouts: timeouts)
+                }
                 (host, port, called, configNode) = (node.host, node.port, node.aeTitle, node)
             case .url(let url):
-                let place = try DICOMWebPlace(url: url)
-                (host, port, called) = (place.host, place.port, "DICOMWEB")
+                return try DICOMWebBackend.connection(
+                    for: try DICOMWebPlace(url: url), local: try local(), timeouts: timeouts)
             }
         } else {
             guard let serverIP, let serverPort else { throw .usage("no peer given") }
             (host, port) = (serverIP, serverPort)
         }
         let node = try DICOMNode(host: host, port: port, calledAETitle: calledAETitle ?? called ?? "ANY-SCP")
-        let local = try LocalAE(aeTitle: callingAETitle ?? config.localAETitle ?? LocalAE.defaultTitle)
-        var connection = Connection(node: node, local: local, timeouts: timeouts)
+        var connection = Connection(node: node, local: try local(), timeouts: timeouts)
         connection.tls = try tls.settings(node: configNode)
         return connection
     }

@@ -46,6 +46,7 @@ public struct PXConfig: Hashable, Sendable {
     public struct Node: Hashable, Sendable {
         public var host: String
         public var port: Int
+        /// The called AE title; empty for a DICOMweb service (a node with `url`), which has none.
         public var aeTitle: String
         /// `url`: the node is a DICOMweb service; `host`, `port` come from it.
         public var url: String?
@@ -267,7 +268,8 @@ extension PXConfig {
         func node(table: String, dcmDefaults: Bool = false) throws(PXError) -> Node {
             if let url {
                 let place = try DICOMWebPlace(url: url)
-                var web = Node(host: place.host, port: place.port, aeTitle: "DICOMWEB")
+                // A DICOMweb service has no AE title: `url` is what commands look at, never `aeTitle`.
+                var web = Node(host: place.host, port: place.port, aeTitle: "")
                 web.url = url
                 web.auth = auth
                 web.credentialsEnvironmentVariable = credentialsEnvironmentVariable

@@ -3,21 +3,19 @@ import PX
 import PXCore
 
 extension ConnectionOptions {
-    /// The DICOMweb backend for the peer (a URL, or a config node with `url`), `nil` for a DIMSE peer.
-    ///
-    /// A URL on the command line takes its credentials from `$PX_DICOMWEB_TOKEN` (bearer) or
-    /// `$PX_DICOMWEB_BASIC` (`user:password`) and retrieves in the stored transfer syntax; a node
-    /// from its `auth` and `credentials_env` / `credentials_file`, and its `transfer_syntax`.
+    /// The DICOMweb service the peer names (PS3.18): a URL, or a `[nodes.NAME]` with `url`, resolved as
+    /// px-sync's places are (``PlaceContext/webService(url:config:)``: credentials from the node's `auth`
+    /// and `credentials_env` / `credentials_file`, else `$PX_DICOMWEB_TOKEN` / `$PX_DICOMWEB_BASIC`, and
+    /// the node's `transfer_syntax`); `nil` for a DIMSE peer.
     /// - Throws: ``PXError/usage(_:)``.
-    public func dicomWebBackend() throws(PXError) -> DICOMWebBackend? {
-        guard let peer else { return nil }
+    public func webService(config: PXConfig) throws(PXError) -> (place: DICOMWebPlace, transferSyntax: String?)? {
+        guard let peer, !QueryKey.isAssignment(peer) else { return nil }
         switch try PeerSpec.parse(peer) {
         case .url(let url):
-            return DICOMWebBackend(
-                place: try DICOMWebPlace(url: url, authentication: DICOMWebPlace.authenticationFromEnvironment()))
+            return try PlaceContext.webService(url: url, config: config)
         case .node(let name):
-            guard let node = try PXConfig.load().nodes[name], let place = try node.dicomWebPlace() else { return nil }
-            return DICOMWebBackend(place: place, transferSyntax: node.transferSyntax)
+            guard let entry = config.nodes[name], entry.url != nil else { return nil }
+            return try PlaceContext.webService(entry: entry)
         case .address:
             return nil
         }
@@ -28,11 +26,11 @@ extension ConnectionOptions {
     /// - Throws: ``PXError/usage(_:)`` for `--backend dcmtk|native` with a DICOMweb peer, and what
     ///   ``BackendOptions/make(executables:tool:)`` throws.
     public func backend(_ options: BackendOptions, tool: String) throws(PXError) -> any DICOMBackend {
-        if let web = try dicomWebBackend() {
+        if let web = try webService(config: PXConfig.load()) {
             guard options.backend == .auto else {
                 throw .usage("--backend \(options.backend.rawValue) cannot reach a DICOMweb peer; leave --backend out")
             }
-            return web
+            return DICOMWebBackend(place: web.place, transferSyntax: web.transferSyntax)
         }
         return try options.make(executables: executables(for: tool), tool: tool)
     }

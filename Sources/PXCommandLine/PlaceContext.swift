@@ -68,18 +68,38 @@ public struct PlaceContext: Sendable {
         case .zip(let path):
             return try Endpoint.zip(at: path, create: asDestination)
         case .web(let url):
-            // A [nodes.NAME] with this url brings its credentials and transfer syntax; a URL alone takes them
-            // from $PX_DICOMWEB_TOKEN / $PX_DICOMWEB_BASIC, as the other commands do.
-            if let entry = config.nodes.values.first(where: { $0.url == url }) { return try web(entry: entry) }
-            let service = try DICOMWebPlace(url: url, authentication: DICOMWebPlace.authenticationFromEnvironment())
-            return .web(WebPlace(place: service, timeouts: timeouts, logger: logger))
+            let service = try Self.webService(url: url, config: config)
+            return .web(
+                WebPlace(
+                    place: service.place, transferSyntax: service.transferSyntax, timeouts: timeouts, logger: logger))
         }
     }
 
     /// A `[nodes.NAME]` with a `url`: its credentials read now, its WADO-RS transfer syntax.
     func web(entry: PXConfig.Node) throws(PXError) -> Endpoint {
-        guard let service = try entry.dicomWebPlace() else { throw .usage("the node has no url") }
+        let service = try Self.webService(entry: entry)
         return .web(
-            WebPlace(place: service, transferSyntax: entry.transferSyntax, timeouts: timeouts, logger: logger))
+            WebPlace(place: service.place, transferSyntax: service.transferSyntax, timeouts: timeouts, logger: logger))
+    }
+
+    /// The DICOMweb service (PS3.18) at `url`, for every command: a `[nodes.NAME]` with this url brings its
+    /// credentials and transfer syntax; a URL alone takes them from `$PX_DICOMWEB_TOKEN` /
+    /// `$PX_DICOMWEB_BASIC` and retrieves in the stored transfer syntax.
+    /// - Throws: ``PXError/usage(_:)`` for a bad URL or unreadable credentials.
+    public static func webService(url: String, config: PXConfig) throws(PXError) -> (
+        place: DICOMWebPlace, transferSyntax: String?
+    ) {
+        if let entry = config.nodes.values.first(where: { $0.url == url }) { return try webService(entry: entry) }
+        return (try DICOMWebPlace(url: url, authentication: DICOMWebPlace.authenticationFromEnvironment()), nil)
+    }
+
+    /// The DICOMweb service of a `[nodes.NAME]` with a `url`: its `auth` and credentials read now, its
+    /// `transfer_syntax`.
+    /// - Throws: ``PXError/usage(_:)`` for a node without `url`, a bad URL or unreadable credentials.
+    public static func webService(entry: PXConfig.Node) throws(PXError) -> (
+        place: DICOMWebPlace, transferSyntax: String?
+    ) {
+        guard let service = try entry.dicomWebPlace() else { throw .usage("the node has no url") }
+        return (service, entry.transferSyntax)
     }
 }

@@ -1,7 +1,8 @@
 import PXCommandLine
 import PXCore
 
-/// px-echo: one C-ECHO (PS3.7 §9.1.5), its result as the envelope's data.
+/// px-echo: one C-ECHO (PS3.7 §9.1.5) to a DIMSE node, or a QIDO-RS search (PS3.18 §10.6) of a DICOMweb
+/// service (what it checked: ``WebVerification``), its result as the envelope's data.
 public enum EchoCommand {
     public static func run(
         connection: ConnectionOptions, timeouts: TimeoutOptions, backend: BackendOptions, logging: LoggingOptions,
@@ -13,7 +14,7 @@ public enum EchoCommand {
             tool: "echoscu", peer: connection
         ) { dicomBackend, data in
             let conn = try connection.connection(timeouts: timeouts.timeouts)
-            data = PXOutput.json(try await dicomBackend.echo(connection: conn, logger: logger))
+            data = PXOutput.json(try await dicomBackend.verify(connection: conn, logger: logger))
             return nil
         }
     }

@@ -106,12 +106,12 @@ public enum GetCommand {
             let conn = try connection.connection(timeouts: timeouts.timeouts)
             let parallel = try parallel.map(DICOMWebBackend.validatedParallel)
             let absoluteRoot = absolutePath(root)
-            if parallel != nil && !(dicomBackend is DICOMWebBackend) {
+            if parallel != nil && dicomBackend.parallelRetrieval == nil {
                 throw PXError.usage("--parallel applies to a DICOMweb peer (WADO-RS); a C-GET runs on one association")
             }
             let targets = try await RetrieveResolution.resolve(
                 try await targets(dicomBackend, conn, logger),
-                expandPatients: model != .patientRoot || dicomBackend is DICOMWebBackend,
+                expandPatients: model != .patientRoot || !dicomBackend.retrievesWholePatients,
                 model: model, backend: dicomBackend, connection: conn, logger: logger)
             let makeRequest = { (t: RetrieveSelection, model: QueryModel) throws(PXError) in
                 try GetRequest(
@@ -121,7 +121,7 @@ public enum GetCommand {
             let requests = try targets.map { (t: RetrieveSelection) throws(PXError) in
                 try makeRequest(t, model)
             }
-            if var web = dicomBackend as? DICOMWebBackend {
+            if var web = dicomBackend.parallelRetrieval {
                 // WADO-RS: --parallel requests at once, across the targets and the series of a study.
                 web.parallel = parallel ?? DICOMWebBackend.defaultParallel
                 let failure = try await RetrieveLoop.concurrently(into: &results, status: \.status) { progressLine in

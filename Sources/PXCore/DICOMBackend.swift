@@ -15,6 +15,20 @@ public protocol DICOMBackend: Sendable {
     /// - Throws: ``PXError``.
     func echo(connection: Connection, logger: Logger) async throws(PXError) -> EchoResult
 
+    /// Verifies the peer the way its protocol can: C-ECHO for a DIMSE node (the default,
+    /// ``echo(connection:logger:)``), a QIDO-RS search for a DICOMweb service (``WebVerification``).
+    /// - Throws: ``PXError``.
+    func verify(connection: Connection, logger: Logger) async throws(PXError) -> Verification
+
+    /// Whether a patient can be retrieved whole (a PATIENT-level C-MOVE or C-GET in the Patient Root model,
+    /// PS3.4 §C.6.1); `false` when only studies, series and instances can (WADO-RS, PS3.18 §10.4.1.1), so a
+    /// patient is retrieved study by study. `true` by default.
+    var retrievesWholePatients: Bool { get }
+
+    /// The backend as one that retrieves many requests side by side (``ParallelRetrieving``), `nil` when it
+    /// retrieves one request after the other (the default).
+    var parallelRetrieval: (any ParallelRetrieving)? { get }
+
     /// Runs one C-FIND (PS3.4 C.4.1), calling `onResponse` for each pending response as it arrives.
     ///
     /// A failure final status is returned in ``FindResult/status``, not thrown.
@@ -70,7 +84,36 @@ public protocol DICOMBackend: Sendable {
     ) async throws(PXError)
 }
 
+/// A backend that retrieves many requests side by side, ``parallel`` in flight at once (WADO-RS, PS3.18
+/// §10.4: no association to share, so px-get's `--parallel` sets how many requests run together).
+public protocol ParallelRetrieving: DICOMBackend {
+    /// How many requests are in flight at once.
+    var parallel: Int { get set }
+
+    /// Retrieves `requests` into their ``StorageLayout`` trees, ``parallel`` at once.
+    /// - Parameter onProgress: a request's counts as its parts complete, and its final counts.
+    /// - Returns: one result per request, in the requests' order.
+    /// - Throws: ``PXError``: the first failing request stops the others.
+    func get(
+        _ requests: [GetRequest], connection: Connection, logger: Logger,
+        onProgress: @Sendable (GetRequest, MoveProgress) async -> Void
+    ) async throws(PXError) -> [GetResult]
+}
+
+extension ParallelRetrieving {
+    public var parallelRetrieval: (any ParallelRetrieving)? { self }
+}
+
 extension DICOMBackend {
+    /// C-ECHO (PS3.7 §9.1.5).
+    public func verify(connection: Connection, logger: Logger) async throws(PXError) -> Verification {
+        .echo(try await echo(connection: connection, logger: logger))
+    }
+
+    public var retrievesWholePatients: Bool { true }
+
+    public var parallelRetrieval: (any ParallelRetrieving)? { nil }
+
     /// One association per request: ``OneAssociationPerRequest``.
     public func withRetrieveSession<T>(
         connection: Connection, logger: Logger, _ body: (any RetrieveSession) async throws(PXError) -> T

@@ -16,3 +16,71 @@ public struct EchoResult: Hashable, Sendable {
         self.elapsed = elapsed
     }
 }
+
+/// What px-echo checked on a DICOMweb service (PS3.18): a QIDO-RS search for at most one study
+/// (§10.6) answered with a success status and a DICOM JSON array (§F.2), with the credentials given.
+/// A DICOMweb service has no C-ECHO and no AE title: this is its verification, named by its URL.
+public struct WebVerification: Hashable, Sendable {
+    /// The service's base URL.
+    public var url: String
+    public var host: String
+    public var port: Int
+    /// The transaction that answered: `QIDO-RS`.
+    public var checked: String
+    /// The request sent, relative to the base URL: `GET /studies?limit=1`.
+    public var request: String
+    /// The HTTP status of the answer (200, or 204 No Content for an empty archive).
+    public var httpStatus: Int
+    /// The answer's `Content-Type` (`nil` when the service sent none, as with 204).
+    public var contentType: String?
+    /// The studies in the answer's JSON array (0 or 1): the array was read whole and each match decoded.
+    public var matches: Int
+    /// Wall time of the request and answer, in seconds.
+    public var elapsed: Double
+
+    public init(
+        url: String, host: String, port: Int, checked: String, request: String, httpStatus: Int,
+        contentType: String?, matches: Int, elapsed: Double
+    ) {
+        self.url = url
+        self.host = host
+        self.port = port
+        self.checked = checked
+        self.request = request
+        self.httpStatus = httpStatus
+        self.contentType = contentType
+        self.matches = matches
+        self.elapsed = elapsed
+    }
+}
+
+/// How a peer answered a verification, by what it is: a DIMSE node's C-ECHO (PS3.7 §9.1.5), a DICOMweb
+/// service's search (``WebVerification``).
+public enum Verification: Hashable, Sendable {
+    case echo(EchoResult)
+    case web(WebVerification)
+}
+
+extension PXOutput {
+    /// px-echo's data for a DICOMweb service: what was checked, never a DIMSE status.
+    public static func json(_ result: WebVerification) -> JSONValue {
+        .object([
+            JSONMember("checked", .string(result.checked)),
+            JSONMember("url", .string(result.url)),
+            JSONMember("host", .string(result.host)),
+            JSONMember("port", .integer(result.port)),
+            JSONMember("request", .string(result.request)),
+            JSONMember("httpStatus", .integer(result.httpStatus)),
+            JSONMember("contentType", result.contentType.map(JSONValue.string) ?? .null),
+            JSONMember("matches", .integer(result.matches)),
+        ])
+    }
+
+    /// px-echo's data: ``json(_:)-(EchoResult)`` for a node, ``json(_:)-(WebVerification)`` for a DICOMweb service.
+    public static func json(_ verification: Verification) -> JSONValue {
+        switch verification {
+        case .echo(let result): return json(result)
+        case .web(let result): return json(result)
+        }
+    }
+}

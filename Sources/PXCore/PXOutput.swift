@@ -62,8 +62,12 @@ public enum PXOutput {
             JSONMember("destination", .string(result.request.destination)),
             JSONMember("level", .string(result.request.level.dicomValue)),
             JSONMember("model", .string(result.request.model.rawValue)),
-            JSONMember("StudyInstanceUID", .string(result.request.studyInstanceUID)),
         ]
+        // A whole patient (PS3.4 §C.6.1.1.2) is named by its PatientID; it has no StudyInstanceUID.
+        members.append(
+            result.request.level == .patient
+                ? JSONMember("PatientID", .string(result.request.patientID ?? ""))
+                : JSONMember("StudyInstanceUID", .string(result.request.studyInstanceUID)))
         if let series = result.request.seriesInstanceUID {
             members.append(JSONMember("SeriesInstanceUID", .string(series)))
         }

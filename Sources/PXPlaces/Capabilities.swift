@@ -10,7 +10,7 @@ import PXStorage
 /// A place that can be asked whether it answers: a node with C-ECHO (PS3.4 Annex A), a DICOMweb service with
 /// a one-match search (PS3.18 §10.6). A folder or a zip folder is not one.
 public protocol VerifyingPlace: Sendable {
-    func verify() async throws(PXError) -> EchoResult
+    func verify() async throws(PXError) -> Verification
 }
 
 /// A place instances can be read from: for a unit of a study (``TransferUnit``), it yields the instances as

@@ -17,8 +17,8 @@ import PXStorage
 
 extension NodePlace: VerifyingPlace, MovingSource, InstanceSink {
     /// C-ECHO (PS3.4 Annex A).
-    public func verify() async throws(PXError) -> EchoResult {
-        try await backend.echo(connection: connection, logger: logger)
+    public func verify() async throws(PXError) -> Verification {
+        try await backend.verify(connection: connection, logger: logger)
     }
 
     /// C-GET (PS3.4 §C.4.3) into the tree: the instances arrive as C-STORE sub-operations on the same
@@ -65,9 +65,9 @@ extension NodePlace: VerifyingPlace, MovingSource, InstanceSink {
 // MARK: - DICOMweb
 
 extension WebPlace: VerifyingPlace, InstanceSource, InstanceSink {
-    /// A search for at most one study: the service answers and accepts the credentials.
-    public func verify() async throws(PXError) -> EchoResult {
-        try await backend.echo(connection: try connection(), logger: logger)
+    /// A search for at most one study: the service answers with DICOM JSON and accepts the credentials.
+    public func verify() async throws(PXError) -> Verification {
+        try await backend.verify(connection: try connection(), logger: logger)
     }
 
     /// WADO-RS (PS3.18 §10.4) into the tree, each part placed atomically once complete.

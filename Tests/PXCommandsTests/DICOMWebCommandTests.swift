@@ -19,14 +19,35 @@ struct DICOMWebCommandTests {
         "http://127.0.0.1:\(context.httpPort)/dicom-web"
     }
 
-    @Test("px-echo of a DICOMweb URL: success, backend dicomweb")
+    @Test("px-echo of a DICOMweb URL: what it checked (QIDO-RS, HTTP 200, a JSON array), no DIMSE status")
     func echo() async throws {
         let context = try Self.context()
         let run = try await PeerHarness.runAsync("px-echo", [Self.url(context)])
         #expect(run.exitCode == 0, "\(run.stdout) \(run.stderr)")
         #expect(run.json?["status"]?.stringValue == "success")
         #expect(run.json?["backend"]?.stringValue == "dicomweb")
-        #expect(run.json?["data"]?["port"] == .number(String(context.httpPort)))
+        let data = try #require(run.json?["data"], "\(run.stdout)")
+        #expect(data["checked"]?.stringValue == "QIDO-RS", "\(run.stdout)")
+        #expect(data["url"]?.stringValue == Self.url(context))
+        #expect(data["host"]?.stringValue == "127.0.0.1")
+        #expect(data["port"] == .number(String(context.httpPort)))
+        #expect(data["request"]?.stringValue == "GET /studies?limit=1")
+        #expect(data["httpStatus"] == .number("200"), "\(run.stdout)")
+        #expect(data["contentType"]?.stringValue?.contains("json") == true, "\(run.stdout)")
+        // The corpus is loaded: the one-study search found one.
+        #expect(data["matches"] == .number("1"), "\(run.stdout)")
+        // A DICOMweb service has no AE titles and no DIMSE status.
+        for key in ["dimseStatus", "calledAETitle", "callingAETitle"] {
+            #expect(data[key] == nil, "\(key) in \(run.stdout)")
+        }
+
+        // Not a DICOMweb service at that path: the HTTP status in a JSON error, exit 1.
+        let wrong = try await PeerHarness.runAsync("px-echo", ["http://127.0.0.1:\(context.httpPort)/not-dicom-web"])
+        #expect(wrong.exitCode == 1, "\(wrong.stdout)")
+        #expect(wrong.json?["status"]?.stringValue == "error")
+        #expect(wrong.json?["backend"]?.stringValue == "dicomweb")
+        #expect(wrong.json?["error"]?["code"]?.stringValue == "httpFailure", "\(wrong.stdout)")
+        #expect(wrong.json?["error"]?["details"]?["httpStatus"]?.stringValue == "404", "\(wrong.stdout)")
     }
 
     /// The `data` of px-find's dicom-json answer, sorted by `uidTag` so order does not count.
@@ -215,6 +236,8 @@ struct DICOMWebCommandTests {
         #expect(refused.exitCode == 1, "\(refused.stdout)")
         #expect(refused.json?["status"]?.stringValue == "error")
         #expect(refused.json?["error"]?["code"]?.stringValue == "connectionRefused", "\(refused.stdout)")
+        #expect(refused.json?["backend"]?.stringValue == "dicomweb", "\(refused.stdout)")
+        #expect(refused.json?["data"] == .null, "\(refused.stdout)")
 
         let wrongPath = try await PeerHarness.runAsync(
             "px-find", ["http://127.0.0.1:\(context.httpPort)/not-dicom-web", "--level", "study"])
@@ -243,7 +266,8 @@ struct DICOMWebCommandTests {
     /// `eof` and `lying` stop in the middle of the second part (the body ends at EOF without a
     /// Content-Length, or the Content-Length promises more than is sent); `busy` answers 503 with
     /// Retry-After: 0 twice, then one complete part; `auth` answers 401 unless the request has
-    /// `Authorization: Bearer s3cret`, then one complete part; `large` streams one part of
+    /// `Authorization: Bearer s3cret`, then one complete part (an empty JSON array for a study search);
+    /// `large` streams one part of
     /// `PX_LARGE_BYTES` bytes (the file's data set without Pixel Data, padded by an OB element), never
     /// held whole in memory; `html` answers 200 with a web page, as a URL that is not a DICOMweb
     /// service's may; `nopaging` answers every search with the same three studies (limit and offset
@@ -304,6 +328,14 @@ struct DICOMWebCommandTests {
                     self.send_header("Content-Length", str(len(body)))
                     self.end_headers()
                     self.wfile.write(body)
+                    return
+                if kind == "auth" and self.path.split("?")[0].endswith("/studies"):
+                    # A search (px-echo's): no study here.
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/dicom+json")
+                    self.send_header("Content-Length", "2")
+                    self.end_headers()
+                    self.wfile.write(b"[]")
                     return
                 if kind in ("busy", "auth"):
                     self.start(len(whole))
@@ -448,6 +480,12 @@ struct DICOMWebCommandTests {
         #expect(echo.exitCode == 0, "\(echo.stdout) \(echo.stderr)")
         #expect(echo.json?["backend"]?.stringValue == "dicomweb", "\(echo.stdout)")
         #expect(!echo.stdout.contains("s3cret"))
+        #expect(echo.json?["data"]?["httpStatus"] == .number("200"), "\(echo.stdout)")
+        #expect(echo.json?["data"]?["matches"] == .number("0"), "\(echo.stdout)")
+        // 200 with a web page is not a QIDO-RS answer: px-echo says so.
+        let page = try await PeerHarness.runAsync("px-echo", ["http://127.0.0.1:\(port)/html"])
+        #expect(page.exitCode == 1, "\(page.stdout)")
+        #expect(page.json?["error"]?["code"]?.stringValue == "invalidResponse", "\(page.stdout)")
         let missing = try await PeerHarness.runAsync("px-echo", ["web"], environment: ["PX_CONFIG": config + ".absent"])
         #expect(missing.exitCode == 64, "\(missing.stdout)")
     }

@@ -1,3 +1,5 @@
+import ArgumentParser
+import PX
 import PXCommandLine
 import PXCore
 import Testing
@@ -37,5 +39,45 @@ struct DICOMWebPeerTests {
         #expect(throws: PXError.self) { try cloud.dicomWebPlace() }
         #expect(try config.nodes["pacs"]?.dicomWebPlace() == nil)
         #expect(throws: PXError.self) { try PXConfig(parsing: "[nodes.bad]\nurl = \"ftp://x/\"\n") }
+    }
+
+    @Test(
+        "a URL peer resolves to a DICOMweb service (no AE title), chosen by type: WADO-RS retrieves side by side, study by study"
+    )
+    func webPeerResolution() throws {
+        let config = try PXConfig(
+            parsing: """
+                [nodes.cloud]
+                url = "http://127.0.0.1:8042/dicom-web"
+                transfer_syntax = "1.2.840.10008.1.2.1"
+
+                [nodes.pacs]
+                host = "10.0.0.5"
+                port = 104
+                ae_title = "PACS"
+                """)
+        // A web node has no AE title (never a made-up one).
+        #expect(config.nodes["cloud"]?.aeTitle == "")
+        let url = try ConnectionOptions.parse(["https://pacs.example/dicom-web"])
+        let service = try #require(try url.webService(config: config))
+        #expect(service.place.baseURL == "https://pacs.example/dicom-web")
+        #expect(service.transferSyntax == nil)
+        // The config node by name, and its URL written out, are the same service with its transfer syntax.
+        for peer in ["cloud", "http://127.0.0.1:8042/dicom-web"] {
+            let node = try #require(try ConnectionOptions.parse([peer]).webService(config: config), "\(peer)")
+            #expect(node.place.port == 8042)
+            #expect(node.transferSyntax == "1.2.840.10008.1.2.1", "\(peer)")
+        }
+        for peer in ["pacs", "PACS@10.0.0.5:104", "10.0.0.5:104"] {
+            #expect(try ConnectionOptions.parse([peer]).webService(config: config) == nil, "\(peer)")
+        }
+
+        // The capabilities the command layer asks for, instead of a tool name or a downcast.
+        let web: any DICOMBackend = DICOMWebBackend(place: service.place)
+        #expect(web.parallelRetrieval != nil)
+        #expect(!web.retrievesWholePatients)
+        let native = try PX.backend(.native, executables: [:], tool: "getscu")
+        #expect(native.parallelRetrieval == nil)
+        #expect(native.retrievesWholePatients)
     }
 }

@@ -131,6 +131,11 @@ struct RetrieveHabitsTests {
             #expect(move.exitCode == 0, "\(model): \(move.stdout) \(move.stderr)")
             #expect(Self.levels(move, "moves") == Array(repeating: level, count: count), "\(move.stdout)")
             #expect(move.json?["data"]?["completed"] == .number("3"), "\(move.stdout)")
+            // A whole patient's entry names the patient, not an empty StudyInstanceUID.
+            for entry in move.json?["data"]?["moves"]?.arrayValue ?? [] where level == "PATIENT" {
+                #expect(entry["PatientID"]?.stringValue == Self.patient, "\(move.stdout)")
+                #expect(entry["StudyInstanceUID"] == nil, "\(move.stdout)")
+            }
             #expect(try RetrieveSessionTests.stored(moved) == expected, "\(model) move")
 
             let root = work + "/got-" + model
@@ -140,6 +145,10 @@ struct RetrieveHabitsTests {
             #expect(get.exitCode == 0, "\(model): \(get.stdout) \(get.stderr)")
             #expect(Self.levels(get, "gets") == Array(repeating: level, count: count), "\(get.stdout)")
             #expect(try RetrieveSessionTests.stored(root) == expected, "\(model) get")
+            for entry in get.json?["data"]?["gets"]?.arrayValue ?? [] where level == "PATIENT" {
+                #expect(entry["PatientID"]?.stringValue == Self.patient, "\(get.stdout)")
+                #expect(entry["StudyInstanceUID"] == nil, "\(get.stdout)")
+            }
         }
 
         // pypx 0.8's line: --aetl, --seriesUID without the study, the peer as --serverIP/--serverPort.

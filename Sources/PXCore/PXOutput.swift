@@ -12,14 +12,22 @@ public enum PXOutput {
     public static func envelope(
         backend: String, command: [String], data: JSONValue?, error: PXError? = nil, commandLine: String? = nil
     ) -> JSONValue {
-        var members = [
+        let (leading, trailing) = envelopeMembers(
+            backend: backend, command: command, error: error, commandLine: commandLine)
+        return .object(leading + [JSONMember("data", data ?? .null)] + trailing)
+    }
+
+    /// The envelope's members before `data` and after it, for a writer that streams `data` between them
+    /// (``JSONStreamWriter``).
+    public static func envelopeMembers(
+        backend: String, command: [String], error: PXError? = nil, commandLine: String? = nil
+    ) -> (leading: [JSONMember], trailing: [JSONMember]) {
+        let leading = [
             JSONMember("status", .string(error == nil ? "success" : "error")),
             JSONMember("backend", .string(backend)),
             JSONMember("command", commandLine.map(JSONValue.string) ?? .array(command.map(JSONValue.string))),
-            JSONMember("data", data ?? .null),
         ]
-        if let error { members.append(JSONMember("error", json(error))) }
-        return .object(members)
+        return (leading, error.map { [JSONMember("error", json($0))] } ?? [])
     }
 
     /// `{"code": ..., "message": ..., "details": {...}}`, details only when there are some.

@@ -30,28 +30,11 @@ public enum PXOutput {
         return (leading, error.map { [JSONMember("error", json($0))] } ?? [])
     }
 
-    /// `{"code": ..., "message": ..., "details": {...}}`, details only when there are some.
-    public static func json(_ error: PXError) -> JSONValue {
-        var members = [
-            JSONMember("code", .string(error.code.description)), JSONMember("message", .string(error.message)),
-        ]
-        if !error.details.isEmpty {
-            members.append(
-                JSONMember(
-                    "details",
-                    .object(error.details.sorted { $0.key < $1.key }.map { JSONMember($0.key, .string($0.value)) })))
-        }
-        return .object(members)
-    }
+    /// `{"code": ..., "message": ..., "details": {...}}`, details only when there are some (``ErrorOutput``).
+    public static func json(_ error: PXError) -> JSONValue { JSONValueEncoder.encode(ErrorOutput(error)) }
 
-    /// `{"code": "0xa801", "name": "Refused: MoveDestinationUnknown", "category": "failure"}`.
-    public static func json(_ status: DIMSEStatus) -> JSONValue {
-        .object([
-            JSONMember("code", .string(status.hexCode)),
-            JSONMember("name", .string(status.name)),
-            JSONMember("category", .string(status.category.rawValue)),
-        ])
-    }
+    /// `{"code": "0xa801", "name": "Refused: MoveDestinationUnknown", "category": "failure"}` (``StatusOutput``).
+    public static func json(_ status: DIMSEStatus) -> JSONValue { JSONValueEncoder.encode(StatusOutput(status)) }
 
     /// px-echo's data.
     public static func json(_ result: EchoResult) -> JSONValue {

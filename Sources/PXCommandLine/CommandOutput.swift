@@ -13,8 +13,8 @@ public struct CommandOutput: Sendable {
     public var command: [String]
     /// Where the bytes go: stdout, or what a test collects.
     let sink: @Sendable ([UInt8]) -> Void
-    /// The `data` array a command spooled (px-find), spliced into the envelope where `data` is
-    /// ``JSONArraySpool/placeholder``.
+    /// The `data` array a command spooled (px-find), streamed into the envelope once it is complete
+    /// (``JSONArraySpool/complete()``).
     public var spool: JSONArraySpool?
     /// The envelope's `command` as one string instead of the argv (px-find's pypx format: pypx's `command`).
     public var commandLine: String?
@@ -41,21 +41,15 @@ public struct CommandOutput: Sendable {
         sink(Array(text.utf8))
     }
 
-    /// Writes the envelope and returns the exit status for it.
+    /// Writes the envelope and returns the exit status for it. When a ``spool`` is complete (its array is the
+    /// command's `data`, and `data` is `nil`), the envelope is streamed: its leading members, the spooled array
+    /// copied from its file in chunks, its trailing members.
     @discardableResult
     public func finish(backend: String, data: JSONValue?, error: PXError?) -> Int32 {
-        let envelope = PXOutput.envelope(
-            backend: backend, command: command, data: data, error: error, commandLine: commandLine)
-        guard let spool, data == JSONArraySpool.placeholder else {
-            write(envelope)
-            return error.map(PXExit.code(for:)) ?? PXExit.success
-        }
-        var text: [UInt8] = []
-        envelope.write(into: &text, pretty: pretty, indent: 0)
-        var marker: [UInt8] = []
-        JSONArraySpool.placeholder.write(into: &marker, pretty: false, indent: 0)
-        guard let at = text.firstRange(of: marker) else {
-            write(envelope)
+        guard let spool, data == nil, spool.isComplete else {
+            write(
+                PXOutput.envelope(
+                    backend: backend, command: command, data: data, error: error, commandLine: commandLine))
             return error.map(PXExit.code(for:)) ?? PXExit.success
         }
         if let failure = spool.flush() {
@@ -64,14 +58,23 @@ public struct CommandOutput: Sendable {
                     backend: backend, command: command, data: nil, error: .io(failure), commandLine: commandLine))
             return PXExit.code(for: .io(failure))
         }
-        sink(Array(text[..<at.lowerBound]))
-        if let failure = spool.copy(to: sink) {
+        let (leading, trailing) = PXOutput.envelopeMembers(
+            backend: backend, command: command, error: error, commandLine: commandLine)
+        var writer = JSONStreamWriter(pretty: pretty)
+        writer.beginObject()
+        for member in leading { writer.member(member) }
+        writer.key("data")
+        writer.externalValue()
+        sink(writer.take())
+        let failure = spool.copy(to: sink)
+        for member in trailing { writer.member(member) }
+        writer.end()
+        sink(writer.take() + [0x0A])
+        if let failure {
             // Too late for the envelope: the array is closed (shorter) and the run fails.
-            sink(Array(text[at.upperBound...]) + [0x0A])
             CommandOutput.writeStandardError("px: \(failure)\n")
             return PXExit.code(for: .io(failure))
         }
-        sink(Array(text[at.upperBound...]) + [0x0A])
         return error.map(PXExit.code(for:)) ?? PXExit.success
     }
 

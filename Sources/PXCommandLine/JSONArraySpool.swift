@@ -6,26 +6,23 @@ import Synchronization
     import Glibc
 #endif
 
-/// The envelope's `data` array written to an unlinked temporary file as its entries arrive, and copied into
+/// The envelope's `data` array written to an unlinked temporary file as its entries arrive, and streamed into
 /// the envelope when the command ends: px-find keeps no response in memory whatever the peer sends (issue 14),
-/// and the envelope stays one valid JSON document with `status` first.
+/// and the envelope stays one valid JSON document with `status` first (known only at the end).
 ///
-/// Entries are serialized as ``CommandOutput`` would serialize them inside the envelope (compact, or indented
-/// at the depth of `data`'s elements), so the output is byte for byte the one of an array held in memory. A
-/// command that spooled sets `data` to ``placeholder``; ``CommandOutput/finish(backend:data:error:)`` splices
-/// the array in its place.
+/// The entries go through a ``JSONStreamWriter`` placed where `data` sits in the envelope, so the output is
+/// byte for byte the one of an array held in memory. A command whose `data` is the spooled array says so with
+/// ``complete()``; ``CommandOutput/finish(backend:data:error:)`` then streams the array as `data`.
 public final class JSONArraySpool: Sendable {
-    /// The `data` value that stands for the spooled array.
-    public static let placeholder = JSONValue.string("\u{0}px-spooled-array\u{0}")
-
     private struct State {
         var fd: Int32
         var count = 0
-        var buffer: [UInt8] = []
+        /// The array as the envelope's `data` (indentation level 1), `[` already written.
+        var writer: JSONStreamWriter
         var failure: String?
+        var isComplete = false
     }
     private let state: Mutex<State>
-    let pretty: Bool
 
     /// Opens the temporary file in `$TMPDIR` (else /tmp) and unlinks it at once, so nothing is left behind.
     /// - Throws: ``PXError/io(_:path:)`` when no temporary file can be made.
@@ -37,8 +34,9 @@ public final class JSONArraySpool: Sendable {
             throw .io("cannot make a temporary file: \(String(cString: strerror(errno)))", path: directory)
         }
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
-        self.state = Mutex(State(fd: fd))
-        self.pretty = pretty
+        var writer = JSONStreamWriter(pretty: pretty, indent: 1)
+        writer.beginArray()
+        self.state = Mutex(State(fd: fd, writer: writer))
     }
 
     deinit {
@@ -51,18 +49,25 @@ public final class JSONArraySpool: Sendable {
     /// Appends one entry of the array.
     public func append(_ value: JSONValue) {
         state.withLock { state in
-            if state.count > 0 { state.buffer.append(UInt8(ascii: ",")) }
-            if pretty { state.buffer.append(contentsOf: "\n    ".utf8) }  // data's elements: depth 2
-            value.write(into: &state.buffer, pretty: pretty, indent: 2)
+            state.writer.value(value)
             state.count += 1
-            if state.buffer.count >= 1 << 16 { Self.flush(&state) }
+            if state.writer.bytes.count >= 1 << 16 { Self.flush(&state) }
         }
     }
 
+    /// Marks the array as complete: it is the command's `data`.
+    public func complete() {
+        state.withLock { $0.isComplete = true }
+    }
+
+    /// Whether ``complete()`` was called.
+    public var isComplete: Bool { state.withLock { $0.isComplete } }
+
     private static func flush(_ state: inout State) {
-        guard !state.buffer.isEmpty, state.failure == nil else { return }
+        let bytes = state.writer.take()
+        guard !bytes.isEmpty, state.failure == nil else { return }
         let fd = state.fd
-        let failure: String? = state.buffer.withUnsafeBytes { raw in
+        state.failure = bytes.withUnsafeBytes { raw in
             var written = 0
             while written < raw.count {
                 let n = write(fd, raw.baseAddress! + written, raw.count - written)
@@ -74,8 +79,6 @@ public final class JSONArraySpool: Sendable {
             }
             return nil
         }
-        state.failure = failure
-        state.buffer.removeAll(keepingCapacity: true)
     }
 
     /// Writes what is buffered to the file.
@@ -92,25 +95,24 @@ public final class JSONArraySpool: Sendable {
     /// - Returns: the reason the temporary file could not be written or read back, if any.
     func copy(to sink: ([UInt8]) -> Void) -> String? {
         state.withLock { state in
-            if state.count == 0 {
-                sink(Array("[]".utf8))
-                return nil
-            }
             Self.flush(&state)
             if let failure = state.failure { return failure }
-            sink([UInt8(ascii: "[")])
-            defer { sink(Array((pretty ? "\n  ]" : "]").utf8)) }
+            var copied: off_t = 0
+            defer {
+                if copied == 0 { sink([UInt8(ascii: "[")]) }
+                state.writer.end()
+                sink(state.writer.take())
+            }
             var chunk = [UInt8](repeating: 0, count: 1 << 16)
-            var offset: off_t = 0
             while true {
-                let n = chunk.withUnsafeMutableBytes { pread(state.fd, $0.baseAddress!, $0.count, offset) }
+                let n = chunk.withUnsafeMutableBytes { pread(state.fd, $0.baseAddress!, $0.count, copied) }
                 if n < 0 {
                     if errno == EINTR { continue }
                     return "cannot read back the spooled responses: \(String(cString: strerror(errno)))"
                 }
                 if n == 0 { break }
                 sink(Array(chunk[0..<n]))
-                offset += off_t(n)
+                copied += off_t(n)
             }
             return nil
         }

@@ -74,9 +74,8 @@ public enum FindCommand {
                     let rows = query.model == .worklist ? matches.flatMap(WorklistQuery.rows) : matches
                     writeForPeople(rows, format: format, to: output)
                 }
-                data =
-                    forPeople
-                    ? nil : spool != nil ? JSONArraySpool.placeholder : PXOutput.findData(result, format: format)
+                spool?.complete()
+                data = forPeople || spool != nil ? nil : PXOutput.findData(result, format: format)
                 if result.status.isFailure { failure = .dimseFailure(result.status, operation: "C-FIND") }
             } else {
                 let seriesKeys = keys.filter { QueryDefaults.seriesKeywords.contains($0.keyword) }
@@ -127,14 +126,13 @@ public enum FindCommand {
                         maxResponses: query.responseBound, connection: conn, logger: logger)
                 }
                 if forPeople { writeLines(kept, format: format, to: output) }
+                spool?.complete()
                 data =
-                    forPeople
+                    forPeople || spool != nil
                     ? nil
-                    : spool != nil
-                        ? JSONArraySpool.placeholder
-                        : .object([
-                            JSONMember("studies", .integer(studyCount)), JSONMember("series", .integer(seriesCount)),
-                        ])
+                    : .object([
+                        JSONMember("studies", .integer(studyCount)), JSONMember("series", .integer(seriesCount)),
+                    ])
                 if status.isFailure { failure = .dimseFailure(status, operation: "C-FIND") }
                 if let seriesFailure {
                     failure = failure ?? .dimseFailure(seriesFailure, operation: "C-FIND (series)")

@@ -12,38 +12,29 @@ public enum PXOutput {
     public static func envelope(
         backend: String, command: [String], data: JSONValue?, error: PXError? = nil, commandLine: String? = nil
     ) -> JSONValue {
-        var members = [
+        let (leading, trailing) = envelopeMembers(
+            backend: backend, command: command, error: error, commandLine: commandLine)
+        return .object(leading + [JSONMember("data", data ?? .null)] + trailing)
+    }
+
+    /// The envelope's members before `data` and after it, for a writer that streams `data` between them
+    /// (``JSONStreamWriter``).
+    public static func envelopeMembers(
+        backend: String, command: [String], error: PXError? = nil, commandLine: String? = nil
+    ) -> (leading: [JSONMember], trailing: [JSONMember]) {
+        let leading = [
             JSONMember("status", .string(error == nil ? "success" : "error")),
             JSONMember("backend", .string(backend)),
             JSONMember("command", commandLine.map(JSONValue.string) ?? .array(command.map(JSONValue.string))),
-            JSONMember("data", data ?? .null),
         ]
-        if let error { members.append(JSONMember("error", json(error))) }
-        return .object(members)
+        return (leading, error.map { [JSONMember("error", json($0))] } ?? [])
     }
 
-    /// `{"code": ..., "message": ..., "details": {...}}`, details only when there are some.
-    public static func json(_ error: PXError) -> JSONValue {
-        var members = [
-            JSONMember("code", .string(error.code.description)), JSONMember("message", .string(error.message)),
-        ]
-        if !error.details.isEmpty {
-            members.append(
-                JSONMember(
-                    "details",
-                    .object(error.details.sorted { $0.key < $1.key }.map { JSONMember($0.key, .string($0.value)) })))
-        }
-        return .object(members)
-    }
+    /// `{"code": ..., "message": ..., "details": {...}}`, details only when there are some (``ErrorOutput``).
+    public static func json(_ error: PXError) -> JSONValue { JSONValueEncoder.encode(ErrorOutput(error)) }
 
-    /// `{"code": "0xa801", "name": "Refused: MoveDestinationUnknown", "category": "failure"}`.
-    public static func json(_ status: DIMSEStatus) -> JSONValue {
-        .object([
-            JSONMember("code", .string(status.hexCode)),
-            JSONMember("name", .string(status.name)),
-            JSONMember("category", .string(status.category.rawValue)),
-        ])
-    }
+    /// `{"code": "0xa801", "name": "Refused: MoveDestinationUnknown", "category": "failure"}` (``StatusOutput``).
+    public static func json(_ status: DIMSEStatus) -> JSONValue { JSONValueEncoder.encode(StatusOutput(status)) }
 
     /// px-echo's data.
     public static func json(_ result: EchoResult) -> JSONValue {

@@ -191,25 +191,21 @@ final class SummaryBox: Sendable {
     }
 }
 
-/// px-sync's JSON: each ``SyncEvent`` as an NDJSON line, the ``SyncSummary`` as the envelope's data.
+/// px-sync's JSON: each ``SyncEvent`` as an NDJSON line, the ``SyncSummary`` as the envelope's data, through
+/// `Encodable` types rendered by ``JSONValueEncoder``.
 enum SyncJSON {
     /// The event's line; `nil` for what is not printed (a dry run's `planned` end, progress).
     static func event(_ event: SyncEvent) -> JSONValue? {
         switch event {
         case .lineFailed(let error):
-            return .object([
-                JSONMember("event", .string("failed")), JSONMember("line", .integer(error.number)),
-                JSONMember("text", .string(error.text)), JSONMember("error", PXOutput.json(error.error)),
-            ])
+            return JSONValueEncoder.encode(LineError(error, event: "failed"))
         case .planned(let study, let plan):
-            return self.study(
-                "planned", study,
-                [
-                    JSONMember("instances", plan.instances.map { .integer($0) } ?? .null),
-                    JSONMember("units", .array(plan.units.map(unit))),
-                ])
+            var output = Study(study, event: "planned")
+            output.instances = PXOutput.Nullable(plan.instances)
+            output.units = plan.units.map(Unit.init)
+            return JSONValueEncoder.encode(output)
         case .studyStarted(let study):
-            return self.study("studyStarted", study, [])
+            return JSONValueEncoder.encode(Study(study, event: "studyStarted"))
         case .studyEnded(let result):
             let name: String
             switch result.result {
@@ -218,70 +214,128 @@ enum SyncJSON {
             case .transferred: name = "studyFinished"
             case .planned: return nil
             }
-            return self.study(name, result.study, ended(result))
+            return JSONValueEncoder.encode(Study(result, event: name))
         case .progress, .finished:
             return nil
         }
     }
 
-    /// A study's members after its identity: `result`, and what its transfer did.
-    static func ended(_ result: SyncStudyResult) -> [JSONMember] {
-        var members = [JSONMember("result", .string(result.result.rawValue))]
-        if let outcome = result.outcome {
-            members.append(JSONMember("transferred", .integer(outcome.transferred)))
-            members.append(JSONMember("failed", .integer(outcome.failed)))
-            if let failure = outcome.failure { members.append(JSONMember("error", PXOutput.json(failure))) }
+    /// A study: the event's name (not in the summary), its identity, then a plan (`instances`, `units`) or
+    /// its end (`result`, and what its transfer did).
+    struct Study: Encodable {
+        var event: String?
+        var studyInstanceUID: String
+        var patientID: String?
+        var accessionNumber: String?
+        var source: String
+        var destination: String?
+        var instances: PXOutput.Nullable<Int>?
+        var units: [Unit]?
+        var result: String?
+        var transferred: Int?
+        var failed: Int?
+        var error: PXOutput.ErrorOutput?
+
+        enum CodingKeys: String, CodingKey {
+            case event
+            case studyInstanceUID = "StudyInstanceUID"
+            case patientID = "PatientID"
+            case accessionNumber = "AccessionNumber"
+            case source
+            case destination
+            case instances
+            case units
+            case result
+            case transferred
+            case failed
+            case error
         }
-        return members
+
+        init(_ study: SyncStudy, event: String?) {
+            self.event = event
+            studyInstanceUID = study.holding.studyInstanceUID
+            patientID = study.holding.patientID
+            accessionNumber = study.holding.accessionNumber
+            source = study.source
+            destination = study.destination
+        }
+
+        init(_ result: SyncStudyResult, event: String?) {
+            self.init(result.study, event: event)
+            self.result = result.result.rawValue
+            if let outcome = result.outcome {
+                transferred = outcome.transferred
+                failed = outcome.failed
+                error = outcome.failure.map(PXOutput.ErrorOutput.init)
+            }
+        }
     }
 
-    static func identity(_ study: SyncStudy) -> [JSONMember] {
-        var members = [JSONMember("StudyInstanceUID", .string(study.holding.studyInstanceUID))]
-        if let id = study.holding.patientID { members.append(JSONMember("PatientID", .string(id))) }
-        if let accession = study.holding.accessionNumber {
-            members.append(JSONMember("AccessionNumber", .string(accession)))
+    /// One unit of a plan: its level, its series, how many instances it names, how many it holds.
+    struct Unit: Encodable {
+        var level: String
+        var seriesInstanceUID: String?
+        var sopInstanceUIDs: Int?
+        var instances: PXOutput.Nullable<Int>
+
+        enum CodingKeys: String, CodingKey {
+            case level
+            case seriesInstanceUID = "SeriesInstanceUID"
+            case sopInstanceUIDs = "SOPInstanceUIDs"
+            case instances
         }
-        members.append(JSONMember("source", .string(study.source)))
-        if let destination = study.destination { members.append(JSONMember("destination", .string(destination))) }
-        return members
+
+        init(_ unit: TransferUnit) {
+            level = unit.level.dicomValue
+            seriesInstanceUID = unit.seriesInstanceUID
+            sopInstanceUIDs = unit.sopInstanceUIDs.isEmpty ? nil : unit.sopInstanceUIDs.count
+            instances = PXOutput.Nullable(unit.instances)
+        }
     }
 
-    static func study(_ name: String, _ study: SyncStudy, _ extra: [JSONMember]) -> JSONValue {
-        .object([JSONMember("event", .string(name))] + identity(study) + extra)
-    }
+    /// A batch line that failed (an event, or an entry of the summary's `lineErrors`).
+    struct LineError: Encodable {
+        var event: String?
+        var line: Int
+        var text: String
+        var error: PXOutput.ErrorOutput
 
-    static func unit(_ unit: TransferUnit) -> JSONValue {
-        var members = [JSONMember("level", .string(unit.level.dicomValue))]
-        if let series = unit.seriesInstanceUID { members.append(JSONMember("SeriesInstanceUID", .string(series))) }
-        if !unit.sopInstanceUIDs.isEmpty {
-            members.append(JSONMember("SOPInstanceUIDs", .integer(unit.sopInstanceUIDs.count)))
+        init(_ error: SyncSelection.LineError, event: String? = nil) {
+            self.event = event
+            line = error.number
+            text = error.text
+            self.error = PXOutput.ErrorOutput(error.error)
         }
-        members.append(JSONMember("instances", unit.instances.map { .integer($0) } ?? .null))
-        return .object(members)
     }
 
     /// The envelope's data: the counts, each study's end (by StudyInstanceUID), the batch lines that failed.
-    static func summary(_ summary: SyncSummary) -> JSONValue {
-        let studies = summary.studies.sorted {
-            ($0.study.holding.studyInstanceUID, $0.study.destinationIndex)
-                < ($1.study.holding.studyInstanceUID, $1.study.destinationIndex)
+    struct Summary: Encodable {
+        var found: Int
+        var alreadyPresent: Int
+        var transferred: Int
+        var failed: Int
+        var planned: Int
+        var instancesTransferred: Int
+        var studies: [Study]
+        var lineErrors: [LineError]
+
+        init(_ summary: SyncSummary) {
+            found = summary.found
+            alreadyPresent = summary.alreadyPresent
+            transferred = summary.transferred
+            failed = summary.failed
+            planned = summary.planned
+            instancesTransferred = summary.instancesTransferred
+            studies = summary.studies.sorted {
+                ($0.study.holding.studyInstanceUID, $0.study.destinationIndex)
+                    < ($1.study.holding.studyInstanceUID, $1.study.destinationIndex)
+            }.map { Study($0, event: nil) }
+            lineErrors = summary.lineErrors.map { LineError($0) }
         }
-        let lineErrors = summary.lineErrors.map { error in
-            JSONValue.object([
-                JSONMember("line", .integer(error.number)), JSONMember("text", .string(error.text)),
-                JSONMember("error", PXOutput.json(error.error)),
-            ])
-        }
-        return .object([
-            JSONMember("found", .integer(summary.found)),
-            JSONMember("alreadyPresent", .integer(summary.alreadyPresent)),
-            JSONMember("transferred", .integer(summary.transferred)), JSONMember("failed", .integer(summary.failed)),
-            JSONMember("planned", .integer(summary.planned)),
-            JSONMember("instancesTransferred", .integer(summary.instancesTransferred)),
-            JSONMember("studies", .array(studies.map { .object(identity($0.study) + ended($0)) })),
-            JSONMember("lineErrors", .array(lineErrors)),
-        ])
     }
+
+    /// The envelope's data (``Summary``).
+    static func summary(_ summary: SyncSummary) -> JSONValue { JSONValueEncoder.encode(Summary(summary)) }
 
     static func progressLine(_ progress: SyncProgress) -> String {
         "px-sync: \(progress.done)/\(progress.total) studies, \(progress.instances) instances transferred, "

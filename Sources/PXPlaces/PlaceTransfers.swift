@@ -129,8 +129,8 @@ extension FolderPlace: InstanceSource, InstanceSink {
         defer { rmdir(staging) }
         var placed: [DeliveredFile] = []
         var failed = 0
-        for (number, file) in delivery.files.enumerated() {
-            let temporary = staging + "/copy-\(getpid())-\(number).part"
+        for file in delivery.files {
+            let temporary = staging + "/" + StagingName.next("copy")
             do {
                 try Self.copy(file, to: temporary)
                 let header = try Part10File.readHeader(contentsOf: temporary)

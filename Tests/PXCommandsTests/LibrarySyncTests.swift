@@ -101,6 +101,36 @@ import Testing
         }
     }
 
+    @Test("folder -> folder, 12 studies on 4 lanes at once: every instance copied, none failed (staging names unique)")
+    func parallelLanesIntoOneFolder() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-library-lanes-") { work in
+            try FileManager.default.createDirectory(atPath: work + "/in", withIntermediateDirectories: true)
+            for study in 1...12 {
+                for number in 1...3 {
+                    try Data(
+                        try ServeCommandTests.instance(patient: "P\(study)", study: study, series: 1, number: number)
+                    )
+                    .write(to: URL(fileURLWithPath: work + "/in/\(study)-\(number).dcm"))
+                }
+            }
+            let logger = Logger(label: "px.test.library-lanes")
+            let source = try await Endpoint.folder(at: work + "/in", logger: logger)
+            let copy = try await Endpoint.folder(at: work + "/copy", create: true, logger: logger)
+            // Several rounds: two lanes picking one staging name failed a study only now and then.
+            for round in 1...3 {
+                let target =
+                    round == 1
+                    ? copy : try await Endpoint.folder(at: work + "/copy-\(round)", create: true, logger: logger)
+                let summary = try await SyncEngine(
+                    sources: [source], destinations: [target], options: SyncEngine.Options(parallel: 4), logger: logger
+                ).run(.keys(DataSet()))
+                #expect(summary.failure == nil, "round \(round)")
+                #expect(summary.transferred == 12 && summary.failed == 0, "round \(round)")
+                #expect(summary.instancesTransferred == 36, "round \(round)")
+            }
+        }
+    }
+
     @Test(
         "docs/places.rst's example: a node -> zip engine built as the page shows; a node that is not there stops the run"
     )

@@ -464,7 +464,7 @@ public struct ZipPlace: Sendable, Hashable {
         do { staging = try placer.storage.stagingFolder() } catch { throw .placement(error) }
         var placements: [InstancePlacer.Placement] = []
         for entry in entries {
-            let temporary = staging + "/zip-\(getpid())-\(Self.temporaryCounter.next()).part"
+            let temporary = staging + "/" + StagingName.next("zip")
             try reader.extract(entry, to: temporary, fsync: false)
             let dataSet: DataSet
             do {
@@ -483,8 +483,6 @@ public struct ZipPlace: Sendable, Hashable {
         }
         return placements
     }
-
-    static let temporaryCounter = ZipCounter()
 
     // MARK: Files
 

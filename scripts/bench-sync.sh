@@ -48,6 +48,13 @@ done
 load() { echo "{\"load_average\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"when\": \"$1\"}"; }
 # samples FILE: the file's numbers as a JSON array.
 samples() { paste -sd, "$1" | sed 's/,/, /g; s/^/[/; s/$/]/'; }
+# vs_base NEW BASE: the new/base fields for the new build's line: the ratio of the medians, and the median of
+# the per-round ratios (each round's two runs ran back to back, so load drifting between rounds cancels).
+vs_base() {
+    local ratios
+    ratios=$(paste -d' ' "$1" "$2" | awk '{ printf "%.3f\n", $1 / $2 }' | median)
+    echo ", \"new_over_base\": $(ratio "$(median <"$1")" "$(median <"$2")"), \"new_over_base_paired\": $(ratio "$ratios" 1)"
+}
 
 # --- 10 studies of 30 (the regrouping bench-move.sh uses): their StudyInstanceUIDs are the corpus's + ".1" ... ".10"
 studies=$(bench_ct10x30 "$work")
@@ -105,9 +112,9 @@ echo "{\"tool\": \"movescu x10 into storescp\", \"median_ms\": $mv_ms, \"samples
 for p in 4 1; do
     for b in $builds; do
         px_ms=$(median <"$samples/$b$p")
-        vs_base=""
-        [ "$b" != new ] || [ -z "$base" ] || vs_base=", \"new_over_base\": $(ratio "$px_ms" "$(median <"$samples/base$p")")"
-        echo "{\"tool\": \"px-sync --parallel $p (native, C-GET)\", \"build\": \"$b\", \"median_ms\": $px_ms, \"speedup_vs_movescu\": $(ratio "$mv_ms" "$px_ms")$vs_base, \"samples_ms\": $(samples "$samples/$b$p")}"
+        vs=""
+        [ "$b" != new ] || [ -z "$base" ] || vs=$(vs_base "$samples/new$p" "$samples/base$p")
+        echo "{\"tool\": \"px-sync --parallel $p (native, C-GET)\", \"build\": \"$b\", \"median_ms\": $px_ms, \"speedup_vs_movescu\": $(ratio "$mv_ms" "$px_ms")$vs, \"samples_ms\": $(samples "$samples/$b$p")}"
     done
 done
 if [ "$zip" != 0 ]; then
@@ -157,8 +164,8 @@ for r in $(seq "$rounds"); do
 done
 load end
 for b in $builds; do
-    vs_base=""
-    [ "$b" != new ] || [ -z "$base" ] || vs_base=", \"new_over_base\": $(ratio "$(median <"$samples/new")" "$(median <"$samples/base")")"
-    echo "{\"tool\": \"px-sync no-op re-run, $noop instances in $(( (noop + 99) / 100 )) studies\", \"build\": \"$b\", \"median_ms\": $(median <"$samples/$b")$vs_base, \"samples_ms\": $(samples "$samples/$b")}"
+    vs=""
+    [ "$b" != new ] || [ -z "$base" ] || vs=$(vs_base "$samples/new" "$samples/base")
+    echo "{\"tool\": \"px-sync no-op re-run, $noop instances in $(( (noop + 99) / 100 )) studies\", \"build\": \"$b\", \"median_ms\": $(median <"$samples/$b")$vs, \"samples_ms\": $(samples "$samples/$b")}"
 done
 rm -rf "$samples"

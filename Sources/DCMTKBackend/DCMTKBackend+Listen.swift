@@ -60,6 +60,11 @@ extension DCMTKBackend {
         let arguments =
             [
                 "-d", "-aet", configuration.aeTitle, "-od", staging.path, "-pm", "+xa",
+                // Unique staging names (a generated UID with ".X."): by default storescp names a file after its
+                // SOP Instance UID with unusual characters replaced, so "1.2.3.4+5" and "1.2.3.4/5" (or one UID
+                // sent twice) shared a staging file, and one instance was lost when the second write came before
+                // px had placed the first. The path px places from is the one storescp logs.
+                "+uf",
                 "-ta", String(Timeouts.wholeSeconds(t.acse)), "-td", String(Timeouts.wholeSeconds(t.dimse)),
                 // storescp 3.6.7 does not apply -td while a data set is arriving; the socket timeout closes a
                 // sender that goes silent mid-instance.

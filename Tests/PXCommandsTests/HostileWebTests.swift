@@ -119,8 +119,11 @@ import Testing
                     #expect(run.exitCode == 75, "\(what): \(run.stdout) \(run.stderr)")
                     #expect(run.stdout.contains("timeout"), "\(what): \(run.stdout)")
                     #expect(run.stdout.contains(expected), "\(what): expected a \(expected) timeout: \(run.stdout)")
-                    // 2 s (the deadline, the window, the read timeout), plus a tick of the watchdog, plus start-up.
-                    #expect(took < 7, "\(what) took \(took) s")
+                    // Which limit ended it is asserted above from the JSON; the wall clock only guards against a
+                    // hang (a 1 byte/s answer would last minutes). Alone each run takes 2.1 s (2 s plus a watchdog
+                    // tick and start-up); beside the whole suite on 2 cores, spawning and reaping the process has
+                    // added up to 5 s, so the bound leaves room for that and not for a missed limit.
+                    #expect(took < 15, "\(what) took \(took) s")
                 }
             }
         }

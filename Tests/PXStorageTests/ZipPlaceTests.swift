@@ -202,7 +202,7 @@ struct ZipPlaceTests {
         }
     }
 
-    /// A child archiving a 200 MB instance into an existing study archive is killed with SIGKILL while it
+    /// A child archiving a 64 MB instance into an existing study archive is killed with SIGKILL while it
     /// writes: the old archive is still at the final name and whole, no other `.zip` appeared, and a rerun
     /// finishes the job.
     @Test func aKilledWriterLeavesNoPartialZip() async throws {

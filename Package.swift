@@ -368,7 +368,11 @@ let package = Package(
         .executableTarget(
             name: "px",
             dependencies: ["PXTools"],
-            swiftSettings: strictSettings
+            swiftSettings: strictSettings,
+            // The static-stdlib link exports every Swift symbol (`-export-dynamic` in the toolchain's
+            // static-stdlib-args.lnk): 43,000 dynamic symbols, 5 MB of the binary, looked through by the
+            // loader and by the runtime's dladdr at every start. Nothing resolves them from outside.
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"])]
         ),
 
         // What every test target shares: the project's paths and venv, the built executables, processes,

@@ -19,15 +19,21 @@ public enum ResolvedBackend: Sendable {
 
 /// What a command asks its peer's backend for: the operation (which backend `--backend` picks for a DIMSE peer,
 /// ``BackendOperation``) and the capability the command uses. A DIMSE backend has every capability; a DICOMweb
-/// service has only those its type conforms to (``DICOMWebBackend``): for the others `web` is `nil` (a
-/// DICOMweb backend is not a ``Moving`` one, so nothing else could be written there) and the command refuses
-/// the peer with a usage error saying why.
+/// service has only those its type conforms to (``DICOMWebBackend``): for the others a need can only say
+/// ``OnWeb/refused(_:)`` (a DICOMweb backend is not a ``Moving`` one, so `given` would not compile), and the
+/// command refuses the peer with a usage error saying why.
 public struct PeerNeed<Capability>: Sendable {
+    /// What a DICOMweb peer gives for the need.
+    public enum OnWeb: Sendable {
+        /// The capability, from the DICOMweb backend.
+        case given(@Sendable (DICOMWebBackend) -> Capability)
+        /// None: why (the usage error's message).
+        case refused(String)
+    }
+
     public let operation: BackendOperation
     let dimse: @Sendable (any DICOMBackend) -> Capability
-    let web: (@Sendable (DICOMWebBackend) -> Capability)?
-    /// Why a DICOMweb peer cannot do it (when `web` is `nil`).
-    let refusal: String
+    let web: OnWeb
 
     /// The capability `backend` gives.
     /// - Throws: ``PXError/usage(_:)`` when the peer is a DICOMweb service without it.
@@ -35,38 +41,40 @@ public struct PeerNeed<Capability>: Sendable {
         switch backend {
         case .dimse(let dimse): return self.dimse(dimse)
         case .web(let service):
-            guard let web else { throw .usage(refusal) }
-            return web(service)
+            switch web {
+            case .given(let capability): return capability(service)
+            case .refused(let reason): throw .usage(reason)
+            }
         }
     }
 }
 
 extension PeerNeed where Capability == any Verifying {
     /// px-echo: C-ECHO, or a QIDO-RS search of a DICOMweb service.
-    public static var verify: Self { Self(operation: .echo, dimse: { $0 }, web: { $0 }, refusal: "") }
+    public static var verify: Self { Self(operation: .echo, dimse: { $0 }, web: .given { $0 }) }
 }
 
 extension PeerNeed where Capability == any Querying {
     /// px-find: C-FIND or QIDO-RS.
-    public static var query: Self { Self(operation: .find, dimse: { $0 }, web: { $0 }, refusal: "") }
+    public static var query: Self { Self(operation: .find, dimse: { $0 }, web: .given { $0 }) }
 }
 
 extension PeerNeed where Capability == any Querying & Retrieving {
     /// px-get: C-GET or WADO-RS, and the queries that resolve what to retrieve.
-    public static var retrieve: Self { Self(operation: .get, dimse: { $0 }, web: { $0 }, refusal: "") }
+    public static var retrieve: Self { Self(operation: .get, dimse: { $0 }, web: .given { $0 }) }
 }
 
 extension PeerNeed where Capability == any Storing {
     /// px-push: C-STORE or STOW-RS.
-    public static var store: Self { Self(operation: .push, dimse: { $0 }, web: { $0 }, refusal: "") }
+    public static var store: Self { Self(operation: .push, dimse: { $0 }, web: .given { $0 }) }
 }
 
 extension PeerNeed where Capability == any Receiving {
     /// px-listen: a C-STORE SCP (it has no peer).
     public static var receive: Self {
         Self(
-            operation: .listen, dimse: { $0 }, web: nil,
-            refusal: "px-listen is not supported for a DICOMweb peer: it receives DIMSE C-STORE only")
+            operation: .listen, dimse: { $0 },
+            web: .refused("px-listen is not supported for a DICOMweb peer: it receives DIMSE C-STORE only"))
     }
 }
 
@@ -74,16 +82,16 @@ extension PeerNeed where Capability == any DICOMBackend {
     /// px-move: C-MOVEs in a retrieve session (DIMSE only: DICOMweb has no C-MOVE, PS3.18).
     public static var move: Self {
         Self(
-            operation: .move, dimse: { $0 }, web: nil,
-            refusal: "C-MOVE is not supported for a DICOMweb peer: use px-get, which retrieves with WADO-RS")
+            operation: .move, dimse: { $0 },
+            web: .refused("C-MOVE is not supported for a DICOMweb peer: use px-get, which retrieves with WADO-RS"))
     }
 
     /// px-sync's DIMSE nodes, spoken to with C-FIND, C-GET (`auto` keeps it native, ``BackendOperation/get``),
     /// C-MOVE and C-STORE; its DICOMweb places have their own backend.
     public static var nodes: Self {
         Self(
-            operation: .get, dimse: { $0 }, web: nil,
-            refusal: "a DICOMweb service is a place of its own, not a DIMSE node")
+            operation: .get, dimse: { $0 },
+            web: .refused("a DICOMweb service is a place of its own, not a DIMSE node"))
     }
 }
 

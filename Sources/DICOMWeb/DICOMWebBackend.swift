@@ -10,13 +10,15 @@ import PXStorage
     import Darwin
 #endif
 
-/// The backend for a DICOMweb place (PS3.18): find is QIDO-RS, get is WADO-RS, push is STOW-RS, and
-/// echo a one-match search. It returns the same typed results as the DIMSE backends, so the JSON px
-/// prints does not say which protocol answered (only `backend` does).
+/// The backend for a DICOMweb place (PS3.18): it verifies with a one-match search and queries with QIDO-RS,
+/// retrieves with WADO-RS and stores with STOW-RS. It has no C-ECHO, no C-MOVE and no receiver (no
+/// ``Moving``, no ``Receiving``: a command that needs them refuses a DICOMweb peer by type). It returns the
+/// same typed results as the DIMSE backends, so the JSON px prints does not say which protocol answered
+/// (only `backend` does).
 ///
 /// The ``Connection`` passed to each call gives the timeouts (connect, read = `dimse`, and the
 /// deadline of each request) and the AE titles echoed in results; the place is the service.
-public struct DICOMWebBackend: ParallelRetrieving {
+public struct DICOMWebBackend: Verifying, Querying, ParallelRetrieving, Storing {
     public let place: DICOMWebPlace
     /// The transfer syntax asked for in WADO-RS Accept headers; `nil` for the archive's own (`*`).
     public let transferSyntax: String?
@@ -48,18 +50,13 @@ public struct DICOMWebBackend: ParallelRetrieving {
 
     /// The ``Connection`` this backend's calls take for a place: only its timeouts are used (a DICOMweb
     /// service has no AE title; the node is the service's host and port with the usual default called title,
-    /// kept for the ``DICOMBackend`` signatures).
+    /// kept for the signatures the DIMSE backends share).
     public static func connection(
         for place: DICOMWebPlace, calledAETitle: String = "ANY-SCP", local: LocalAE, timeouts: Timeouts
     ) throws(PXError) -> Connection {
         Connection(
             node: try DICOMNode(host: place.host, port: place.port, calledAETitle: calledAETitle), local: local,
             timeouts: timeouts)
-    }
-
-    /// Not a DICOMweb transaction: a DICOMweb service has no C-ECHO; ``verify(connection:logger:)`` checks it.
-    public func echo(connection: Connection, logger: Logger) async throws(PXError) -> EchoResult {
-        throw PXError.usage("a DICOMweb service has no C-ECHO: it is verified with a QIDO-RS search")
     }
 
     /// A search for at most one study (PS3.18 §10.6): the service answers with a success status and a DICOM
@@ -134,14 +131,6 @@ public struct DICOMWebBackend: ParallelRetrieving {
             }
             return (shaped, count)
         }
-    }
-
-    /// Not a DICOMweb transaction.
-    public func move(
-        _ request: MoveRequest, connection: Connection, logger: Logger,
-        onProgress: @Sendable (MoveProgress) async -> Void
-    ) async throws(PXError) -> MoveResult {
-        throw PXError.usage("C-MOVE is not supported for a DICOMweb peer: use px-get, which retrieves with WADO-RS")
     }
 
     /// STOW-RS (PS3.18 §10.5) in batches of ``DICOMWebClient/storeBatchSize`` files.
@@ -354,13 +343,5 @@ public struct DICOMWebBackend: ParallelRetrieving {
             }
         }
         return out
-    }
-
-    /// Not a DICOMweb transaction.
-    public func listen(
-        _ configuration: ListenConfiguration, logger: Logger,
-        onEvent: @Sendable (ListenEvent) async -> Void
-    ) async throws(PXError) {
-        throw PXError.usage("px-listen is not supported for a DICOMweb peer: it receives DIMSE C-STORE only")
     }
 }

@@ -124,9 +124,10 @@ extension DICOMWebClient {
     > {
         let temporaryFile = part.path
         let header: Part10File
+        let headerIsWhole: Bool
         do {
             _ = try Self.verified(part, announced: announced, url: url)
-            header = try Self.header(of: part)
+            (header, headerIsWhole) = try Self.header(of: part)
         } catch {
             unlink(temporaryFile)
             return .failure(error)
@@ -147,7 +148,10 @@ extension DICOMWebClient {
                     studyInstanceUID: header.dataSet.string(.studyInstanceUID) ?? "",
                     seriesInstanceUID: header.dataSet.string(.seriesInstanceUID) ?? "", callingAETitle: nil,
                     bytes: max(0, fileSize - metaLength), transferSyntaxUID: header.transferSyntax.uid,
-                    duplicate: placement.duplicate))
+                    duplicate: placement.duplicate,
+                    // What Part10File.readHeader would read from the placed file, so an index records it
+                    // without reading it again; not the kept file's (another file) or a header cut short.
+                    header: headerIsWhole && placement.duplicate != .keep ? header : nil))
         } catch {
             return .failure(.storage(error))
         }
@@ -158,21 +162,23 @@ extension DICOMWebClient {
     /// When an element before Pixel Data runs past them, the data set up to InstanceNumber (what the
     /// default layout uses) is tried; a deflated file, which cannot be parsed from a prefix, is read
     /// whole.
+    /// - Returns: the header, and whether it is the whole header (up to Pixel Data, as
+    ///   `Part10File.readHeader` reads it) rather than one cut at InstanceNumber.
     /// - Throws: ``PXError/notDICOM(path:reason:)``.
-    static func header(of part: ReceivedPart) throws(PXError) -> Part10File {
+    static func header(of part: ReceivedPart) throws(PXError) -> (header: Part10File, isWhole: Bool) {
         let isWhole = part.prefix.count >= part.size
         do {
             for stop in [Tag.pixelData, Tag(0x0020, 0x0014)] {
                 do {
                     let file = try Part10File(bytes: part.prefix, options: .init(dataSet: .init(stopBefore: stop)))
-                    if file.stoppedEarly || isWhole { return file }
+                    if file.stoppedEarly || isWhole { return (file, stop == .pixelData) }
                 } catch  where !isWhole && (error.code == .truncated || error.code == .lengthPastEnd) {
                     continue
                 }
             }
             let meta = try Part10File(
                 bytes: part.prefix, options: .init(dataSet: .init(stopBefore: Tag(0x0000, 0x0001))))
-            if meta.transferSyntax.isDeflated { return try Part10File.readHeader(contentsOf: part.path) }
+            if meta.transferSyntax.isDeflated { return (try Part10File.readHeader(contentsOf: part.path), true) }
         } catch {
             throw .notDICOM(path: part.path, reason: "a WADO-RS part is not a DICOM file (\(error))")
         }

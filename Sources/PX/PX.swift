@@ -17,6 +17,45 @@ public enum BackendChoice: String, Hashable, Sendable, CaseIterable {
     case auto
 }
 
+/// What a backend is chosen for: the DIMSE operation a command runs, which names the DCMTK tool that runs it and
+/// decides what `auto` picks.
+public enum BackendOperation: String, Hashable, Sendable, CaseIterable {
+    /// C-ECHO (PS3.7 §9.1.5).
+    case echo
+    /// C-FIND (PS3.4 §C.4.1).
+    case find
+    /// C-MOVE (PS3.4 §C.4.2).
+    case move
+    /// C-GET (PS3.4 §C.4.3).
+    case get
+    /// C-STORE as an SCU (PS3.4 Annex B).
+    case push
+    /// C-STORE as an SCP (PS3.4 Annex B).
+    case listen
+
+    /// The DCMTK tool that runs it.
+    public var dcmtkTool: String {
+        switch self {
+        case .echo: return "echoscu"
+        case .find: return "findscu"
+        case .move: return "movescu"
+        case .get: return "getscu"
+        case .push: return "storescu"
+        case .listen: return "storescp"
+        }
+    }
+
+    /// Whether `auto` runs it with DCMTK when the tool is installed. Not C-GET: getscu 3.6.7 proposes only
+    /// uncompressed transfer syntaxes, so a compressed study would arrive transcoded by the peer (or be
+    /// refused), where the native C-GET keeps every file as stored.
+    public var autoPrefersDCMTK: Bool {
+        switch self {
+        case .echo, .find, .move, .push, .listen: return true
+        case .get: return false
+        }
+    }
+}
+
 /// Entry points of the `PX` library.
 ///
 /// ```swift
@@ -32,14 +71,14 @@ public enum PX {
     /// - Parameters:
     ///   - choice: `dcmtk`, `native` or `auto`.
     ///   - executables: explicit DCMTK tool paths by tool name (pypx's `--executable`).
-    ///   - tool: the DCMTK tool the operation needs (`storescu` for ``DICOMBackend/push(_:connection:logger:onFile:)``,
-    ///     `getscu` for ``DICOMBackend/get(_:connection:logger:onProgress:)``); `auto` picks DCMTK only when it is on PATH,
-    ///     and never for `getscu`: getscu 3.6.7 proposes only uncompressed transfer syntaxes, so a compressed study
-    ///     would arrive transcoded by the peer (or be refused), where the native C-GET keeps every file as stored.
+    ///   - operation: what the backend is for: its DCMTK tool (``BackendOperation/dcmtkTool``) must be there for
+    ///     `dcmtk`; `auto` picks DCMTK only when that tool is there and the operation prefers it
+    ///     (``BackendOperation/autoPrefersDCMTK``: never C-GET).
     /// - Throws: ``PXError/toolMissing(_:)`` when `dcmtk` is chosen and the tool is missing.
     public static func backend(
-        _ choice: BackendChoice, executables: [String: String] = [:], tool: String = "echoscu"
+        _ choice: BackendChoice, executables: [String: String] = [:], for operation: BackendOperation = .echo
     ) throws(PXError) -> any DICOMBackend {
+        let tool = operation.dcmtkTool
         switch choice {
         case .native:
             return NativeBackend()
@@ -47,7 +86,7 @@ public enum PX {
             if executables[tool] == nil && !DCMTKBackend.isInstalled(tool) { throw .toolMissing(tool) }
             return DCMTKBackend(executables: executables)
         case .auto:
-            if tool != "getscu" && (executables[tool] != nil || DCMTKBackend.isInstalled(tool)) {
+            if operation.autoPrefersDCMTK && (executables[tool] != nil || DCMTKBackend.isInstalled(tool)) {
                 return DCMTKBackend(executables: executables)
             }
             return NativeBackend()

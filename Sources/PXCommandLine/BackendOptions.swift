@@ -18,10 +18,12 @@ public struct BackendOptions: ParsableArguments {
     /// The name the envelope reports before a backend exists (for usage errors).
     public var reportedName: String { backend == .native ? "native" : "dcmtk" }
 
-    /// The backend to use; `tool` is the DCMTK tool the command needs.
-    /// - Throws: ``PXError/toolMissing(_:)`` for `dcmtk` without the tool.
-    public func make(executables: [String: String], tool: String = "echoscu") throws(PXError) -> any DICOMBackend {
-        try PX.backend(backend, executables: executables, tool: tool)
+    /// The backend to use for `operation` (``PX/backend(_:executables:for:)``).
+    /// - Throws: ``PXError/toolMissing(_:)`` for `dcmtk` without the operation's tool.
+    public func make(
+        executables: [String: String], for operation: BackendOperation = .echo
+    ) throws(PXError) -> any DICOMBackend {
+        try PX.backend(backend, executables: executables, for: operation)
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import DICOMWeb
+import PX
 import PXCore
 
 /// The peer and AE titles, in px's modern form and in pypx 0.8 / 3.x spellings.
@@ -104,14 +105,14 @@ public struct ConnectionOptions: ParsableArguments {
         return connection
     }
 
-    /// Explicit tool paths for the DCMTK backend: `--executable` for `tool`, and pypx 3.x's
+    /// Explicit tool paths for the DCMTK backend: `--executable` for the tool of `operation`, and pypx 3.x's
     /// `--echoscu`, `--findscu`, `--movescu`.
-    public func executables(for tool: String) -> [String: String] {
+    public func executables(for operation: BackendOperation) -> [String: String] {
         var out: [String: String] = [:]
-        if let echoscuPath { out["echoscu"] = echoscuPath }
-        if let findscuPath { out["findscu"] = findscuPath }
-        if let movescuPath { out["movescu"] = movescuPath }
-        if let executable { out[tool] = executable }
+        if let echoscuPath { out[BackendOperation.echo.dcmtkTool] = echoscuPath }
+        if let findscuPath { out[BackendOperation.find.dcmtkTool] = findscuPath }
+        if let movescuPath { out[BackendOperation.move.dcmtkTool] = movescuPath }
+        if let executable { out[operation.dcmtkTool] = executable }
         return out
     }
 }

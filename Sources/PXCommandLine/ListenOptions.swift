@@ -1,4 +1,5 @@
 import ArgumentParser
+import PX
 import PXCore
 import PXStorage
 
@@ -47,6 +48,11 @@ public struct ListenOptions: ParsableArguments {
     public var onSeriesComplete: [String] = []
 
     public init() {}
+
+    /// The DCMTK tool path `--executable` gives, for the DCMTK backend.
+    public var executables: [String: String] {
+        executable.map { [BackendOperation.listen.dcmtkTool: $0] } ?? [:]
+    }
 
     public func validate() throws {
         if !(0...65535).contains(port) { throw ValidationError("--port \(port) is out of range 0-65535") }

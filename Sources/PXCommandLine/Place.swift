@@ -1,5 +1,6 @@
 import DICOMWeb
 import PXCore
+import PXPlaces
 import PXStorage
 
 /// Where studies are, as px-sync (and later every command that reads or writes studies) names it:
@@ -75,13 +76,13 @@ public enum Place: Hashable, Sendable, CustomStringConvertible {
         return .folder(path: path, layout: template)
     }
 
-    /// The kind as the JSON reports it: `node`, `folder`, `zip` or `dicomweb`.
-    public var kind: String {
+    /// The place's kind (the one definition, ``PlaceKind``).
+    public var kind: PlaceKind {
         switch self {
-        case .node: return "node"
-        case .folder: return "folder"
-        case .zip: return "zip"
-        case .web: return "dicomweb"
+        case .node: return .node
+        case .folder: return .folder
+        case .zip: return .zip
+        case .web: return .web
         }
     }
 
@@ -101,10 +102,11 @@ extension PXConfig {
     /// folder an optional `layout` template (see ``StorageLayout``).
     public struct PlaceEntry: Hashable, Sendable {
         public var path: String
-        public var kind: String
+        /// `folder` or `zip`.
+        public var kind: PlaceKind
         public var layout: String?
 
-        public init(path: String, kind: String = "folder", layout: String? = nil) {
+        public init(path: String, kind: PlaceKind = .folder, layout: String? = nil) {
             self.path = path
             self.kind = kind
             self.layout = layout
@@ -112,7 +114,7 @@ extension PXConfig {
 
         /// The ``Place`` this entry names.
         public var place: Place {
-            kind == "zip" ? .zip(path: path) : .folder(path: path, layout: layout)
+            kind == .zip ? .zip(path: path) : .folder(path: path, layout: layout)
         }
 
         /// Reads one `[places.NAME]` table.
@@ -122,14 +124,14 @@ extension PXConfig {
                 throw .usage("config: [\(table)] needs path = \"/absolute/path\"")
             }
             var entry = PlaceEntry(path: path)
-            if let kind = keys.kind {
-                guard kind == "folder" || kind == "zip" else {
+            if let text = keys.kind {
+                guard let kind = PlaceKind(rawValue: text), kind == .folder || kind == .zip else {
                     throw .usage("config: [\(table)] kind must be \"folder\" or \"zip\"")
                 }
                 entry.kind = kind
             }
             if let template = keys.layout {
-                guard entry.kind == "folder" else {
+                guard entry.kind == .folder else {
                     throw .usage("config: [\(table)] layout must be a quoted template, for a folder place")
                 }
                 do { _ = try StorageLayout(template: template) } catch {

@@ -3,36 +3,38 @@ import DICOMData
 import PXCommandLine
 import PXCore
 
-/// The run-and-report path every network command shares: make the backend the options choose, run
-/// the command's work with it, print the envelope (`status`, `backend`, `command`, `data`, `error`) and
-/// exit with the status the error calls for (``PXExit``).
+/// The run-and-report path every network command shares: resolve the backend the peer and options choose,
+/// take from it the capability the command needs (``PeerNeed``: a peer without it is a usage error), run the
+/// command's work with it, print the envelope (`status`, `backend`, `command`, `data`, `error`) and exit with
+/// the status the error calls for (``PXExit``).
 public enum CommandRunner {
-    /// Runs `body` with the backend and reports.
+    /// Runs `body` with the capability `need` asks for and reports.
     ///
     /// `state` is what the command has done so far; `body` updates it and returns the failure it
     /// noted without stopping (a failure status), or throws what stopped it. Either way the envelope's
     /// `data` is `data(state)`: a command that stops early still lists what it did. With
     /// `envelopeOnSuccess` false nothing more is printed when there is no failure (px-find's table).
+    /// `executables` are the DCMTK tool paths when there is no `peer` (a peer has its own).
     ///
     /// - Throws: `ExitCode` with the envelope's status when it is not 0.
-    public static func run<State>(
-        output: CommandOutput, backend options: BackendOptions, executables: [String: String], tool: String,
-        peer: ConnectionOptions? = nil, state initial: State, data: (State) -> JSONValue?,
-        envelopeOnSuccess: Bool = true,
-        _ body: (any DICOMBackend, inout State) async throws -> PXError?
+    public static func run<State, Capability>(
+        output: CommandOutput, backend options: BackendOptions, executables: [String: String] = [:],
+        need: PeerNeed<Capability>, peer: ConnectionOptions? = nil, state initial: State,
+        data: (State) -> JSONValue?, envelopeOnSuccess: Bool = true,
+        _ body: (Capability, inout State) async throws -> PXError?
     ) async throws {
         var backendName = options.reportedName
         var state = initial
         var failure: PXError?
         do {
-            let backend: any DICOMBackend
+            let backend: ResolvedBackend
             if let peer {
-                backend = try peer.backend(options, tool: tool)
+                backend = try peer.backend(options, for: need.operation)
             } else {
-                backend = try options.make(executables: executables, tool: tool)
+                backend = .dimse(try options.make(executables: executables, for: need.operation))
             }
             backendName = backend.name
-            failure = try await body(backend, &state)
+            failure = try await body(try need.capability(of: backend), &state)
         } catch {
             failure = error.asPXError
         }
@@ -41,15 +43,15 @@ public enum CommandRunner {
         if status != PXExit.success { throw ExitCode(status) }
     }
 
-    /// ``run(output:backend:executables:tool:peer:state:data:envelopeOnSuccess:_:)`` for a command whose
+    /// ``run(output:backend:executables:need:peer:state:data:envelopeOnSuccess:_:)`` for a command whose
     /// `data` is built once, when it succeeds.
-    public static func run(
-        output: CommandOutput, backend options: BackendOptions, executables: [String: String], tool: String,
-        peer: ConnectionOptions? = nil, envelopeOnSuccess: Bool = true,
-        _ body: (any DICOMBackend, inout JSONValue?) async throws -> PXError?
+    public static func run<Capability>(
+        output: CommandOutput, backend options: BackendOptions, executables: [String: String] = [:],
+        need: PeerNeed<Capability>, peer: ConnectionOptions? = nil, envelopeOnSuccess: Bool = true,
+        _ body: (Capability, inout JSONValue?) async throws -> PXError?
     ) async throws {
         try await run(
-            output: output, backend: options, executables: executables, tool: tool, peer: peer, state: nil,
+            output: output, backend: options, executables: executables, need: need, peer: peer, state: nil,
             data: { $0 },
             envelopeOnSuccess: envelopeOnSuccess, body)
     }

@@ -10,8 +10,7 @@ public enum EchoCommand {
     ) async throws {
         let logger = logging.makeLogger(label: "px-echo")
         try await CommandRunner.run(
-            output: output.output, backend: backend, executables: connection.executables(for: "echoscu"),
-            tool: "echoscu", peer: connection
+            output: output.output, backend: backend, need: .verify, peer: connection
         ) { dicomBackend, data in
             let conn = try connection.connection(timeouts: timeouts.timeouts)
             data = PXOutput.json(try await dicomBackend.verify(connection: conn, logger: logger))

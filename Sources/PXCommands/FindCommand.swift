@@ -34,8 +34,7 @@ public enum FindCommand {
         // A table, tree or CSV is for people and spreadsheets: the envelope follows it only to report a failure.
         let forPeople = format == .table || format == .tree || format == .csv
         try await CommandRunner.run(
-            output: output, backend: backend, executables: connection.executables(for: "findscu"), tool: "findscu",
-            peer: connection,
+            output: output, backend: backend, need: .query, peer: connection,
             envelopeOnSuccess: !forPeople
         ) { dicomBackend, data in
             if let spoolFailure { throw spoolFailure }

@@ -29,7 +29,7 @@ public enum FindThenRetrieve {
     /// What the query finds, as retrieve targets.
     /// - Throws: ``PXError/dimseFailure(_:operation:)`` for a failure status of the query.
     static func targets(
-        query: QueryOptions, backend: any DICOMBackend, connection: Connection, logger: Logger
+        query: QueryOptions, backend: any Querying, connection: Connection, logger: Logger
     ) async throws(PXError) -> [RetrieveSelection] {
         let keys = try query.matchingKeys()
         var out: [RetrieveSelection] = []

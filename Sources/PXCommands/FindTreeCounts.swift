@@ -16,7 +16,7 @@ extension FindCommand {
     /// (a STUDY-level query: its series and its instances). A count query that fails leaves the count
     /// unknown (`?`), with a warning.
     static func countingOneLevelDown(
-        _ studies: [StudyWithSeries], seriesKnown: Bool, backend: any DICOMBackend, model: QueryModel,
+        _ studies: [StudyWithSeries], seriesKnown: Bool, backend: any Querying, model: QueryModel,
         maxResponses: Int?, connection: Connection, logger: Logger
     ) async -> [StudyWithSeries] {
         func missing(_ dataSet: DataSet, _ tag: Tag) -> Bool {

@@ -13,8 +13,7 @@ public enum ListenCommand {
         let output = CommandOutput(pretty: false)
         let hooks = SeriesHookRunner(command: listen.onSeriesComplete, logger: logger)
         try await CommandRunner.run(
-            output: output, backend: backend, executables: listen.executable.map { ["storescp": $0] } ?? [:],
-            tool: "storescp"
+            output: output, backend: backend, executables: listen.executables, need: .receive
         ) { dicomBackend, _ in
             var failure: PXError?
             do {
@@ -44,7 +43,7 @@ public enum ListenCommand {
 /// px-listen's receiver as a swift-service-lifecycle `Service`: the `ServiceGroup` turns SIGTERM/SIGINT
 /// into a graceful shutdown, which cancels the backend's `listen` (stop accepting, grace, abort).
 struct ListenService: Service {
-    let backend: any DICOMBackend
+    let backend: any Receiving
     let configuration: ListenConfiguration
     let logger: Logger
     let onEvent: @Sendable (ListenEvent) -> Void

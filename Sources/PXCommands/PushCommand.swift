@@ -10,8 +10,7 @@ public enum PushCommand {
     ) async throws {
         let logger = logging.makeLogger(label: "px-push")
         try await CommandRunner.run(
-            output: output.output, backend: backend, executables: connection.executables(for: "storescu"),
-            tool: "storescu", peer: connection
+            output: output.output, backend: backend, need: .store, peer: connection
         ) { dicomBackend, data in
             let conn = try connection.connection(timeouts: timeouts.timeouts)
             var request = try PushRequest(paths: paths)

@@ -6,7 +6,7 @@ import PXCore
 
 /// What a retrieve retrieves, asked once the backend and connection are known: ``RetrieveOptions`` (px-move,
 /// px-get) or a find's matches (px-find --then retrieve).
-public typealias RetrieveTargets = (any DICOMBackend, Connection, Logger) async throws(PXError) -> [RetrieveSelection]
+public typealias RetrieveTargets = (any Querying, Connection, Logger) async throws(PXError) -> [RetrieveSelection]
 
 /// px-move: a C-MOVE per target to `destination` (PS3.4 §C.4.2).
 public enum MoveCommand {
@@ -29,8 +29,7 @@ public enum MoveCommand {
     ) async throws {
         let logger = logging.makeLogger(label: label)
         try await CommandRunner.run(
-            output: output, backend: backend, executables: connection.executables(for: "movescu"),
-            tool: "movescu", peer: connection,
+            output: output, backend: backend, need: .move, peer: connection,
             state: [MoveResult](), data: summary
         ) { dicomBackend, results in
             let conn = try connection.connection(timeouts: timeouts.timeouts)
@@ -99,8 +98,7 @@ public enum GetCommand {
     ) async throws {
         let logger = logging.makeLogger(label: label)
         try await CommandRunner.run(
-            output: output, backend: backend, executables: connection.executables(for: "getscu"), tool: "getscu",
-            peer: connection,
+            output: output, backend: backend, need: .retrieve, peer: connection,
             state: [GetResult](), data: summary
         ) { dicomBackend, results in
             let conn = try connection.connection(timeouts: timeouts.timeouts)
@@ -121,7 +119,9 @@ public enum GetCommand {
             let requests = try targets.map { (t: RetrieveSelection) throws(PXError) in
                 try makeRequest(t, model)
             }
-            if var web = dicomBackend.parallelRetrieval {
+            let sessions: any DICOMBackend
+            switch dicomBackend.retrieval {
+            case .parallel(var web):
                 // WADO-RS: --parallel requests at once, across the targets and the series of a study.
                 web.parallel = parallel ?? DICOMWebBackend.defaultParallel
                 let failure = try await RetrieveLoop.concurrently(into: &results, status: \.status) { progressLine in
@@ -138,9 +138,10 @@ public enum GetCommand {
                     return .partialFailure(failed: failed, total: total, what: "instances")
                 }
                 return failure
+            case .inSessions(let backend): sessions = backend
             }
             return try await RetrieveLoop.each(
-                targets, into: &results, backend: dicomBackend, connection: conn, logger: logger,
+                targets, into: &results, backend: sessions, connection: conn, logger: logger,
                 operation: "C-GET", status: \.status, incomplete: \.subOperationFailure
             ) { session, target, progressLine throws(PXError) in
                 try await RetrieveResolution.retrieve(

@@ -14,7 +14,7 @@ enum RetrieveResolution {
     /// `selections` with each study found; whole patients stay whole when `expandPatients` is false.
     /// - Throws: ``PXError`` from the C-FINDs; ``PXError/usage(_:)`` when the peer holds nothing a selection names.
     static func resolve(
-        _ selections: [RetrieveSelection], expandPatients: Bool, model: QueryModel, backend: any DICOMBackend,
+        _ selections: [RetrieveSelection], expandPatients: Bool, model: QueryModel, backend: any Querying,
         connection: Connection, logger: Logger
     ) async throws(PXError) -> [RetrieveSelection] {
         var out: [RetrieveSelection] = []
@@ -40,7 +40,7 @@ enum RetrieveResolution {
     /// The studies of a patient: one STUDY-level C-FIND on PatientID (PS3.4 §C.4.1), in `model`.
     /// - Throws: ``PXError/dimseFailure(_:operation:)`` for a failure status; ``PXError/usage(_:)`` for no study.
     static func studies(
-        ofPatient patientID: String, model: QueryModel, backend: any DICOMBackend, connection: Connection,
+        ofPatient patientID: String, model: QueryModel, backend: any Querying, connection: Connection,
         logger: Logger
     ) async throws(PXError) -> [RetrieveSelection] {
         var keys = DataSet()
@@ -64,7 +64,7 @@ enum RetrieveResolution {
     /// IMAGE level on the SOPInstanceUIDs (a list, PS3.4 §C.2.2.2.2), Study Root model. Instances found in several
     /// series are one selection per series.
     static func locate(
-        _ selection: RetrieveSelection, backend: any DICOMBackend, connection: Connection, logger: Logger
+        _ selection: RetrieveSelection, backend: any Querying, connection: Connection, logger: Logger
     ) async throws(PXError) -> [RetrieveSelection] {
         let level: QueryLevel = selection.sopInstanceUIDs.isEmpty ? .series : .image
         var keys = DataSet()
@@ -111,7 +111,7 @@ enum RetrieveResolution {
 
     /// One C-FIND (bounded by ``FindRequest/defaultMaxResponses``) and its matches.
     static func find(
-        level: QueryLevel, model: QueryModel, keys: DataSet, what: String, backend: any DICOMBackend,
+        level: QueryLevel, model: QueryModel, keys: DataSet, what: String, backend: any Querying,
         connection: Connection, logger: Logger
     ) async throws(PXError) -> [DataSet] {
         let result = try await backend.find(
@@ -139,7 +139,7 @@ enum RetrieveResolution {
     /// retrieved again study by study, in the Study Root model (the peer may have refused the Patient Root one),
     /// each with `retrieve`.
     static func retrieve<Result>(
-        _ selection: RetrieveSelection, model: QueryModel, backend: any DICOMBackend, connection: Connection,
+        _ selection: RetrieveSelection, model: QueryModel, backend: any Querying, connection: Connection,
         logger: Logger, status: (Result) -> DIMSEStatus, completed: (Result) -> Int,
         _ retrieve: (RetrieveSelection, QueryModel) async throws(PXError) -> Result
     ) async throws(PXError) -> [Result] {

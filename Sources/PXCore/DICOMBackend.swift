@@ -1,35 +1,33 @@
 import DICOMData
 import Logging
 
-/// A way to speak DICOM: the DCMTK tools or the native stack.
+/// A way to speak to a peer: the DCMTK tools, the native DIMSE stack, or a DICOMweb client.
+///
+/// What a backend can do is said by the capability protocols it conforms to (``Verifying``, ``Querying``,
+/// ``Retrieving``, ``Moving``, ``Storing``, ``Receiving``): a DIMSE backend (``DICOMBackend``) has them all, a
+/// DICOMweb service (PS3.18) only those its transactions give. A command asks for the capability it needs, so
+/// asking a peer for what it cannot do is decided by the types, never by the backend's name.
 ///
 /// Every backend returns the same typed results and throws only ``PXError`` (typed throws: an error
 /// from below, a task group or a subprocess, is mapped at the backend's edge with
 /// ``PXError/catching(_:)``), so the JSON rendered from them (``PXOutput``) is identical whichever
 /// backend ran.
-public protocol DICOMBackend: Sendable {
-    /// `dcmtk` or `native`.
+public protocol PeerBackend: Sendable {
+    /// `dcmtk`, `native` or `dicomweb`: what the envelope's `backend` reports.
     var name: String { get }
+}
 
-    /// Verifies the peer with C-ECHO (PS3.4 Annex A).
-    /// - Throws: ``PXError``.
-    func echo(connection: Connection, logger: Logger) async throws(PXError) -> EchoResult
-
-    /// Verifies the peer the way its protocol can: C-ECHO for a DIMSE node (the default,
-    /// ``echo(connection:logger:)``), a QIDO-RS search for a DICOMweb service (``WebVerification``).
+/// A backend that can check that its peer answers.
+public protocol Verifying: PeerBackend {
+    /// Verifies the peer the way its protocol can: C-ECHO for a DIMSE node (``DICOMBackend/echo(connection:logger:)``),
+    /// a QIDO-RS search for a DICOMweb service (``WebVerification``).
     /// - Throws: ``PXError``.
     func verify(connection: Connection, logger: Logger) async throws(PXError) -> Verification
+}
 
-    /// Whether a patient can be retrieved whole (a PATIENT-level C-MOVE or C-GET in the Patient Root model,
-    /// PS3.4 §C.6.1); `false` when only studies, series and instances can (WADO-RS, PS3.18 §10.4.1.1), so a
-    /// patient is retrieved study by study. `true` by default.
-    var retrievesWholePatients: Bool { get }
-
-    /// The backend as one that retrieves many requests side by side (``ParallelRetrieving``), `nil` when it
-    /// retrieves one request after the other (the default).
-    var parallelRetrieval: (any ParallelRetrieving)? { get }
-
-    /// Runs one C-FIND (PS3.4 C.4.1), calling `onResponse` for each pending response as it arrives.
+/// A backend that can search its peer: C-FIND (PS3.4 §C.4.1) or QIDO-RS (PS3.18 §10.6).
+public protocol Querying: PeerBackend {
+    /// Runs one query, calling `onResponse` for each match (a pending response) as it arrives.
     ///
     /// A failure final status is returned in ``FindResult/status``, not thrown.
     /// - Throws: ``PXError`` for association and transport failures.
@@ -37,8 +35,42 @@ public protocol DICOMBackend: Sendable {
         _ request: FindRequest, connection: Connection, logger: Logger,
         onResponse: @Sendable (FindResponse) async throws(PXError) -> Void
     ) async throws(PXError) -> FindResult
+}
 
-    /// Runs one C-MOVE (PS3.4 C.4.2), calling `onProgress` for each response.
+/// A backend that can retrieve instances from its peer into a ``StorageLayout`` tree: C-GET (PS3.4 §C.4.3)
+/// or WADO-RS (PS3.18 §10.4).
+public protocol Retrieving: PeerBackend {
+    /// Retrieves one request: for C-GET the matches arrive as C-STORE sub-operations on the same
+    /// association (the requestor takes the SCP role, PS3.7 §D.3.3.4). A failure final status is returned in
+    /// ``GetResult/status``.
+    /// - Throws: ``PXError`` for association and transport failures.
+    func get(
+        _ request: GetRequest, connection: Connection, logger: Logger,
+        onProgress: @Sendable (MoveProgress) async -> Void
+    ) async throws(PXError) -> GetResult
+
+    /// Whether a patient can be retrieved whole (a PATIENT-level C-MOVE or C-GET in the Patient Root model,
+    /// PS3.4 §C.6.1); `false` when only studies, series and instances can (WADO-RS, PS3.18 §10.4.1.1), so a
+    /// patient is retrieved study by study. `true` by default.
+    var retrievesWholePatients: Bool { get }
+
+    /// How several requests are retrieved: one after the other in a ``RetrieveSession`` (DIMSE) or side by
+    /// side (WADO-RS).
+    var retrieval: Retrieval { get }
+}
+
+/// How a ``Retrieving`` backend retrieves several requests.
+public enum Retrieval: Sendable {
+    /// One after the other in a ``RetrieveSession`` (one association where the backend can).
+    case inSessions(any DICOMBackend)
+    /// Side by side, ``ParallelRetrieving/parallel`` at once.
+    case parallel(any ParallelRetrieving)
+}
+
+/// A backend whose peer can send instances to a third AE title: C-MOVE (PS3.4 §C.4.2). DICOMweb has no such
+/// transaction (PS3.18).
+public protocol Moving: PeerBackend {
+    /// Runs one C-MOVE, calling `onProgress` for each response.
     ///
     /// A failure final status is returned in ``MoveResult/status``, not thrown.
     /// - Throws: ``PXError`` for association and transport failures.
@@ -46,35 +78,23 @@ public protocol DICOMBackend: Sendable {
         _ request: MoveRequest, connection: Connection, logger: Logger,
         onProgress: @Sendable (MoveProgress) async -> Void
     ) async throws(PXError) -> MoveResult
+}
 
-    /// Sends the sendable files of `request` with C-STORE (PS3.4 Annex B) on ONE association that
-    /// proposes only the contexts they need; `onFile` sees each file's result as it is known.
+/// A backend that can send files to its peer: C-STORE (PS3.4 Annex B) or STOW-RS (PS3.18 §10.5).
+public protocol Storing: PeerBackend {
+    /// Sends the sendable files of `request` (with C-STORE on ONE association that proposes only the contexts
+    /// they need); `onFile` sees each file's result as it is known.
     ///
     /// Per-file failures (unreadable input, no accepted context, failure status) are in the result.
-    /// - Throws: ``PXError`` when the association cannot be opened or is lost.
+    /// - Throws: ``PXError`` when the association (or the first request) cannot be made or is lost.
     func push(
         _ request: PushRequest, connection: Connection, logger: Logger,
         onFile: @Sendable (PushFileResult) async -> Void
     ) async throws(PXError) -> PushResult
+}
 
-    /// Runs one C-GET (PS3.4 C.4.3): the matches arrive as C-STORE sub-operations on the same
-    /// association (the requestor takes the SCP role, PS3.7 §D.3.3.4) and are stored in the
-    /// ``StorageLayout`` tree. A failure final status is returned in ``GetResult/status``.
-    /// - Throws: ``PXError`` for association and transport failures.
-    func get(
-        _ request: GetRequest, connection: Connection, logger: Logger,
-        onProgress: @Sendable (MoveProgress) async -> Void
-    ) async throws(PXError) -> GetResult
-
-    /// Runs `body` with a ``RetrieveSession`` on `connection`: its C-MOVEs and C-GETs share one association
-    /// where the backend can (the native backend; reopened when the peer ended it between requests), or
-    /// each runs on its own (the default, ``OneAssociationPerRequest``). The session is closed (its
-    /// association released) when `body` returns or throws.
-    /// - Throws: ``PXError``: what `body` throws.
-    func withRetrieveSession<T>(
-        connection: Connection, logger: Logger, _ body: (any RetrieveSession) async throws(PXError) -> T
-    ) async throws(PXError) -> T
-
+/// A backend that can receive C-STORE requests (PS3.4 Annex B, the SCP role).
+public protocol Receiving: PeerBackend {
     /// Receives C-STORE requests into the ``StorageLayout`` tree until the task is cancelled (then it
     /// returns), calling `onEvent` for each ``ListenEvent``.
     /// - Throws: ``PXError`` when the receiver cannot start or dies.
@@ -84,9 +104,26 @@ public protocol DICOMBackend: Sendable {
     ) async throws(PXError)
 }
 
+/// A DIMSE backend (PS3.7): the DCMTK tools or the native stack. It has every capability, C-ECHO, and
+/// retrieve sessions.
+public protocol DICOMBackend: Verifying, Querying, Retrieving, Moving, Storing, Receiving {
+    /// Verifies the peer with C-ECHO (PS3.4 Annex A); it is this backend's ``Verifying/verify(connection:logger:)``.
+    /// - Throws: ``PXError``.
+    func echo(connection: Connection, logger: Logger) async throws(PXError) -> EchoResult
+
+    /// Runs `body` with a ``RetrieveSession`` on `connection`: its C-MOVEs and C-GETs share one association
+    /// where the backend can (the native backend; reopened when the peer ended it between requests), or
+    /// each runs on its own (the default, ``OneAssociationPerRequest``). The session is closed (its
+    /// association released) when `body` returns or throws.
+    /// - Throws: ``PXError``: what `body` throws.
+    func withRetrieveSession<T>(
+        connection: Connection, logger: Logger, _ body: (any RetrieveSession) async throws(PXError) -> T
+    ) async throws(PXError) -> T
+}
+
 /// A backend that retrieves many requests side by side, ``parallel`` in flight at once (WADO-RS, PS3.18
 /// §10.4: no association to share, so px-get's `--parallel` sets how many requests run together).
-public protocol ParallelRetrieving: DICOMBackend {
+public protocol ParallelRetrieving: Retrieving {
     /// How many requests are in flight at once.
     var parallel: Int { get set }
 
@@ -101,7 +138,18 @@ public protocol ParallelRetrieving: DICOMBackend {
 }
 
 extension ParallelRetrieving {
-    public var parallelRetrieval: (any ParallelRetrieving)? { self }
+    public var retrieval: Retrieval { .parallel(self) }
+}
+
+extension Retrieving {
+    public var retrievesWholePatients: Bool { true }
+
+    /// The backend as one that retrieves many requests side by side, `nil` when it retrieves them one after
+    /// the other (``retrieval``).
+    public var parallelRetrieval: (any ParallelRetrieving)? {
+        if case .parallel(let backend) = retrieval { return backend }
+        return nil
+    }
 }
 
 extension DICOMBackend {
@@ -110,9 +158,7 @@ extension DICOMBackend {
         .echo(try await echo(connection: connection, logger: logger))
     }
 
-    public var retrievesWholePatients: Bool { true }
-
-    public var parallelRetrieval: (any ParallelRetrieving)? { nil }
+    public var retrieval: Retrieval { .inSessions(self) }
 
     /// One association per request: ``OneAssociationPerRequest``.
     public func withRetrieveSession<T>(
@@ -120,7 +166,9 @@ extension DICOMBackend {
     ) async throws(PXError) -> T {
         try await body(OneAssociationPerRequest(backend: self, connection: connection, logger: logger))
     }
+}
 
+extension Querying {
     /// pypx 3.x's two-phase query: a STUDY-level C-FIND, then a SERIES-level C-FIND under each
     /// study (some archives do not match patient keys at series level).
     ///

@@ -113,7 +113,7 @@ public struct FindResult: Sendable {
 }
 
 /// A study with the series found under it: the result of the two-phase query
-/// (``DICOMBackend/findStudiesWithSeries(_:connection:logger:)``).
+/// (``Querying/findStudiesWithSeries(_:connection:logger:)``).
 public struct StudyWithSeries: Sendable {
     public var study: DataSet
     public var series: [DataSet]

@@ -277,7 +277,7 @@ extension PXError {
     }
 
     /// Runs `body`, reporting what it throws with ``from(_:)``: the edge where untyped errors (task groups,
-    /// streams, subprocesses) become the typed errors of ``DICOMBackend``.
+    /// streams, subprocesses) become the typed errors of the backends (``PeerBackend``).
     public static func catching<T>(_ body: () async throws -> T) async throws(PXError) -> T {
         do {
             return try await body()

@@ -64,13 +64,13 @@ public enum Endpoint: Sendable {
         return nil
     }
 
-    /// The kind as the JSON names it: `node`, `dicomweb`, `folder` or `zip`.
-    public var kind: String {
+    /// The place's kind.
+    public var kind: PlaceKind {
         switch self {
-        case .node: return "node"
-        case .web: return "dicomweb"
-        case .folder: return "folder"
-        case .zip: return "zip"
+        case .node: return .node
+        case .web: return .web
+        case .folder: return .folder
+        case .zip: return .zip
         }
     }
 
@@ -114,6 +114,21 @@ public enum Endpoint: Sendable {
         }
         return .zip(ZipPlace(root: path))
     }
+}
+
+/// The four kinds of place (``Endpoint``, and the command line's place before it is resolved), by the names the
+/// JSON, messages and the config file's `kind` use: `node`, `dicomweb`, `folder`, `zip`.
+public enum PlaceKind: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+    /// A DIMSE peer.
+    case node
+    /// A DICOMweb service (PS3.18).
+    case web = "dicomweb"
+    /// A folder of DICOM files with its index.
+    case folder
+    /// A zip folder, one archive per study.
+    case zip
+
+    public var description: String { rawValue }
 }
 
 /// A DICOMweb service as a place (PS3.18): QIDO-RS answers the inventory (``DICOMWebInventory``), WADO-RS

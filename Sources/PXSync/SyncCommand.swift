@@ -97,7 +97,7 @@ public enum SyncCommand {
         let summary = SummaryBox()
         let data: (()) -> JSONValue = { _ in SyncJSON.summary(summary.value) }
         try await CommandRunner.run(
-            output: outputOptions.output, backend: options, executables: [:], tool: "getscu", state: (), data: data
+            output: outputOptions.output, backend: options, need: .nodes, state: (), data: data
         ) { backend, _ in
             let config = try PXConfig.load()
             let calling = try LocalAE(aeTitle: sync.callingAETitle ?? config.localAETitle ?? LocalAE.defaultTitle)

@@ -3,19 +3,28 @@ import PXCommandLine
 import PXCore
 import Testing
 
-/// `--backend auto`: DCMTK when its tool is on PATH, except C-GET (getscu), which stays native so that a
-/// compressed study arrives as stored (getscu 3.6.7 proposes only uncompressed syntaxes).
+/// `--backend auto`: DCMTK when the operation's tool is on PATH, except C-GET (getscu), which stays native so
+/// that a compressed study arrives as stored (getscu 3.6.7 proposes only uncompressed syntaxes): a rule on
+/// ``BackendOperation``, not on a tool name.
 @Suite struct BackendChoiceTests {
     @Test func autoRetrievesWithCGETNatively() throws {
-        #expect(try PX.backend(.auto, tool: "getscu").name == "native")
+        #expect(try PX.backend(.auto, for: .get).name == "native")
         // Even with getscu named explicitly (pypx's --executable), auto keeps C-GET native; --backend dcmtk runs it.
-        #expect(try PX.backend(.auto, executables: ["getscu": "/usr/bin/getscu"], tool: "getscu").name == "native")
-        #expect(try PX.backend(.dcmtk, executables: ["getscu": "/usr/bin/getscu"], tool: "getscu").name == "dcmtk")
+        #expect(try PX.backend(.auto, executables: ["getscu": "/usr/bin/getscu"], for: .get).name == "native")
+        #expect(try PX.backend(.dcmtk, executables: ["getscu": "/usr/bin/getscu"], for: .get).name == "dcmtk")
+    }
+
+    @Test func everyOperationNamesItsTool() {
+        #expect(
+            BackendOperation.allCases.map(\.dcmtkTool) == [
+                "echoscu", "findscu", "movescu", "getscu", "storescu", "storescp",
+            ])
+        #expect(BackendOperation.allCases.filter { !$0.autoPrefersDCMTK } == [.get])
     }
 
     @Test(.tags(.integration), .integrationTier) func autoUsesDCMTKForTheOtherToolsWhenInstalled() throws {
         // CI installs DCMTK (scripts/setup-test-env.sh), so findscu and movescu are on PATH.
-        #expect(try PX.backend(.auto, tool: "findscu").name == "dcmtk")
-        #expect(try PX.backend(.auto, tool: "movescu").name == "dcmtk")
+        #expect(try PX.backend(.auto, for: .find).name == "dcmtk")
+        #expect(try PX.backend(.auto, for: .move).name == "dcmtk")
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import DICOMData
 import Foundation
 import Logging
+import PX
 import PXCommandLine
 import PXCommands
 import PXCore
@@ -162,7 +163,7 @@ import Testing
         let collected = Collected()
         let output = CommandOutput(pretty: false, command: ["px-test"], sink: collected.sink)
         let status = await Self.status {
-            try await CommandRunner.run(output: output, backend: try Self.native(), executables: [:], tool: "echoscu") {
+            try await CommandRunner.run(output: output, backend: try Self.native(), need: .verify) {
                 _, data in
                 data = .object([JSONMember("n", .integer(1))])
                 return nil
@@ -181,7 +182,7 @@ import Testing
         let output = CommandOutput(pretty: false, command: ["px-test"], sink: collected.sink)
         let status = await Self.status {
             try await CommandRunner.run(
-                output: output, backend: try Self.native(), executables: [:], tool: "movescu", state: [Int](),
+                output: output, backend: try Self.native(), need: .move, state: [Int](),
                 data: { .object([JSONMember("done", .integer($0.count))]) }
             ) { _, done in
                 done.append(1)
@@ -200,7 +201,7 @@ import Testing
         let collected = Collected()
         let output = CommandOutput(pretty: false, command: ["px-test"], sink: collected.sink)
         let status = await Self.status {
-            try await CommandRunner.run(output: output, backend: try Self.native(), executables: [:], tool: "findscu") {
+            try await CommandRunner.run(output: output, backend: try Self.native(), need: .query) {
                 _, data in
                 data = .array([])
                 return .dimseFailure(DIMSEStatus(code: 0xA700), operation: "C-FIND")
@@ -217,7 +218,7 @@ import Testing
             try await CommandRunner.run(
                 output: CommandOutput(pretty: false, command: ["px-test"], sink: quiet.sink),
                 backend: try Self.native(),
-                executables: [:], tool: "findscu", envelopeOnSuccess: false
+                need: .query, envelopeOnSuccess: false
             ) { _, _ in nil }
         }
         #expect(status == 0)
@@ -227,28 +228,58 @@ import Testing
             try await CommandRunner.run(
                 output: CommandOutput(pretty: false, command: ["px-test"], sink: failed.sink),
                 backend: try Self.native(),
-                executables: [:], tool: "findscu", envelopeOnSuccess: false
+                need: .query, envelopeOnSuccess: false
             ) { _, _ in throw PXError.usage("bad") }
         }
         #expect(failedStatus == PXExit.usage)
         #expect(failed.json?["error"]?["code"]?.stringValue == "usage")
     }
 
-    @Test func aMissingToolIsReportedUnderTheBackendAsked() async throws {
+    /// A backend that cannot be made is reported under the backend asked (a missing DCMTK tool, run without
+    /// DCMTK on PATH, is IntegrationTests' `backendSelection`).
+    @Test func aBackendThatCannotBeMadeIsReportedUnderTheBackendAsked() async throws {
         let collected = Collected()
         let dcmtk = try BackendOptions.parse(["--backend", "dcmtk"])
         let status = await Self.status {
             try await CommandRunner.run(
                 output: CommandOutput(pretty: false, command: ["px-test"], sink: collected.sink), backend: dcmtk,
-                executables: [:], tool: "px-no-such-dcmtk-tool"
+                need: .verify, peer: try ConnectionOptions.parse(["http://127.0.0.1:1/dicom-web"])
             ) { _, _ in
                 Issue.record("the body runs without a backend")
                 return nil
             }
         }
-        #expect(status == PXExit.unavailable)
+        #expect(status == PXExit.usage)
         #expect(collected.json?["backend"]?.stringValue == "dcmtk")
-        #expect(collected.json?["error"]?["code"]?.stringValue == "toolMissing")
+        #expect(collected.json?["error"]?["message"]?.stringValue?.contains("cannot reach a DICOMweb peer") == true)
+    }
+
+    /// What a peer cannot do is refused by its type before the command runs: a DICOMweb backend is not a
+    /// ``Moving`` one (no C-MOVE in PS3.18), so px-move's need has no way to take it from one; it can verify.
+    @Test func aDICOMwebPeerIsRefusedWhatItCannotDo() async throws {
+        let peer = try ConnectionOptions.parse(["http://127.0.0.1:1/dicom-web"])
+        let refused = Collected()
+        let status = await Self.status {
+            try await CommandRunner.run(
+                output: CommandOutput(pretty: false, command: ["px-test"], sink: refused.sink),
+                backend: BackendOptions.parse([]), need: .move, peer: peer, state: [Int](), data: { _ in nil }
+            ) { _, _ in
+                Issue.record("C-MOVE runs on a DICOMweb peer")
+                return nil
+            }
+        }
+        #expect(status == PXExit.usage)
+        #expect(refused.json?["backend"]?.stringValue == "dicomweb")
+        #expect(refused.json?["error"]?["code"]?.stringValue == "usage")
+        #expect(
+            refused.json?["error"]?["message"]?.stringValue
+                == "C-MOVE is not supported for a DICOMweb peer: use px-get, which retrieves with WADO-RS")
+        let backend = try peer.backend(BackendOptions.parse([]), for: .echo)
+        #expect(backend.name == "dicomweb")
+        #expect(throws: Never.self) { try PeerNeed<any Verifying>.verify.capability(of: backend) }
+        #expect(throws: Never.self) { try PeerNeed<any Querying & Retrieving>.retrieve.capability(of: backend) }
+        #expect(throws: PXError.self) { try PeerNeed<any DICOMBackend>.move.capability(of: backend) }
+        #expect(throws: PXError.self) { try PeerNeed<any Receiving>.receive.capability(of: backend) }
     }
 }
 

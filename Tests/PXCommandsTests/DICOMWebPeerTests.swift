@@ -73,10 +73,10 @@ struct DICOMWebPeerTests {
         }
 
         // The capabilities the command layer asks for, instead of a tool name or a downcast.
-        let web: any DICOMBackend = DICOMWebBackend(place: service.place)
+        let web: any Retrieving = DICOMWebBackend(place: service.place)
         #expect(web.parallelRetrieval != nil)
         #expect(!web.retrievesWholePatients)
-        let native = try PX.backend(.native, executables: [:], tool: "getscu")
+        let native = try PX.backend(.native, executables: [:], for: .get)
         #expect(native.parallelRetrieval == nil)
         #expect(native.retrievesWholePatients)
     }

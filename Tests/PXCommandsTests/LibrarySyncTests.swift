@@ -155,7 +155,7 @@ import Testing
             #expect(events.withLock { $0 } == 0)
             #expect(pacs.verifier != nil && pacs.mover != nil)
             #expect(zips.verifier == nil && zips.mover == nil)
-            #expect(pacs.kind == "node" && zips.kind == "zip" && zips.label == "zip:" + work + "/zips")
+            #expect(pacs.kind == .node && zips.kind == .zip && zips.label == "zip:" + work + "/zips")
         }
     }
 

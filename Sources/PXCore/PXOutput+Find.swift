@@ -43,13 +43,31 @@ extension PXOutput {
         return .object(members)
     }
 
+    /// px-find's data in NDJSON, whose lines were written as the responses arrived: `{"count"}`.
+    public struct FindCountOutput: Encodable {
+        public var count: Int
+
+        public init(count: Int) { self.count = count }
+    }
+
+    /// The two-phase query's data in NDJSON: `{"studies", "series"}`, the studies and series written.
+    public struct TwoPhaseCountOutput: Encodable {
+        public var studies: Int
+        public var series: Int
+
+        public init(studies: Int, series: Int) {
+            self.studies = studies
+            self.series = series
+        }
+    }
+
     /// Data for a single-level find: a list of entries in the chosen format.
     public static func findData(_ matches: [DataSet], format: FindFormat) -> JSONValue {
         switch format {
         case .pypx, .pypxClean, .table, .tree, .csv:
             return .array(matches.enumerated().map { pypxEntry($0.element, index: $0.offset, strict: format == .pypx) })
         case .dicomJSON: return .array(matches.map { $0.dicomJSON() })
-        case .ndjson: return .object([JSONMember("count", .integer(matches.count))])
+        case .ndjson: return JSONValueEncoder.encode(FindCountOutput(count: matches.count))
         }
     }
 
@@ -57,7 +75,8 @@ extension PXOutput {
     /// for ndjson (whose lines were written as the responses arrived, none kept) the count.
     public static func findData(_ result: FindResult, format: FindFormat) -> JSONValue {
         format == .ndjson
-            ? .object([JSONMember("count", .integer(result.count))]) : findData(result.matches, format: format)
+            ? JSONValueEncoder.encode(FindCountOutput(count: result.count))
+            : findData(result.matches, format: format)
     }
 
     /// Data for the two-phase query: studies with a nested `series` list (pypx 3.x), or in DICOM JSON
@@ -67,10 +86,8 @@ extension PXOutput {
         case .pypx, .pypxClean, .table, .tree, .csv, .dicomJSON:
             return .array(studies.enumerated().map { index, study in studyEntry(study, index: index, format: format) })
         case .ndjson:
-            return .object([
-                JSONMember("studies", .integer(studies.count)),
-                JSONMember("series", .integer(studies.reduce(0) { $0 + $1.series.count })),
-            ])
+            return JSONValueEncoder.encode(
+                TwoPhaseCountOutput(studies: studies.count, series: studies.reduce(0) { $0 + $1.series.count }))
         }
     }
 

@@ -161,4 +161,9 @@ struct OutputGoldenTests {
             PXOutput.json(ListenEvent.listening(port: 1, aeTitle: "A")).serialized(pretty: true)
                 == "{\n  \"event\": \"listening\",\n  \"port\": 1,\n  \"aeTitle\": \"A\"\n}")
     }
+
+    @Test func findCounts() {
+        #expect(PXOutput.findData([DataSet](), format: .ndjson).serialized() == #"{"count":0}"#)
+        #expect(PXOutput.findData([StudyWithSeries](), format: .ndjson).serialized() == #"{"studies":0,"series":0}"#)
+    }
 }

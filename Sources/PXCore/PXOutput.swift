@@ -6,27 +6,57 @@ import DICOMData
 /// `{"status": "success"|"error", "backend": ..., "command": [argv...], "data": ..., "error": {...}}`
 /// with `error` only on failure.
 public enum PXOutput {
+    /// The envelope's members before `data`: `{"status": "success"|"error", "backend", "command"}`.
+    public struct EnvelopeHead: Encodable {
+        public var status: String
+        public var backend: String
+        public var command: Command
+
+        /// The command that ran: its argv, or one command line (pypx's shape, a string).
+        public enum Command: Encodable {
+            case argv([String])
+            case line(String)
+
+            public func encode(to encoder: any Encoder) throws {
+                var container = encoder.singleValueContainer()
+                switch self {
+                case .argv(let argv): try container.encode(argv)
+                case .line(let line): try container.encode(line)
+                }
+            }
+        }
+
+        public init(backend: String, command: [String], failed: Bool, commandLine: String? = nil) {
+            status = failed ? "error" : "success"
+            self.backend = backend
+            self.command = commandLine.map(Command.line) ?? .argv(command)
+        }
+    }
+
+    /// The envelope's members after `data`: `{"error": {...}}` on failure, none on success.
+    public struct EnvelopeTail: Encodable {
+        public var error: ErrorOutput?
+
+        public init(error: PXError?) { self.error = error.map(ErrorOutput.init) }
+    }
+
     /// The envelope around a command's data. `commandLine`, when given, is the `command` instead of the argv:
     /// pypx's shape, a string (px-find's pypx format, ``findscuCommandLine(_:level:model:connection:)``).
     public static func envelope(
         backend: String, command: [String], data: JSONValue?, error: PXError? = nil, commandLine: String? = nil
     ) -> JSONValue {
-        let (leading, trailing) = envelopeMembers(
-            backend: backend, command: command, error: error, commandLine: commandLine)
-        return .object(leading + [JSONMember("data", data ?? .null)] + trailing)
+        let head = EnvelopeHead(backend: backend, command: command, failed: error != nil, commandLine: commandLine)
+        // `data` is JSON already (a command's typed data encoded, or DICOM JSON): it goes in as it is.
+        return .object(
+            members(of: head) + [JSONMember("data", data ?? .null)] + members(of: EnvelopeTail(error: error)))
     }
 
-    /// The envelope's members before `data` and after it, for a writer that streams `data` between them
-    /// (``JSONStreamWriter``).
-    public static func envelopeMembers(
-        backend: String, command: [String], error: PXError? = nil, commandLine: String? = nil
-    ) -> (leading: [JSONMember], trailing: [JSONMember]) {
-        let leading = [
-            JSONMember("status", .string(error == nil ? "success" : "error")),
-            JSONMember("backend", .string(backend)),
-            JSONMember("command", commandLine.map(JSONValue.string) ?? .array(command.map(JSONValue.string))),
-        ]
-        return (leading, error.map { [JSONMember("error", json($0))] } ?? [])
+    /// The members of the object `value` encodes to, in its order.
+    static func members(of value: some Encodable) -> [JSONMember] {
+        guard case .object(let members) = JSONValueEncoder.encode(value) else {
+            preconditionFailure("PXOutput: \(type(of: value)) does not encode to an object")
+        }
+        return members
     }
 
     /// `{"code": ..., "message": ..., "details": {...}}`, details only when there are some (``ErrorOutput``).

@@ -26,13 +26,17 @@ extension PXOutput {
         public var isPypx: Bool { self == .pypx || self == .pypxClean }
     }
 
+    /// A member pypx adds that is no DICOM attribute, `{"tag": 0, "value": ..., "label": ...}`: the `uid`
+    /// index of an entry, a series' `label`, `command` and `status`.
+    struct PypxSynthetic<Value: Encodable>: Encodable {
+        let tag = 0
+        var value: Value
+        var label: String
+    }
+
     /// pypx's synthetic index entry, `{"tag": 0, "value": N, "label": "uid"}`.
     static func pypxIndex(_ n: Int) -> JSONMember {
-        JSONMember(
-            "uid",
-            .object([
-                JSONMember("tag", .integer(0)), JSONMember("value", .integer(n)), JSONMember("label", .string("uid")),
-            ]))
+        JSONMember("uid", JSONValueEncoder.encode(PypxSynthetic(value: n, label: "uid")))
     }
 
     /// One pypx entry: the index then the data set's `{tag, value, label}` members, strict (pypx's values,
@@ -167,13 +171,9 @@ extension PXOutput {
         return [pypxIndex(index)] + ordered.map(\.element)
     }
 
+    /// A series entry's synthetic member `key` (``PypxSynthetic``).
     static func pypxSynthetic(_ key: String, _ value: String, label: String) -> JSONMember {
-        JSONMember(
-            key,
-            .object([
-                JSONMember("tag", .integer(0)), JSONMember("value", .string(value)),
-                JSONMember("label", .string(label)),
-            ]))
+        JSONMember(key, JSONValueEncoder.encode(PypxSynthetic(value: value, label: label)))
     }
 
     /// An NDJSON line for one response.

@@ -166,4 +166,15 @@ struct OutputGoldenTests {
         #expect(PXOutput.findData([DataSet](), format: .ndjson).serialized() == #"{"count":0}"#)
         #expect(PXOutput.findData([StudyWithSeries](), format: .ndjson).serialized() == #"{"studies":0,"series":0}"#)
     }
+
+    @Test func pypxSyntheticMembers() {
+        #expect(PXOutput.pypxEntry(DataSet(), index: 3).serialized() == #"{"uid":{"tag":0,"value":3,"label":"uid"}}"#)
+        let study = StudyWithSeries(study: DataSet(), series: [DataSet()], seriesStatus: .success)
+        #expect(
+            PXOutput.studyEntry(study, index: 1, format: .pypxClean, seriesCommand: "findscu -S h 1").serialized()
+                == #"{"uid":{"tag":0,"value":1,"label":"uid"},"series":[{"uid":{"tag":0,"value":0,"label":"uid"},"#
+                + #""label":{"tag":0,"value":"SERIES","label":"RetrieveLevel"},"#
+                + #""command":{"tag":0,"value":"findscu -S h 1","label":"command"},"#
+                + #""status":{"tag":0,"value":"success","label":"status"}}]}"#)
+    }
 }

@@ -396,7 +396,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PXCoreTests",
-            dependencies: ["PXCore", "DICOMData"],
+            dependencies: ["PXCore", "PXStorage", "DICOMData"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -58,16 +58,16 @@ public struct CommandOutput: Sendable {
                     backend: backend, command: command, data: nil, error: .io(failure), commandLine: commandLine))
             return PXExit.code(for: .io(failure))
         }
-        let (leading, trailing) = PXOutput.envelopeMembers(
-            backend: backend, command: command, error: error, commandLine: commandLine)
         var writer = JSONStreamWriter(pretty: pretty)
         writer.beginObject()
-        for member in leading { writer.member(member) }
+        writer.members(
+            of: PXOutput.EnvelopeHead(
+                backend: backend, command: command, failed: error != nil, commandLine: commandLine))
         writer.key("data")
         writer.externalValue()
         sink(writer.take())
         let failure = spool.copy(to: sink)
-        for member in trailing { writer.member(member) }
+        writer.members(of: PXOutput.EnvelopeTail(error: error))
         writer.end()
         sink(writer.take() + [0x0A])
         if let failure {

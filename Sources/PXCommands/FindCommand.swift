@@ -129,9 +129,7 @@ public enum FindCommand {
                 data =
                     forPeople || spool != nil
                     ? nil
-                    : .object([
-                        JSONMember("studies", .integer(studyCount)), JSONMember("series", .integer(seriesCount)),
-                    ])
+                    : JSONValueEncoder.encode(PXOutput.TwoPhaseCountOutput(studies: studyCount, series: seriesCount))
                 if status.isFailure { failure = .dimseFailure(status, operation: "C-FIND") }
                 if let seriesFailure {
                     failure = failure ?? .dimseFailure(seriesFailure, operation: "C-FIND (series)")

@@ -39,41 +39,25 @@ public enum MoveCommand {
             let targets = try await RetrieveResolution.resolve(
                 try await targets(dicomBackend, conn, logger), expandPatients: model != .patientRoot,
                 model: model, backend: dicomBackend, connection: conn, logger: logger)
-            let makeRequest = { (t: RetrieveSelection, model: QueryModel) throws(PXError) in
-                try MoveRequest(
-                    model: model, destination: destination, patientID: t.patientID,
-                    studyInstanceUID: t.studyInstanceUID, seriesInstanceUID: t.seriesInstanceUID,
-                    sopInstanceUIDs: t.sopInstanceUIDs)
-            }
-            for target in targets { _ = try makeRequest(target, model) }  // every usage error before a C-MOVE
+            let verb = RetrieveVerb(
+                operation: "C-MOVE", progress: RetrieveProgressLine(command: "px-move", showsRemaining: true),
+                request: { (t: RetrieveSelection, model: QueryModel) throws(PXError) in
+                    try MoveRequest(
+                        model: model, destination: destination, patientID: t.patientID,
+                        studyInstanceUID: t.studyInstanceUID, seriesInstanceUID: t.seriesInstanceUID,
+                        sopInstanceUIDs: t.sopInstanceUIDs)
+                },
+                send: { session, request, progress throws(PXError) in
+                    try await session.move(request, onProgress: progress)
+                })
             return try await RetrieveLoop.each(
-                targets, into: &results, backend: dicomBackend, connection: conn, logger: logger,
-                operation: "C-MOVE", status: \.status, incomplete: \.subOperationFailure
-            ) { session, target, progressLine throws(PXError) in
-                try await RetrieveResolution.retrieve(
-                    target, model: model, backend: dicomBackend, connection: conn, logger: logger,
-                    status: \.status, completed: \.completed
-                ) { target, model throws(PXError) in
-                    let request = try makeRequest(target, model)
-                    return try await session.move(request) { progress in
-                        progressLine(
-                            "px-move: \(RetrieveLoop.describe(request.level, request.keys)): "
-                                + "completed \(progress.completed), failed \(progress.failed), "
-                                + "remaining \(progress.remaining.map(String.init) ?? "-")")
-                    }
-                }
-            }
+                targets, verb, model: model, into: &results, backend: dicomBackend, connection: conn, logger: logger)
         }
     }
 
     /// The envelope's data: each C-MOVE and the sub-operation totals.
     public static func summary(_ results: [MoveResult]) -> JSONValue {
-        .object([
-            JSONMember("moves", .array(results.map(PXOutput.json))),
-            JSONMember("completed", .integer(results.reduce(0) { $0 + $1.completed })),
-            JSONMember("failed", .integer(results.reduce(0) { $0 + $1.failed })),
-            JSONMember("warning", .integer(results.reduce(0) { $0 + $1.warning })),
-        ])
+        JSONValueEncoder.encode(PXOutput.MoveSummaryOutput(results))
     }
 }
 
@@ -111,24 +95,29 @@ public enum GetCommand {
                 try await targets(dicomBackend, conn, logger),
                 expandPatients: model != .patientRoot || !dicomBackend.retrievesWholePatients,
                 model: model, backend: dicomBackend, connection: conn, logger: logger)
-            let makeRequest = { (t: RetrieveSelection, model: QueryModel) throws(PXError) in
-                try GetRequest(
-                    model: model, patientID: t.patientID, studyInstanceUID: t.studyInstanceUID,
-                    seriesInstanceUID: t.seriesInstanceUID, sopInstanceUIDs: t.sopInstanceUIDs, root: absoluteRoot)
-            }
-            let requests = try targets.map { (t: RetrieveSelection) throws(PXError) in
-                try makeRequest(t, model)
-            }
+            let verb = RetrieveVerb(
+                operation: "C-GET", progress: RetrieveProgressLine(command: "px-get", showsRemaining: false),
+                request: { (t: RetrieveSelection, model: QueryModel) throws(PXError) in
+                    try GetRequest(
+                        model: model, patientID: t.patientID, studyInstanceUID: t.studyInstanceUID,
+                        seriesInstanceUID: t.seriesInstanceUID, sopInstanceUIDs: t.sopInstanceUIDs,
+                        root: absoluteRoot)
+                },
+                send: { session, request, progress throws(PXError) in
+                    try await session.get(request, onProgress: progress)
+                })
             let sessions: any DICOMBackend
             switch dicomBackend.retrieval {
             case .parallel(var web):
+                let requests = try targets.map { (t: RetrieveSelection) throws(PXError) in
+                    try verb.request(t, model)
+                }
                 // WADO-RS: --parallel requests at once, across the targets and the series of a study.
                 web.parallel = parallel ?? DICOMWebBackend.defaultParallel
-                let failure = try await RetrieveLoop.concurrently(into: &results, status: \.status) { progressLine in
+                let format = verb.progress
+                let failure = try await RetrieveLoop.concurrently(into: &results) { progressLine in
                     try await web.get(requests, connection: conn, logger: logger) { request, progress in
-                        progressLine(
-                            "px-get: \(RetrieveLoop.describe(request.level, request.keys)): "
-                                + "completed \(progress.completed), failed \(progress.failed)")
+                        progressLine(format.line(request, progress))
                     }
                 }
                 // A part that is not a complete instance was not placed: the retrieval is incomplete.
@@ -141,64 +130,106 @@ public enum GetCommand {
             case .inSessions(let backend): sessions = backend
             }
             return try await RetrieveLoop.each(
-                targets, into: &results, backend: sessions, connection: conn, logger: logger,
-                operation: "C-GET", status: \.status, incomplete: \.subOperationFailure
-            ) { session, target, progressLine throws(PXError) in
-                try await RetrieveResolution.retrieve(
-                    target, model: model, backend: dicomBackend, connection: conn, logger: logger,
-                    status: \.status, completed: \.completed
-                ) { target, model throws(PXError) in
-                    let request = try makeRequest(target, model)
-                    return try await session.get(request) { progress in
-                        progressLine(
-                            "px-get: \(RetrieveLoop.describe(request.level, request.keys)): "
-                                + "completed \(progress.completed), failed \(progress.failed)")
-                    }
-                }
-            }
+                targets, verb, model: model, into: &results, backend: sessions, connection: conn, logger: logger)
         }
     }
 
     /// The envelope's data: each C-GET with its instances, and the totals.
     public static func summary(_ results: [GetResult]) -> JSONValue {
-        .object([
-            JSONMember("gets", .array(results.map(PXOutput.json))),
-            JSONMember("completed", .integer(results.reduce(0) { $0 + $1.completed })),
-            JSONMember("failed", .integer(results.reduce(0) { $0 + $1.failed })),
-            JSONMember("warning", .integer(results.reduce(0) { $0 + $1.warning })),
-            JSONMember("instances", .integer(results.reduce(0) { $0 + $1.instances.count })),
-        ])
+        JSONValueEncoder.encode(PXOutput.GetSummaryOutput(results))
     }
+}
+
+/// A finished retrieve as the loop px-move and px-get share reads it.
+protocol RetrieveOutcome {
+    /// The final response's status.
+    var status: DIMSEStatus { get }
+    var completed: Int { get }
+    var failed: Int { get }
+    /// The error for failed or warning sub-operations, `nil` when all succeeded.
+    var subOperationFailure: PXError? { get }
+}
+
+extension MoveResult: RetrieveOutcome {}
+extension GetResult: RetrieveOutcome {}
+
+/// A retrieve request as a progress line names it.
+protocol RetrieveRequestKeys {
+    var level: QueryLevel { get }
+    var keys: [(keyword: String, value: String)] { get }
+}
+
+extension MoveRequest: RetrieveRequestKeys {}
+extension GetRequest: RetrieveRequestKeys {}
+
+/// A retrieve's progress line on stderr: `px-get: STUDY 1.2.3: completed 4, failed 0`, with
+/// `, remaining N` (`-` when unknown) for a move.
+struct RetrieveProgressLine: Sendable {
+    /// The command the line names (`px-move`).
+    let command: String
+    /// Whether the line shows the remaining sub-operations.
+    let showsRemaining: Bool
+
+    func line(_ request: some RetrieveRequestKeys, _ progress: MoveProgress) -> String {
+        "\(command): \(RetrieveLoop.describe(request.level, request.keys)): "
+            + "completed \(progress.completed), failed \(progress.failed)"
+            + (showsRemaining ? ", remaining \(progress.remaining.map(String.init) ?? "-")" : "")
+    }
+}
+
+/// What px-move and px-get differ in: the request a target becomes, the session call that runs it, and the
+/// progress line.
+struct RetrieveVerb<Request: RetrieveRequestKeys & Sendable, Result: RetrieveOutcome> {
+    /// The DIMSE operation a failure status is reported for (`C-MOVE`).
+    let operation: String
+    let progress: RetrieveProgressLine
+    /// The request for a target in a model.
+    let request: (RetrieveSelection, QueryModel) throws(PXError) -> Request
+    /// Runs a request on the session.
+    let send:
+        (any RetrieveSession, Request, _ onProgress: @escaping @Sendable (MoveProgress) async -> Void)
+            async throws(PXError) -> Result
 }
 
 /// The loop px-move and px-get share: one retrieve after the other on one ``RetrieveSession`` (one
 /// association on the native backend), a progress line on stderr when it is a terminal, and a stop at the
 /// first that ends with a failure status.
 enum RetrieveLoop {
-    /// Runs `retrieve` for each request, appending its results (one, or a whole patient's studies).
+    /// Retrieves each of `targets` in `model` with `verb` (a whole patient the peer refuses at PATIENT level,
+    /// study by study: ``RetrieveResolution/retrieve(_:model:backend:connection:logger:status:completed:_:)``),
+    /// appending the results. Every target is made into its request first, so that every usage error comes
+    /// before the first retrieve.
     /// - Returns: the failure status that stopped the loop, as ``PXError/dimseFailure(_:operation:)``; else the
-    ///   first result's `incomplete` error (failed or warning sub-operations, as with a final 0xB000): the run
-    ///   is a partial failure, never a success.
+    ///   first result's ``RetrieveOutcome/subOperationFailure`` (failed or warning sub-operations, as with a
+    ///   final 0xB000): the run is a partial failure, never a success.
     static func each<Request, Result>(
-        _ requests: [Request], into results: inout [Result], backend: any DICOMBackend, connection: Connection,
-        logger: Logger, operation: String, status: (Result) -> DIMSEStatus, incomplete: (Result) -> PXError?,
-        _ retrieve: (any RetrieveSession, Request, _ progressLine: @escaping @Sendable (String) -> Void)
-            async throws(PXError) -> [Result]
+        _ targets: [RetrieveSelection], _ verb: RetrieveVerb<Request, Result>, model: QueryModel,
+        into results: inout [Result], backend: any DICOMBackend, connection: Connection, logger: Logger
     ) async throws(PXError) -> PXError? {
+        for target in targets { _ = try verb.request(target, model) }
         let (showProgress, progressLine) = progress()
         var done: [Result] = []
         defer { results += done }
         return try await backend.withRetrieveSession(connection: connection, logger: logger) {
             session throws(PXError) in
-            for request in requests {
-                let out = try await retrieve(session, request, progressLine)
+            for target in targets {
+                let out = try await RetrieveResolution.retrieve(
+                    target, model: model, backend: backend, connection: connection, logger: logger,
+                    status: \.status, completed: \.completed
+                ) { target, model throws(PXError) in
+                    let request = try verb.request(target, model)
+                    let format = verb.progress
+                    return try await verb.send(session, request) { progress in
+                        progressLine(format.line(request, progress))
+                    }
+                }
                 if showProgress { CommandOutput.writeStandardError("\n") }
                 done += out
-                if let failed = out.lazy.map(status).first(where: \.isFailure) {
-                    return .dimseFailure(failed, operation: operation)
+                if let failed = out.lazy.map(\.status).first(where: \.isFailure) {
+                    return .dimseFailure(failed, operation: verb.operation)
                 }
             }
-            return done.lazy.compactMap(incomplete).first
+            return done.lazy.compactMap(\.subOperationFailure).first
         }
     }
 
@@ -215,14 +246,14 @@ enum RetrieveLoop {
 
     /// Runs `retrieve` once, which retrieves every request side by side, and appends its results.
     /// - Returns: the first failure status, as ``PXError/dimseFailure(_:operation:)``.
-    static func concurrently<Result>(
-        into results: inout [Result], status: (Result) -> DIMSEStatus,
+    static func concurrently<Result: RetrieveOutcome>(
+        into results: inout [Result],
         _ retrieve: (_ progressLine: @escaping @Sendable (String) -> Void) async throws -> [Result]
     ) async throws -> PXError? {
         let (showProgress, progressLine) = progress()
         results += try await retrieve(progressLine)
         if showProgress { CommandOutput.writeStandardError("\n") }
-        if let failed = results.map(status).first(where: \.isFailure) {
+        if let failed = results.map(\.status).first(where: \.isFailure) {
             return .dimseFailure(failed, operation: "C-GET")
         }
         return nil

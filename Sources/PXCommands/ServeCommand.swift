@@ -98,14 +98,7 @@ public enum ServeCommand {
             let layout = try serve.storageLayout()
             let place = try FolderPlace(root: absolutePath(serve.place), layout: layout, logger: logger)
             let report = try await place.refresh()
-            output.write(
-                .object([
-                    JSONMember("event", .string("indexed")), JSONMember("root", .string(place.root)),
-                    JSONMember("added", .integer(report.added)), JSONMember("updated", .integer(report.updated)),
-                    JSONMember("removed", .integer(report.removed)),
-                    JSONMember("unreadable", .integer(report.unreadable)),
-                    JSONMember("instances", .integer(report.instances)),
-                ]), pretty: false)
+            output.write(JSONValueEncoder.encode(IndexedEvent(root: place.root, report: report)), pretty: false)
             let configuration = try serve.configuration(layout: layout)
             let provider = FolderPlaceProvider(
                 place: place, moveDestinations: try serve.destinations(config: try PXConfig.load()))
@@ -160,5 +153,26 @@ struct ServeService: Service {
         } catch is CancellationError {
             // The graceful shutdown we asked for: a normal end.
         }
+    }
+}
+
+/// px-serve's first event, once the place's index is up to date: `{"event": "indexed", "root", "added",
+/// "updated", "removed", "unreadable", "instances"}`.
+struct IndexedEvent: Encodable {
+    let event = "indexed"
+    var root: String
+    var added: Int
+    var updated: Int
+    var removed: Int
+    var unreadable: Int
+    var instances: Int
+
+    init(root: String, report: FolderPlace.RefreshReport) {
+        self.root = root
+        added = report.added
+        updated = report.updated
+        removed = report.removed
+        unreadable = report.unreadable
+        instances = report.instances
     }
 }

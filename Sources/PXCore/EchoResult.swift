@@ -62,18 +62,53 @@ public enum Verification: Hashable, Sendable {
 }
 
 extension PXOutput {
-    /// px-echo's data for a DICOMweb service: what was checked, never a DIMSE status.
+    /// px-echo's data for a DIMSE node: `{"host", "port", "calledAETitle", "callingAETitle", "dimseStatus"}`.
+    public struct EchoOutput: Encodable {
+        public var host: String
+        public var port: Int
+        public var calledAETitle: String
+        public var callingAETitle: String
+        public var dimseStatus: StatusOutput
+
+        public init(_ result: EchoResult) {
+            host = result.node.host
+            port = result.node.port
+            calledAETitle = result.node.calledAETitle
+            callingAETitle = result.callingAETitle
+            dimseStatus = StatusOutput(result.status)
+        }
+    }
+
+    /// px-echo's data for a DICOMweb service, what was checked and never a DIMSE status: `{"checked", "url",
+    /// "host", "port", "request", "httpStatus", "contentType", "matches"}`.
+    public struct WebVerificationOutput: Encodable {
+        public var checked: String
+        public var url: String
+        public var host: String
+        public var port: Int
+        public var request: String
+        public var httpStatus: Int
+        public var contentType: Nullable<String>
+        public var matches: Int
+
+        public init(_ result: WebVerification) {
+            checked = result.checked
+            url = result.url
+            host = result.host
+            port = result.port
+            request = result.request
+            httpStatus = result.httpStatus
+            contentType = Nullable(result.contentType)
+            matches = result.matches
+        }
+    }
+
+    /// px-echo's data (``EchoOutput``).
+    public static func json(_ result: EchoResult) -> JSONValue { JSONValueEncoder.encode(EchoOutput(result)) }
+
+    /// px-echo's data for a DICOMweb service (``WebVerificationOutput``).
     public static func json(_ result: WebVerification) -> JSONValue {
-        .object([
-            JSONMember("checked", .string(result.checked)),
-            JSONMember("url", .string(result.url)),
-            JSONMember("host", .string(result.host)),
-            JSONMember("port", .integer(result.port)),
-            JSONMember("request", .string(result.request)),
-            JSONMember("httpStatus", .integer(result.httpStatus)),
-            JSONMember("contentType", result.contentType.map(JSONValue.string) ?? .null),
-            JSONMember("matches", .integer(result.matches)),
-        ])
+        JSONValueEncoder.encode(WebVerificationOutput(result))
     }
 
     /// px-echo's data: ``json(_:)-(EchoResult)`` for a node, ``json(_:)-(WebVerification)`` for a DICOMweb service.

@@ -75,6 +75,13 @@ public struct JSONStreamWriter: Sendable {
         value(member.value)
     }
 
+    /// Writes the members of the object `value` encodes to (``JSONValueEncoder``) into the open object, in
+    /// their order: a typed value's members around others streamed separately (the envelope around a spooled
+    /// `data`).
+    public mutating func members(of value: some Encodable) {
+        for member in PXOutput.members(of: value) { self.member(member) }
+    }
+
     /// Takes the place of one value the caller writes itself, after taking ``bytes``: the value must be
     /// written as this writer would write it at this place (at ``init(pretty:indent:)``'s `indent` one more
     /// than the number of containers open).

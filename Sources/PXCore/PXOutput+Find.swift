@@ -26,13 +26,17 @@ extension PXOutput {
         public var isPypx: Bool { self == .pypx || self == .pypxClean }
     }
 
+    /// A member pypx adds that is no DICOM attribute, `{"tag": 0, "value": ..., "label": ...}`: the `uid`
+    /// index of an entry, a series' `label`, `command` and `status`.
+    struct PypxSynthetic<Value: Encodable>: Encodable {
+        let tag = 0
+        var value: Value
+        var label: String
+    }
+
     /// pypx's synthetic index entry, `{"tag": 0, "value": N, "label": "uid"}`.
     static func pypxIndex(_ n: Int) -> JSONMember {
-        JSONMember(
-            "uid",
-            .object([
-                JSONMember("tag", .integer(0)), JSONMember("value", .integer(n)), JSONMember("label", .string("uid")),
-            ]))
+        JSONMember("uid", JSONValueEncoder.encode(PypxSynthetic(value: n, label: "uid")))
     }
 
     /// One pypx entry: the index then the data set's `{tag, value, label}` members, strict (pypx's values,
@@ -43,13 +47,31 @@ extension PXOutput {
         return .object(members)
     }
 
+    /// px-find's data in NDJSON, whose lines were written as the responses arrived: `{"count"}`.
+    public struct FindCountOutput: Encodable {
+        public var count: Int
+
+        public init(count: Int) { self.count = count }
+    }
+
+    /// The two-phase query's data in NDJSON: `{"studies", "series"}`, the studies and series written.
+    public struct TwoPhaseCountOutput: Encodable {
+        public var studies: Int
+        public var series: Int
+
+        public init(studies: Int, series: Int) {
+            self.studies = studies
+            self.series = series
+        }
+    }
+
     /// Data for a single-level find: a list of entries in the chosen format.
     public static func findData(_ matches: [DataSet], format: FindFormat) -> JSONValue {
         switch format {
         case .pypx, .pypxClean, .table, .tree, .csv:
             return .array(matches.enumerated().map { pypxEntry($0.element, index: $0.offset, strict: format == .pypx) })
         case .dicomJSON: return .array(matches.map { $0.dicomJSON() })
-        case .ndjson: return .object([JSONMember("count", .integer(matches.count))])
+        case .ndjson: return JSONValueEncoder.encode(FindCountOutput(count: matches.count))
         }
     }
 
@@ -57,7 +79,8 @@ extension PXOutput {
     /// for ndjson (whose lines were written as the responses arrived, none kept) the count.
     public static func findData(_ result: FindResult, format: FindFormat) -> JSONValue {
         format == .ndjson
-            ? .object([JSONMember("count", .integer(result.count))]) : findData(result.matches, format: format)
+            ? JSONValueEncoder.encode(FindCountOutput(count: result.count))
+            : findData(result.matches, format: format)
     }
 
     /// Data for the two-phase query: studies with a nested `series` list (pypx 3.x), or in DICOM JSON
@@ -67,10 +90,8 @@ extension PXOutput {
         case .pypx, .pypxClean, .table, .tree, .csv, .dicomJSON:
             return .array(studies.enumerated().map { index, study in studyEntry(study, index: index, format: format) })
         case .ndjson:
-            return .object([
-                JSONMember("studies", .integer(studies.count)),
-                JSONMember("series", .integer(studies.reduce(0) { $0 + $1.series.count })),
-            ])
+            return JSONValueEncoder.encode(
+                TwoPhaseCountOutput(studies: studies.count, series: studies.reduce(0) { $0 + $1.series.count }))
         }
     }
 
@@ -150,13 +171,9 @@ extension PXOutput {
         return [pypxIndex(index)] + ordered.map(\.element)
     }
 
+    /// A series entry's synthetic member `key` (``PypxSynthetic``).
     static func pypxSynthetic(_ key: String, _ value: String, label: String) -> JSONMember {
-        JSONMember(
-            key,
-            .object([
-                JSONMember("tag", .integer(0)), JSONMember("value", .string(value)),
-                JSONMember("label", .string(label)),
-            ]))
+        JSONMember(key, JSONValueEncoder.encode(PypxSynthetic(value: value, label: label)))
     }
 
     /// An NDJSON line for one response.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DICOMData
 import PXCommandLine
+import PXCore
 
 #if canImport(Glibc)
     import Glibc
@@ -88,21 +89,30 @@ public struct PXDump: ParsableCommand {
                 }
             } catch {
                 failed = true
-                var members = [
-                    JSONMember("status", .string("error")),
-                    JSONMember("file", .string(path)),
-                ]
-                var errorMembers = [
-                    JSONMember("code", .string(error.code.description)),
-                    JSONMember("message", .string(error.description)),
-                ]
-                if let offset = error.offset { errorMembers.append(JSONMember("offset", .integer(offset))) }
-                members.append(JSONMember("error", .object(errorMembers)))
-                JSONValue.object(members).write(into: &out, pretty: false, indent: 0)
+                JSONValueEncoder.encode(DumpFailure(file: path, error: error))
+                    .write(into: &out, pretty: false, indent: 0)
             }
             out.append(0x0A)
             CommandOutput.writeStandardOutput(out)
         }
         if failed { throw ExitCode(1) }
+    }
+}
+
+/// px-dump's line for a file it cannot read: `{"status": "error", "file", "error": {"code", "message",
+/// "offset"}}`, `offset` (where in the file the reading stopped) only when known.
+struct DumpFailure: Encodable {
+    struct Detail: Encodable {
+        var code: String
+        var message: String
+        var offset: Int?
+    }
+    let status = "error"
+    var file: String
+    var error: Detail
+
+    init(file: String, error: DICOMDataError) {
+        self.file = file
+        self.error = Detail(code: error.code.description, message: error.description, offset: error.offset)
     }
 }

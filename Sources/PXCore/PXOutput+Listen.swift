@@ -1,0 +1,160 @@
+import DICOMData
+import PXStorage
+
+extension PXOutput {
+    /// One px-listen event, one NDJSON line: `{"event": "instanceReceived", ...}`, `event` first, then the
+    /// event's members (a value px does not know, `null`).
+    public enum ListenEventOutput: Encodable {
+        case listening(Listening)
+        case associationOpened(AssociationOpened)
+        case associationClosed(AssociationClosed)
+        case instanceReceived(InstanceReceived)
+        case seriesComplete(SeriesComplete)
+        case storeFailed(StoreFailed)
+
+        public init(_ event: ListenEvent) {
+            switch event {
+            case .listening(let port, let aeTitle):
+                self = .listening(Listening(port: port, aeTitle: aeTitle))
+            case .associationOpened(let host, let calling, let called, let association):
+                self = .associationOpened(
+                    AssociationOpened(
+                        peerHost: Nullable(host), callingAETitle: Nullable(calling), calledAETitle: Nullable(called),
+                        association: Nullable(association)))
+            case .associationClosed(let host, let calling, let aborted, let association):
+                self = .associationClosed(
+                    AssociationClosed(
+                        peerHost: Nullable(host), callingAETitle: Nullable(calling), aborted: aborted,
+                        association: Nullable(association)))
+            case .instanceReceived(let instance):
+                self = .instanceReceived(InstanceReceived(instance))
+            case .seriesComplete(let completion):
+                self = .seriesComplete(SeriesComplete(completion))
+            case .storeFailed(let path, let uid, let error):
+                self = .storeFailed(
+                    StoreFailed(path: Nullable(path), sopInstanceUID: Nullable(uid), error: ErrorOutput(error)))
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            switch self {
+            case .listening(let event): try event.encode(to: encoder)
+            case .associationOpened(let event): try event.encode(to: encoder)
+            case .associationClosed(let event): try event.encode(to: encoder)
+            case .instanceReceived(let event): try event.encode(to: encoder)
+            case .seriesComplete(let event): try event.encode(to: encoder)
+            case .storeFailed(let event): try event.encode(to: encoder)
+            }
+        }
+
+        /// `{"event": "listening", "port", "aeTitle"}`: the receiver is ready.
+        public struct Listening: Encodable {
+            public let event = "listening"
+            public var port: Int
+            public var aeTitle: String
+        }
+
+        /// `{"event": "associationOpened", "peerHost", "callingAETitle", "calledAETitle", "association"}`.
+        public struct AssociationOpened: Encodable {
+            public let event = "associationOpened"
+            public var peerHost: Nullable<String>
+            public var callingAETitle: Nullable<String>
+            public var calledAETitle: Nullable<String>
+            public var association: Nullable<UInt64>
+        }
+
+        /// `{"event": "associationClosed", "peerHost", "callingAETitle", "aborted", "association"}`.
+        public struct AssociationClosed: Encodable {
+            public let event = "associationClosed"
+            public var peerHost: Nullable<String>
+            public var callingAETitle: Nullable<String>
+            public var aborted: Bool
+            public var association: Nullable<UInt64>
+        }
+
+        /// `{"event": "instanceReceived", "path", "SOPClassUID", "SOPInstanceUID", "StudyInstanceUID",
+        /// "SeriesInstanceUID", "callingAETitle", "bytes", "transferSyntaxUID", "duplicate", "association"}`.
+        public struct InstanceReceived: Encodable {
+            public let event = "instanceReceived"
+            public var path: String
+            public var sopClassUID: String
+            public var sopInstanceUID: String
+            public var studyInstanceUID: String
+            public var seriesInstanceUID: String
+            public var callingAETitle: Nullable<String>
+            public var bytes: Int
+            public var transferSyntaxUID: String
+            /// What the duplicate policy did, when the instance was already stored.
+            public var duplicate: Nullable<String>
+            public var association: Nullable<UInt64>
+
+            enum CodingKeys: String, CodingKey {
+                case event, path
+                case sopClassUID = "SOPClassUID"
+                case sopInstanceUID = "SOPInstanceUID"
+                case studyInstanceUID = "StudyInstanceUID"
+                case seriesInstanceUID = "SeriesInstanceUID"
+                case callingAETitle, bytes, transferSyntaxUID, duplicate, association
+            }
+
+            public init(_ instance: ReceivedInstance) {
+                path = instance.path
+                sopClassUID = instance.sopClassUID
+                sopInstanceUID = instance.sopInstanceUID
+                studyInstanceUID = instance.studyInstanceUID
+                seriesInstanceUID = instance.seriesInstanceUID
+                callingAETitle = Nullable(instance.callingAETitle)
+                bytes = instance.bytes
+                transferSyntaxUID = instance.transferSyntaxUID
+                duplicate = Nullable(instance.duplicate?.rawValue)
+                association = Nullable(instance.association)
+            }
+        }
+
+        /// `{"event": "seriesComplete", "directory", "SeriesInstanceUID", "StudyInstanceUID", "PatientID",
+        /// "instances", "reason"}`.
+        public struct SeriesComplete: Encodable {
+            public let event = "seriesComplete"
+            public var directory: String
+            public var seriesInstanceUID: String
+            public var studyInstanceUID: String
+            public var patientID: String
+            public var instances: Int
+            public var reason: String
+
+            enum CodingKeys: String, CodingKey {
+                case event, directory
+                case seriesInstanceUID = "SeriesInstanceUID"
+                case studyInstanceUID = "StudyInstanceUID"
+                case patientID = "PatientID"
+                case instances, reason
+            }
+
+            public init(_ completion: SeriesCompletion) {
+                directory = completion.directory
+                seriesInstanceUID = completion.seriesInstanceUID
+                studyInstanceUID = completion.studyInstanceUID
+                patientID = completion.patientID
+                instances = completion.instances
+                reason = completion.reason
+            }
+        }
+
+        /// `{"event": "storeFailed", "path", "SOPInstanceUID", "error"}`.
+        public struct StoreFailed: Encodable {
+            public let event = "storeFailed"
+            public var path: Nullable<String>
+            public var sopInstanceUID: Nullable<String>
+            public var error: ErrorOutput
+
+            enum CodingKeys: String, CodingKey {
+                case event, path
+                case sopInstanceUID = "SOPInstanceUID"
+                case error
+            }
+        }
+    }
+
+    /// One px-listen event (``ListenEventOutput``).
+    public static func json(_ event: ListenEvent) -> JSONValue { JSONValueEncoder.encode(ListenEventOutput(event)) }
+}

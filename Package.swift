@@ -61,6 +61,16 @@ let package = Package(
         // zlib, for Deflated Explicit VR Little Endian (PS3.5 §A.5).
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
 
+        // SQLite 3, for the folder place's index (ROOT/.px/index.sqlite).
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        // A small typed layer over SQLite's C API (connections, statements, transactions, user_version
+        // migrations), without Foundation: the folder index's only database code (docs/architecture.rst).
+        .target(
+            name: "PXSQLite",
+            dependencies: ["CSQLite"],
+            swiftSettings: strictSettings
+        ),
+
         // The DICOM data layer: dictionary, datasets, transfer syntaxes, Part 10 files,
         // character sets and JSON. No network code.
         .target(

@@ -33,7 +33,7 @@ public final class SQLiteDatabase {
         /// The connection is used by one thread at a time (the caller serialises it).
         public static let noMutex = OpenFlags(rawValue: SQLITE_OPEN_NOMUTEX)
         /// The last component of the path must not be a symbolic link.
-        public static let noFollow = OpenFlags(rawValue: 0x0100_0000)
+        public static let noFollow = OpenFlags(rawValue: SQLITE_OPEN_NOFOLLOW)
     }
 
     let handle: OpaquePointer

@@ -52,14 +52,21 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // DICOMweb (PS3.18) over HTTP/1.1 and 2, TLS through swift-nio-ssl.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
-        // The folder place's index (SQLite, WAL) behind px-serve, px-ls and px-sync.
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // The config file (TOML 1.0), decoded into Decodable types.
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         // zlib, for Deflated Explicit VR Little Endian (PS3.5 §A.5).
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        // SQLite 3, for the folder place's index (ROOT/.px/index.sqlite).
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        // A small typed layer over SQLite's C API (connections, statements, transactions, user_version
+        // migrations), without Foundation: the folder index's only database code (docs/architecture.rst).
+        .target(
+            name: "PXSQLite",
+            dependencies: ["CSQLite"],
+            swiftSettings: strictSettings
+        ),
 
         // The DICOM data layer: dictionary, datasets, transfer syntaxes, Part 10 files,
         // character sets and JSON. No network code.
@@ -200,7 +207,7 @@ let package = Package(
                 "PXStorage",
                 "DICOMData",
                 "DICOMNetwork",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "PXSQLite",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -429,8 +436,8 @@ let package = Package(
             name: "PXIndexTests",
             dependencies: [
                 "PXIndex", "PXCore", "PXStorage", "DICOMData", "DICOMNetwork", "PXTestSupport",
+                "PXSQLite",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSettings
         ),

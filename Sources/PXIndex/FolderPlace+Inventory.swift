@@ -1,10 +1,8 @@
 import DICOMData
 import DICOMNetwork
-import GRDB
 import Logging
 import PXCore
-
-import struct Foundation.Data
+import PXSQLite
 
 extension FolderPlace {
     // MARK: - PlaceInventory
@@ -19,13 +17,13 @@ extension FolderPlace {
             matching: keys, in: try await self.records(for: keys), uniqueKey: .studyInstanceUID)
         let uids = matched.compactMap { $0.string(.studyInstanceUID) }
         guard !uids.isEmpty else { return [] }
-        let counts = try await self.reading { db in
+        let counts = try await self.reading { db throws(SQLiteError) in
             var counts: [String: (Int, Int)] = [:]
-            let rows = try Row.fetchCursor(
-                db,
-                sql: "SELECT study_uid, series_count, instance_count FROM studies WHERE study_uid IN "
-                    + Self.placeholders(uids.count), arguments: StatementArguments(uids))
-            while let row = try rows.next() { counts[row[0]] = (row[1], row[2]) }
+            let rows = try db.fetchAll(
+                "SELECT study_uid, series_count, instance_count FROM studies WHERE study_uid IN "
+                    + Self.placeholders(uids.count), uids.map { .text($0) }
+            ) { row in (row.string(at: 0) ?? "", row.int(at: 1), row.int(at: 2)) }
+            for (uid, series, instances) in rows { counts[uid] = (series, instances) }
             return counts
         }
         return matched.map { record in
@@ -39,17 +37,17 @@ extension FolderPlace {
     }
 
     public func series(ofStudy studyInstanceUID: String) async throws(PXError) -> [SeriesHolding] {
-        try await self.reading { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT series_uid, modality, series_number, series_description, instance_count
-                    FROM series WHERE study_uid = ? ORDER BY series_uid
-                    """, arguments: [studyInstanceUID]
-            ).map { row in
+        try await self.reading { db throws(SQLiteError) in
+            try db.fetchAll(
+                """
+                SELECT series_uid, modality, series_number, series_description, instance_count
+                FROM series WHERE study_uid = ? ORDER BY series_uid
+                """, [.text(studyInstanceUID)]
+            ) { row in
                 SeriesHolding(
-                    studyInstanceUID: studyInstanceUID, seriesInstanceUID: row[0], modality: row[1],
-                    seriesNumber: row[2], seriesDescription: row[3], instanceCount: row[4])
+                    studyInstanceUID: studyInstanceUID, seriesInstanceUID: row.string(at: 0) ?? "",
+                    modality: row.string(at: 1), seriesNumber: row.string(at: 2),
+                    seriesDescription: row.string(at: 3), instanceCount: row.isNull(at: 4) ? nil : row.int(at: 4))
             }
         }
     }
@@ -57,11 +55,12 @@ extension FolderPlace {
     public func instances(ofStudy studyInstanceUID: String, series seriesInstanceUID: String) async throws(PXError)
         -> Set<String>
     {
-        try await self.reading { db in
+        try await self.reading { db throws(SQLiteError) in
             Set(
-                try String.fetchAll(
-                    db, sql: "SELECT sop_instance FROM instances WHERE study_uid = ? AND series_uid = ?",
-                    arguments: [studyInstanceUID, seriesInstanceUID]))
+                try db.fetchAll(
+                    "SELECT sop_instance FROM instances WHERE study_uid = ? AND series_uid = ?",
+                    [.text(studyInstanceUID), .text(seriesInstanceUID)]
+                ) { row in row.string(at: 0) ?? "" })
         }
     }
 
@@ -88,12 +87,14 @@ extension FolderPlace {
         let root = self.root
         let query = sql
         let values = arguments
-        return try await self.reading { db in
-            try Row.fetchAll(db, sql: query, arguments: StatementArguments(values)).map { row in
-                let path: String = row[0]
+        return try await self.reading { db throws(SQLiteError) in
+            try db.fetchAll(query, values.map { .text($0) }) { row in
+                let path = row.string(at: 0) ?? ""
                 return StorableFile(
-                    path: root + "/" + path, sopClassUID: row[1], sopInstanceUID: row[2], transferSyntaxUID: row[3],
-                    indexed: IndexedFile(root: root, relativePath: path, size: row[4], modified: row[5]))
+                    path: root + "/" + path, sopClassUID: row.string(at: 1) ?? "",
+                    sopInstanceUID: row.string(at: 2) ?? "", transferSyntaxUID: row.string(at: 3) ?? "",
+                    indexed: IndexedFile(
+                        root: root, relativePath: path, size: row.int(at: 4), modified: row.int64(at: 5)))
             }
         }
     }
@@ -142,11 +143,12 @@ extension FolderPlace {
         let root = self.root
         let query = sql
         let values = arguments
-        let rows = try await self.reading { db in
-            try Row.fetchAll(db, sql: query, arguments: StatementArguments(values)).map { row in
+        let rows = try await self.reading { db throws(SQLiteError) in
+            try db.fetchAll(query, values.map { .text($0) }) { row in
                 (
-                    path: row[0] as String, sopClass: row[1] as String, sopInstance: row[2] as String,
-                    syntax: row[3] as String, record: row[4] as Data, size: row[5] as Int, modified: row[6] as Int64
+                    path: row.string(at: 0) ?? "", sopClass: row.string(at: 1) ?? "",
+                    sopInstance: row.string(at: 2) ?? "", syntax: row.string(at: 3) ?? "", record: row.bytes(at: 4),
+                    size: row.int(at: 5), modified: row.int64(at: 6)
                 )
             }
         }
@@ -155,7 +157,7 @@ extension FolderPlace {
         for row in rows {
             let record: DataSet
             do {
-                record = try DataSetReader.read([UInt8](row.record), transferSyntax: .explicitVRLittleEndian).dataSet
+                record = try DataSetReader.read(row.record, transferSyntax: .explicitVRLittleEndian).dataSet
             } catch {
                 self.logger.debug(
                     "index record unreadable", metadata: ["file": "\(root)/\(row.path)", "error": "\(error)"])

@@ -1,23 +1,23 @@
 import DICOMData
 import DICOMNetwork
-import GRDB
 import Logging
 import PXCore
+import PXSQLite
 import PXStorage
-
-import struct Foundation.Data
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
 /// A folder of DICOM files as a place (issue 12): its root, the layout new files are placed in, and an index of
-/// what it holds in `ROOT/.px/index.sqlite` (SQLite in WAL mode, one ``DatabasePool`` per place), so that "what
-/// is already here" costs a query, not a read of every header.
+/// what it holds in `ROOT/.px/index.sqlite` (SQLite in WAL mode, through ``PXSQLite``), so that "what is already
+/// here" costs a query, not a read of every header.
 ///
 /// The index is kept fresh two ways: ``refresh()`` walks the folder and re-reads only the headers of new or
 /// changed files (size or modification time), and ``record(_:)`` adds files px has just placed, so a sync does
-/// not walk again. Both are safe from several tasks at once (SQLite serialises the writers; readers never wait).
+/// not walk again. Both are safe from several tasks at once: each place has one writing connection and one
+/// reading connection, each a ``PXSQLite/SQLiteQueue`` that runs its uses in turn; in WAL mode the reads never
+/// wait for a write, and SQLite serialises the writers of several processes (with a 30 s busy timeout).
 public final class FolderPlace: PlaceInventory, Sendable {
     /// The folder, absolute or as given.
     public let root: String
@@ -25,14 +25,17 @@ public final class FolderPlace: PlaceInventory, Sendable {
     public let layout: StorageLayout
     /// The index file: `ROOT/.px/index.sqlite`.
     public let indexPath: String
-    let database: DatabasePool
+    /// The connection every write goes through (refresh, record), in turn.
+    let writer: SQLiteQueue
+    /// The connection every read goes through (the inventory, the Query/Retrieve provider), in turn.
+    let reader: SQLiteQueue
     let logger: Logger
 
     /// The folder px keeps for itself inside a place (every walker skips it, see ``FolderWalk/isPrivate(_:)``).
     public static let privateFolder = ".px"
-    /// The version of the index's tables before the migrator (PRAGMA user_version); later versions are the
-    /// migrations of ``migrator``, and an index of another version is set aside and rebuilt.
-    static let schemaVersion = 1
+    /// The version of the index's first tables (PRAGMA user_version); later versions are the migrations of
+    /// ``migrations``, and an index of another version is set aside and rebuilt.
+    static let schemaVersion: Int32 = 1
 
     /// Opens (or creates) the index of the place at `root`. A corrupt index, or one of another version, is
     /// renamed aside (`index.sqlite.corrupt-SECONDS`), logged, and a new empty one is made: run ``refresh()``.
@@ -52,8 +55,9 @@ public final class FolderPlace: PlaceInventory, Sendable {
         self.layout = layout
         self.indexPath = folder + "/index.sqlite"
         self.logger = logger
+        let connections: (writer: SQLiteQueue, reader: SQLiteQueue)
         do {
-            self.database = try Self.open(self.indexPath)
+            connections = try Self.open(self.indexPath)
         } catch {
             let aside = self.indexPath + ".corrupt-\(time(nil))"
             logger.warning(
@@ -63,99 +67,113 @@ public final class FolderPlace: PlaceInventory, Sendable {
             unlink(self.indexPath + "-wal")
             unlink(self.indexPath + "-shm")
             do {
-                self.database = try Self.open(self.indexPath)
+                connections = try Self.open(self.indexPath)
             } catch {
                 throw PXError.io("cannot make the index: \(error)", path: self.indexPath)
             }
         }
+        self.writer = connections.writer
+        self.reader = connections.reader
     }
 
-    private static func open(_ path: String) throws -> DatabasePool {
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(30)
-        configuration.prepareDatabase { db in
-            // WAL (the pool's mode) with NORMAL: a commit is durable at the next checkpoint; a crash loses at most
-            // the last commits, which the next refresh() finds again from the files.
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
-        }
-        let pool = try DatabasePool(path: path, configuration: configuration)
-        let migrator = Self.migrator
-        try pool.write { db in
-            // An index of a px that knows later schema versions, or made before the migrator with another
-            // user_version, is not this px's: set aside and rebuilt by the caller.
-            if try migrator.hasBeenSuperseded(db) {
-                throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "index of a later schema")
+    /// Opens the index's two connections, its schema brought to the last version.
+    private static func open(_ path: String) throws(SQLiteError) -> (writer: SQLiteQueue, reader: SQLiteQueue) {
+        let writer = try Self.connect(path)
+        // WAL: readers never wait for the writer (the mode GRDB's DatabasePool set).
+        try writer.execute("PRAGMA journal_mode = WAL")
+        try writer.transaction { db throws(SQLiteError) in
+            // An index a GRDB px made (its migrator's bookkeeping, grdb_migrations) with a migration this px
+            // does not know is a later px's: set aside and rebuilt by the caller.
+            if try db.tableExists("grdb_migrations"),
+                try db.fetchInt("SELECT count(*) FROM grdb_migrations WHERE identifier <> 'v1'") ?? 0 > 0
+            {
+                throw SQLiteError.corrupt("index of a later schema")
             }
-            if try !db.tableExists("grdb_migrations") {
-                let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
-                let tables = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0
-                if version != Self.schemaVersion && tables > 0 {
-                    throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "index version \(version)")
-                }
+            // Tables without a version are not this px's index.
+            let version = try db.userVersion()
+            let tables = try db.fetchInt("SELECT count(*) FROM sqlite_master WHERE name <> 'grdb_migrations'") ?? 0
+            if version == 0 && tables > 0 {
+                throw SQLiteError.corrupt("index version \(version)")
             }
         }
-        try migrator.migrate(pool)
-        return pool
+        // A version past the last migration (a later px's) throws: set aside and rebuilt by the caller.
+        try Self.migrations.migrate(writer)
+        let reader = try Self.connect(path)
+        return (
+            SQLiteQueue(writer, label: "px.index.writer"), SQLiteQueue(reader, label: "px.index.reader")
+        )
     }
 
-    /// The schema versions of the index, in order (GRDB's ``DatabaseMigrator``): a new version is a new
-    /// registered migration, applied once to every existing index when it is opened.
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        // Version 1, the tables of px before the migrator (PRAGMA user_version = 1): an index made then already
-        // holds them and only gains the migrator's bookkeeping.
-        migrator.registerMigration("v1") { db in
+    /// One connection to the index: a locked index is waited for up to 30 s (another px writing it).
+    private static func connect(_ path: String) throws(SQLiteError) -> SQLiteDatabase {
+        let db = try SQLiteDatabase(
+            path: path, flags: [.readWrite, .create, .noMutex], busyTimeoutMilliseconds: 30_000)
+        // WAL with NORMAL: a commit is durable at the next checkpoint; a crash loses at most the last commits,
+        // which the next refresh() finds again from the files.
+        try db.execute("PRAGMA synchronous = NORMAL")
+        return db
+    }
+
+    /// The schema versions of the index, in order, kept in PRAGMA user_version (``PXSQLite/SQLiteMigrations``):
+    /// a new version is a new registered migration, applied once to every existing index when it is opened.
+    /// The versions are those GRDB's migrator kept before: an index GRDB made (user_version 1, its
+    /// `grdb_migrations` table saying "v1") is at version 1 and opens as it is.
+    static var migrations: SQLiteMigrations {
+        var migrations = SQLiteMigrations()
+        // Version 1, the tables of px's first index (PRAGMA user_version = 1): an index made then already
+        // holds them.
+        migrations.register(version: 1) { db throws(SQLiteError) in
             if try !db.tableExists("instances") { try FolderPlace.createSchema(db) }
         }
-        return migrator
+        return migrations
     }
 
     /// One row per file: the keys px-find and px-sync ask about, where the file is, and the header record
     /// (without Pixel Data, Explicit VR Little Endian) that C-FIND matches against.
-    private static func createSchema(_ db: Database) throws {
+    private static func createSchema(_ db: SQLiteDatabase) throws(SQLiteError) {
         try db.execute(
-            sql: """
-                CREATE TABLE instances (
-                    path TEXT PRIMARY KEY NOT NULL,
-                    size INTEGER NOT NULL,
-                    modified INTEGER NOT NULL,
-                    sop_class TEXT NOT NULL,
-                    sop_instance TEXT NOT NULL,
-                    transfer_syntax TEXT NOT NULL,
-                    patient_id TEXT NOT NULL,
-                    patient_name TEXT,
-                    study_uid TEXT NOT NULL,
-                    study_date TEXT,
-                    study_description TEXT,
-                    accession TEXT,
-                    series_uid TEXT NOT NULL,
-                    modality TEXT,
-                    series_number TEXT,
-                    series_description TEXT,
-                    record BLOB NOT NULL
-                );
-                CREATE INDEX instances_by_series ON instances (study_uid, series_uid);
-                CREATE INDEX instances_by_patient ON instances (patient_id);
-                CREATE INDEX instances_by_sop ON instances (sop_instance);
-                CREATE TABLE unreadable (
-                    path TEXT PRIMARY KEY NOT NULL,
-                    size INTEGER NOT NULL,
-                    modified INTEGER NOT NULL,
-                    reason TEXT NOT NULL
-                );
-                CREATE VIEW studies AS
-                    SELECT study_uid, max(patient_id) AS patient_id, max(patient_name) AS patient_name,
-                        max(study_date) AS study_date, max(study_description) AS study_description,
-                        max(accession) AS accession, count(DISTINCT series_uid) AS series_count,
-                        count(DISTINCT sop_instance) AS instance_count
-                    FROM instances GROUP BY study_uid;
-                CREATE VIEW series AS
-                    SELECT study_uid, series_uid, max(modality) AS modality, max(series_number) AS series_number,
-                        max(series_description) AS series_description,
-                        count(DISTINCT sop_instance) AS instance_count
-                    FROM instances GROUP BY study_uid, series_uid;
-                PRAGMA user_version = \(Self.schemaVersion);
-                """)
+            """
+            CREATE TABLE instances (
+                path TEXT PRIMARY KEY NOT NULL,
+                size INTEGER NOT NULL,
+                modified INTEGER NOT NULL,
+                sop_class TEXT NOT NULL,
+                sop_instance TEXT NOT NULL,
+                transfer_syntax TEXT NOT NULL,
+                patient_id TEXT NOT NULL,
+                patient_name TEXT,
+                study_uid TEXT NOT NULL,
+                study_date TEXT,
+                study_description TEXT,
+                accession TEXT,
+                series_uid TEXT NOT NULL,
+                modality TEXT,
+                series_number TEXT,
+                series_description TEXT,
+                record BLOB NOT NULL
+            );
+            CREATE INDEX instances_by_series ON instances (study_uid, series_uid);
+            CREATE INDEX instances_by_patient ON instances (patient_id);
+            CREATE INDEX instances_by_sop ON instances (sop_instance);
+            CREATE TABLE unreadable (
+                path TEXT PRIMARY KEY NOT NULL,
+                size INTEGER NOT NULL,
+                modified INTEGER NOT NULL,
+                reason TEXT NOT NULL
+            );
+            CREATE VIEW studies AS
+                SELECT study_uid, max(patient_id) AS patient_id, max(patient_name) AS patient_name,
+                    max(study_date) AS study_date, max(study_description) AS study_description,
+                    max(accession) AS accession, count(DISTINCT series_uid) AS series_count,
+                    count(DISTINCT sop_instance) AS instance_count
+                FROM instances GROUP BY study_uid;
+            CREATE VIEW series AS
+                SELECT study_uid, series_uid, max(modality) AS modality, max(series_number) AS series_number,
+                    max(series_description) AS series_description,
+                    count(DISTINCT sop_instance) AS instance_count
+                FROM instances GROUP BY study_uid, series_uid;
+            PRAGMA user_version = \(Self.schemaVersion);
+            """)
     }
 
     // MARK: - Keeping the index fresh
@@ -208,15 +226,14 @@ public final class FolderPlace: PlaceInventory, Sendable {
         }
         let known: [String: (size: Int, modified: Int64, readable: Bool)]
         do {
-            known = try await self.database.read { db in
+            known = try await self.reader.run { db throws(SQLiteError) in
                 var known: [String: (size: Int, modified: Int64, readable: Bool)] = [:]
-                let rows = try Row.fetchCursor(
-                    db,
-                    sql:
-                        "SELECT path, size, modified, 1 FROM instances UNION ALL SELECT path, size, modified, 0 FROM unreadable"
-                )
-                while let row = try rows.next() {
-                    known[row[0]] = (row[1], row[2], row[3] as Int == 1)
+                try db.withStatement(
+                    "SELECT path, size, modified, 1 FROM instances UNION ALL SELECT path, size, modified, 0 FROM unreadable"
+                ) { rows throws(SQLiteError) in
+                    while try rows.step() {
+                        known[rows.string(at: 0) ?? ""] = (rows.int(at: 1), rows.int64(at: 2), rows.int(at: 3) == 1)
+                    }
                 }
                 return known
             }
@@ -313,9 +330,11 @@ public final class FolderPlace: PlaceInventory, Sendable {
                 "file dropped from the index", metadata: ["file": "\(self.root)/\(relative)", "reason": "\(error)"])
             let indexPath = self.indexPath
             do {
-                try await self.database.write { db in
-                    try db.execute(sql: "DELETE FROM instances WHERE path = ?", arguments: [relative])
-                    try db.execute(sql: "DELETE FROM unreadable WHERE path = ?", arguments: [relative])
+                try await self.writer.run { db throws(SQLiteError) in
+                    try db.transaction { db throws(SQLiteError) in
+                        try db.execute("DELETE FROM instances WHERE path = ?", [.text(relative)])
+                        try db.execute("DELETE FROM unreadable WHERE path = ?", [.text(relative)])
+                    }
                 }
             } catch {
                 throw PXError.io("cannot write the index: \(error)", path: indexPath)
@@ -354,33 +373,41 @@ public final class FolderPlace: PlaceInventory, Sendable {
     {
         let root = self.root
         do {
-            return try await self.database.write { db in
-                let insert = try db.cachedStatement(
-                    sql: """
+            return try await self.writer.run { db throws(SQLiteError) in
+                try db.transaction { db throws(SQLiteError) in
+                    let insert = try db.prepare(
+                        """
                         INSERT OR REPLACE INTO instances (path, size, modified, sop_class, sop_instance,
                             transfer_syntax, patient_id, patient_name, study_uid, study_date, study_description,
                             accession, series_uid, modality, series_number, series_description, record)
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """)
-                let clear = try db.cachedStatement(sql: "DELETE FROM unreadable WHERE path = ?")
-                for row in rows {
-                    try insert.execute(arguments: row.arguments)
-                    try clear.execute(arguments: [row.path])
+                    defer { insert.finalize() }
+                    let clear = try db.prepare("DELETE FROM unreadable WHERE path = ?")
+                    defer { clear.finalize() }
+                    for row in rows {
+                        try insert.execute(row.arguments)
+                        try clear.execute([.text(row.path)])
+                    }
+                    let bad = try db.prepare(
+                        "INSERT OR REPLACE INTO unreadable (path, size, modified, reason) VALUES (?, ?, ?, ?)")
+                    defer { bad.finalize() }
+                    let dropRow = try db.prepare("DELETE FROM instances WHERE path = ?")
+                    defer { dropRow.finalize() }
+                    for (entry, reason) in unreadable {
+                        try bad.execute([
+                            .text(entry.relativePath), SQLiteValue(entry.size), .integer(entry.modified), .text(reason),
+                        ])
+                        try dropRow.execute([.text(entry.relativePath)])
+                    }
+                    var removed = 0
+                    for path in vanished where FolderWalk.entry(at: root + "/" + path, relativePath: path) == nil {
+                        try dropRow.execute([.text(path)])
+                        removed += db.changes
+                        try clear.execute([.text(path)])
+                    }
+                    return removed
                 }
-                let bad = try db.cachedStatement(
-                    sql: "INSERT OR REPLACE INTO unreadable (path, size, modified, reason) VALUES (?, ?, ?, ?)")
-                let dropRow = try db.cachedStatement(sql: "DELETE FROM instances WHERE path = ?")
-                for (entry, reason) in unreadable {
-                    try bad.execute(arguments: [entry.relativePath, entry.size, entry.modified, reason])
-                    try dropRow.execute(arguments: [entry.relativePath])
-                }
-                var removed = 0
-                for path in vanished where FolderWalk.entry(at: root + "/" + path, relativePath: path) == nil {
-                    try dropRow.execute(arguments: [path])
-                    removed += db.changesCount
-                    try clear.execute(arguments: [path])
-                }
-                return removed
             }
         } catch {
             throw PXError.io("cannot write the index: \(error)", path: self.indexPath)
@@ -388,13 +415,17 @@ public final class FolderPlace: PlaceInventory, Sendable {
     }
 
     private func instanceCount() async throws(PXError) -> Int {
-        try await self.reading { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM instances") ?? 0 }
+        try await self.reading { db throws(SQLiteError) in
+            Int(try db.fetchInt("SELECT count(*) FROM instances") ?? 0)
+        }
     }
 
     /// A read of the index, its errors as ``PXError/io(_:path:)``.
-    func reading<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(PXError) -> T {
+    func reading<T: Sendable>(_ body: @escaping @Sendable (SQLiteDatabase) throws(SQLiteError) -> T)
+        async throws(PXError) -> T
+    {
         do {
-            return try await self.database.read(body)
+            return try await self.reader.run(body)
         } catch {
             throw PXError.io("cannot read the index: \(error)", path: self.indexPath)
         }
@@ -404,7 +435,8 @@ public final class FolderPlace: PlaceInventory, Sendable {
 /// One file's row of the index, from its header.
 struct IndexRow: Sendable {
     var path: String
-    var arguments: StatementArguments
+    /// The values of the `instances` columns, in the order of their INSERT.
+    var arguments: [SQLiteValue]
 
     init(entry: FolderWalk.Entry, header: Part10File) throws(PXError) {
         let dataSet = header.dataSet
@@ -425,11 +457,13 @@ struct IndexRow: Sendable {
         }
         self.path = entry.relativePath
         self.arguments = [
-            entry.relativePath, entry.size, entry.modified, sopClass, sopInstance, header.transferSyntax.uid,
-            dataSet.string(.patientID) ?? "", dataSet.string(.patientName), dataSet.string(.studyInstanceUID) ?? "",
-            dataSet.string(.studyDate), dataSet.string(.studyDescription), dataSet.string(Tag(0x0008, 0x0050)),
-            dataSet.string(.seriesInstanceUID) ?? "", dataSet.string(.modality), dataSet.string(Tag(0x0020, 0x0011)),
-            dataSet.string(.seriesDescription), Data(bytes),
+            .text(entry.relativePath), SQLiteValue(entry.size), .integer(entry.modified), .text(sopClass),
+            .text(sopInstance), .text(header.transferSyntax.uid), .text(dataSet.string(.patientID) ?? ""),
+            SQLiteValue(dataSet.string(.patientName)), .text(dataSet.string(.studyInstanceUID) ?? ""),
+            SQLiteValue(dataSet.string(.studyDate)), SQLiteValue(dataSet.string(.studyDescription)),
+            SQLiteValue(dataSet.string(Tag(0x0008, 0x0050))), .text(dataSet.string(.seriesInstanceUID) ?? ""),
+            SQLiteValue(dataSet.string(.modality)), SQLiteValue(dataSet.string(Tag(0x0020, 0x0011))),
+            SQLiteValue(dataSet.string(.seriesDescription)), .blob(bytes),
         ]
     }
 

@@ -1,8 +1,8 @@
 import DICOMData
 import DICOMNetwork
-import GRDB
 import Logging
 import PXIndex
+import PXSQLite
 import PXTestSupport
 import Testing
 
@@ -11,7 +11,8 @@ import Testing
 #endif
 
 /// A folder place's typed lookups: which files of a study, series or instances (SQL over the index, no
-/// matching), the records px-ls matches, and an index made before the schema migrator.
+/// matching), the records px-ls matches, and indexes earlier px versions made (before GRDB's migrator, and with
+/// it: the files the SQLite layer must keep opening).
 @Suite(.timeLimit(.minutes(2))) struct FolderFilesTests {
     @Test func filesOfAStudySeriesOrInstancesComeFromTheIndex() async throws {
         let root = try FolderIndexTests.temporaryDirectory()
@@ -58,7 +59,7 @@ import Testing
         #expect(study[.pixelData] == nil)
     }
 
-    /// An index px made before the migrator (tables at PRAGMA user_version 1, no migration bookkeeping) is
+    /// An index px made before GRDB's migrator (tables at PRAGMA user_version 1, no migration bookkeeping) is
     /// kept as it is, not set aside and rebuilt; one of an unknown version is set aside.
     @Test func anIndexFromBeforeTheMigratorIsKept() async throws {
         let root = try FolderIndexTests.temporaryDirectory()
@@ -68,9 +69,7 @@ import Testing
             let place = try FolderPlace(root: root, logger: FolderIndexTests.logger)
             _ = try await place.refresh()
         }
-        let queue = try DatabaseQueue(path: root + "/.px/index.sqlite")
-        try await queue.write { db in try db.execute(sql: "DROP TABLE grdb_migrations") }
-        try queue.close()
+        #expect(try SQLiteDatabase(path: root + "/.px/index.sqlite").userVersion() == 1)
 
         let reopened = try FolderPlace(root: root, logger: FolderIndexTests.logger)
         #expect(try await reopened.files(study: "1.2.1").count == 5)
@@ -78,12 +77,38 @@ import Testing
         #expect(report.added == 0 && report.unchanged == 6)
         #expect(!Self.entries(root + "/.px").contains { $0.hasPrefix("index.sqlite.corrupt-") })
 
-        let other = try DatabaseQueue(path: root + "/.px/index.sqlite")
-        try await other.write { db in
-            try db.execute(sql: "DROP TABLE grdb_migrations")
-            try db.execute(sql: "PRAGMA user_version = 7")
+        try SQLiteDatabase(path: root + "/.px/index.sqlite").execute("PRAGMA user_version = 7")
+        let rebuilt = try FolderPlace(root: root, logger: FolderIndexTests.logger)
+        #expect(try await rebuilt.files(study: "1.2.1").isEmpty)
+        #expect(Self.entries(root + "/.px").contains { $0.hasPrefix("index.sqlite.corrupt-") })
+        #expect(try await rebuilt.refresh().added == 6)
+    }
+
+    /// An index the GRDB px wrote (its migrator's `grdb_migrations` table saying "v1", PRAGMA user_version 1)
+    /// opens as it is and keeps its rows; one whose bookkeeping names a migration this px does not know (a later
+    /// px's) is set aside.
+    @Test func anIndexGRDBMadeIsKept() async throws {
+        let root = try FolderIndexTests.temporaryDirectory()
+        defer { _ = system("rm -rf '\(root)'") }
+        try FolderIndexTests.populate(root)
+        do {
+            let place = try FolderPlace(root: root, logger: FolderIndexTests.logger)
+            _ = try await place.refresh()
         }
-        try other.close()
+        // What GRDB's DatabaseMigrator added to px's tables (GRDB 7, DatabaseMigrator.swift).
+        try SQLiteDatabase(path: root + "/.px/index.sqlite").execute(
+            """
+            CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+            INSERT INTO grdb_migrations VALUES ('v1');
+            """)
+
+        let reopened = try FolderPlace(root: root, logger: FolderIndexTests.logger)
+        #expect(try await reopened.files(study: "1.2.1").count == 5)
+        #expect(try await reopened.refresh().unchanged == 6)
+        #expect(!Self.entries(root + "/.px").contains { $0.hasPrefix("index.sqlite.corrupt-") })
+
+        try SQLiteDatabase(path: root + "/.px/index.sqlite").execute(
+            "INSERT INTO grdb_migrations VALUES ('v2')")
         let rebuilt = try FolderPlace(root: root, logger: FolderIndexTests.logger)
         #expect(try await rebuilt.files(study: "1.2.1").isEmpty)
         #expect(Self.entries(root + "/.px").contains { $0.hasPrefix("index.sqlite.corrupt-") })

@@ -8,11 +8,13 @@ import Testing
 @Suite("DICOMServer robustness", .serialized, .timeLimit(.minutes(10)))
 struct ServerRobustnessTests {
     /// Sends `payload` (hex) and prints what comes back (hex) until the server closes, and the elapsed seconds.
+    /// Each read waits up to 30 s: the server runs in the test process, and while every suite starts at once on
+    /// 2 cores its tasks waited over 10 s for a thread once (the reply, not its latency, is what is asserted).
     static func exchange(port: Int, payloadHex: String) async throws -> (reply: String, seconds: Double) {
         let script = """
             import socket, sys, time
             s = socket.create_connection(("127.0.0.1", \(port)))
-            s.settimeout(10)
+            s.settimeout(30)
             t = time.time()
             s.sendall(bytes.fromhex("\(payloadHex)"))
             data = b""

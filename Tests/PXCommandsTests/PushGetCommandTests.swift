@@ -28,7 +28,7 @@ import Testing
         try #require(corpus.exitCode == 0, "make-qr-corpus.py failed: \(corpus.stderr)")
     }
 
-    /// Waits until the peer answers C-ECHO; fails the test when it did not within 10 s.
+    /// Waits until the peer answers C-ECHO; fails the test when it did not within 30 s.
     static func waitForEcho(port: Int, aeTitle: String) async throws {
         let answered = try await TestSupport.waitForEcho(port: port, aeTitle: aeTitle)
         #expect(answered, "the peer on port \(port) did not answer C-ECHO")

@@ -436,9 +436,10 @@ extension TestSupport {
     }
 
     /// Waits until a DICOM peer on 127.0.0.1:`port` answers DCMTK's echoscu with `aeTitle` called; false
-    /// when it did not within `seconds`.
+    /// when it did not within `seconds` (30 by default: Orthanc took over 10 s to answer once while every suite
+    /// started at once on 2 cores; a peer that is up answers at once).
     /// `extra`: more echoscu options (`+tls ...` for a TLS peer).
-    public static func waitForEcho(port: Int, aeTitle: String, seconds: Double = 10, extra: [String] = []) async throws
+    public static func waitForEcho(port: Int, aeTitle: String, seconds: Double = 30, extra: [String] = []) async throws
         -> Bool
     {
         try await poll(seconds: seconds) {

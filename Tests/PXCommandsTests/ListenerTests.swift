@@ -209,7 +209,9 @@ import Testing
             #expect(
                 await listener.waitFor(seconds: 15) {
                     $0.filter { $0["event"]?.stringValue == "associationClosed" }.count > closedBefore
-                })
+                },
+                "\(name): closes before the signal \(closedBefore), events \(listener.events()), stderr: \(listener.stderr().suffix(3000))"
+            )
             let elapsed = ContinuousClock.now - started
             if signal == SIGSTOP {
                 #expect(elapsed >= .milliseconds(1500), "closed before the DIMSE timeout: \(elapsed)")

@@ -3,6 +3,10 @@ import Foundation
 import PXTestSupport
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// px-listen as a long-running receiver (issue 5), against real senders (storescu, pynetdicom) on
 /// loopback: received data equals sent data, hostile values stay inside the root, a full disk is a
 /// failure status and nothing partial, silent and aborting senders, 16 parallel senders, SIGTERM,
@@ -178,6 +182,35 @@ import Testing
         await listener.stop()
     }
 
+    /// Sends `signal` to `sender` as soon as it has written `bytes` (`wchar` in /proc/PID/io, socket writes
+    /// included), polled every millisecond on a thread outside the cooperative pool; false when `seconds` pass
+    /// or the sender exits first.
+    static func signal(_ sender: PeerProcess, _ signal: Int32, afterWriting bytes: Int, seconds: Double) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let watcher = Thread {
+                let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+                while ContinuousClock.now < deadline {
+                    let pid = sender.processIdentifier
+                    if pid == nil && !sender.isRunning { break }
+                    if let pid,
+                        let io = FileManager.default.contents(atPath: "/proc/\(pid)/io"),
+                        let line = String(decoding: io, as: UTF8.self).split(separator: "\n").first(where: {
+                            $0.hasPrefix("wchar:")
+                        }),
+                        let written = Int(line.dropFirst("wchar:".count).trimmingCharacters(in: .whitespaces)),
+                        written >= bytes
+                    {
+                        continuation.resume(returning: Glibc.kill(pid, signal) == 0)
+                        return
+                    }
+                    usleep(1000)
+                }
+                continuation.resume(returning: false)
+            }
+            watcher.start()
+        }
+    }
+
     /// A sender that stops mid-instance is closed after the DIMSE timeout; one that dies mid-instance is
     /// closed at once. Neither leaves a file at a final name.
     @Test(arguments: backends) func silentAndAbortingSenders(backend: String) async throws {
@@ -190,22 +223,20 @@ import Testing
             backend: backend, root: root, work: work, extra: ["--dimse-timeout", "2"])
         for (name, signal) in [("silent", SIGSTOP), ("abort", SIGKILL)] {
             let openedBefore = listener.events("associationOpened").count
+            // Every earlier association was reported closed before this round: counted before the sender starts.
+            let closedBefore = listener.events("associationClosed").count
             let sender = try Self.startStorescu(listener.port, corpus, log: work + "/storescu-\(name).log")
             defer { sender.kill() }
-            // Freeze or kill the sender 150 ms into the association, well inside the 512 MiB instance
-            // (storescp keeps the data set in memory, so there is no file to watch).
+            // Frozen or killed once storescu has written 8 MiB, well inside the 512 MiB instance, watched from a
+            // thread of its own: the listener's events lag the association under load, and loopback moves the
+            // whole instance in a few hundred ms, so a delay after the event was sometimes after the release.
+            let midInstance = await Self.signal(sender, signal, afterWriting: 8 << 20, seconds: 60)
+            #expect(midInstance, "\(name): storescu never wrote 8 MiB")
+            let started = ContinuousClock.now
             #expect(
                 await listener.waitFor(seconds: 10) {
                     $0.filter { $0["event"]?.stringValue == "associationOpened" }.count > openedBefore
                 })
-            // Counted before the signal, while the sender's association is the only one open (earlier ones were
-            // reported closed before it opened): the close of an aborted association is reported within
-            // milliseconds of the kill (storescp logs "Association Aborted" at once), so a count taken after the
-            // kill could already include the close it is meant to wait for.
-            let closedBefore = listener.events("associationClosed").count
-            try await Task.sleep(for: .milliseconds(150))
-            let started = ContinuousClock.now
-            sender.send(signal: signal)
             #expect(
                 await listener.waitFor(seconds: 15) {
                     $0.filter { $0["event"]?.stringValue == "associationClosed" }.count > closedBefore

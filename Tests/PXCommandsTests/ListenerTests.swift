@@ -3,10 +3,6 @@ import Foundation
 import PXTestSupport
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// px-listen as a long-running receiver (issue 5), against real senders (storescu, pynetdicom) on
 /// loopback: received data equals sent data, hostile values stay inside the root, a full disk is a
 /// failure status and nothing partial, silent and aborting senders, 16 parallel senders, SIGTERM,
@@ -182,33 +178,14 @@ import Testing
         await listener.stop()
     }
 
-    /// Sends `signal` to `sender` as soon as it has written `bytes` (`wchar` in /proc/PID/io, socket writes
-    /// included), polled every millisecond on a thread outside the cooperative pool; false when `seconds` pass
-    /// or the sender exits first.
-    static func signal(_ sender: PeerProcess, _ signal: Int32, afterWriting bytes: Int, seconds: Double) async -> Bool {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let watcher = Thread {
-                let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-                while ContinuousClock.now < deadline {
-                    let pid = sender.processIdentifier
-                    if pid == nil && !sender.isRunning { break }
-                    if let pid,
-                        let io = FileManager.default.contents(atPath: "/proc/\(pid)/io"),
-                        let line = String(decoding: io, as: UTF8.self).split(separator: "\n").first(where: {
-                            $0.hasPrefix("wchar:")
-                        }),
-                        let written = Int(line.dropFirst("wchar:".count).trimmingCharacters(in: .whitespaces)),
-                        written >= bytes
-                    {
-                        continuation.resume(returning: Glibc.kill(pid, signal) == 0)
-                        return
-                    }
-                    usleep(1000)
-                }
-                continuation.resume(returning: false)
-            }
-            watcher.start()
-        }
+    /// Bytes the process has written (`wchar` in /proc/PID/io, socket writes included), nil when unreadable.
+    static func bytesWritten(by pid: pid_t) -> Int? {
+        guard let io = FileManager.default.contents(atPath: "/proc/\(pid)/io"),
+            let line = String(decoding: io, as: UTF8.self).split(separator: "\n").first(where: {
+                $0.hasPrefix("wchar:")
+            })
+        else { return nil }
+        return Int(line.dropFirst("wchar:".count).trimmingCharacters(in: .whitespaces))
     }
 
     /// A sender that stops mid-instance is closed after the DIMSE timeout; one that dies mid-instance is
@@ -230,7 +207,9 @@ import Testing
             // Frozen or killed once storescu has written 8 MiB, well inside the 512 MiB instance, watched from a
             // thread of its own: the listener's events lag the association under load, and loopback moves the
             // whole instance in a few hundred ms, so a delay after the event was sometimes after the release.
-            let midInstance = await Self.signal(sender, signal, afterWriting: 8 << 20, seconds: 60)
+            let midInstance = await sender.send(signal: signal, within: 60) {
+                (Self.bytesWritten(by: $0) ?? 0) >= 8 << 20
+            }
             #expect(midInstance, "\(name): storescu never wrote 8 MiB")
             let started = ContinuousClock.now
             #expect(

@@ -234,10 +234,10 @@ struct ZipPlaceTests {
             defer { writer.kill() }
             let folder = dir + "/zips/P1-Doe_Jane"
             // Frozen (SIGSTOP) the moment its temporary archive holds 2 MB, then killed: mid-write whatever the
-            // load. The watch runs on a thread of its own, every 2 ms: the cooperative pool can be starved for
+            // load. The watch runs on a thread of its own (``PeerProcess/send(signal:within:when:)``): the cooperative pool can be starved for
             // seconds beside the whole suite on 2 cores, and a 64 MB deflate then finished before a pool task
             // looked (CI, stop 26: exit 0 instead of SIGKILL).
-            let started = await Self.freeze(writer, seconds: 60) {
+            let started = await writer.send(signal: SIGSTOP, within: 60) { _ in
                 let partial = (try? FileManager.default.contentsOfDirectory(atPath: folder))?.first {
                     $0.contains(".partial-")
                 }
@@ -262,29 +262,6 @@ struct ZipPlaceTests {
             let rerun = try place.archive(study: "1.2.3", files: [small, big], fsync: false)
             #expect(rerun.added == 1 && rerun.instances == 2 && rerun.replaced)
             #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["1.2.3.zip"])
-        }
-    }
-
-    /// Stops `child` with SIGSTOP as soon as `condition` holds, polled every 2 ms on a thread outside the
-    /// cooperative pool; false when `seconds` pass or the child exits first.
-    static func freeze(_ child: PeerProcess, seconds: Double, when condition: @escaping @Sendable () -> Bool) async
-        -> Bool
-    {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let watcher = Thread {
-                let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-                while ContinuousClock.now < deadline {
-                    let pid = child.processIdentifier
-                    if pid == nil && !child.isRunning { break }
-                    if let pid, condition() {
-                        continuation.resume(returning: Glibc.kill(pid, SIGSTOP) == 0)
-                        return
-                    }
-                    usleep(2000)
-                }
-                continuation.resume(returning: false)
-            }
-            watcher.start()
         }
     }
 }

@@ -395,6 +395,31 @@ public final class PeerProcess: Sendable {
     public func kill() {
         self.send(signal: SIGKILL)
     }
+
+    /// Sends `signal` to the child the moment `condition` (given its PID) holds, polled every millisecond on a
+    /// thread of its own: the cooperative pool, which a whole test run on 2 cores can starve for seconds, would
+    /// look too late to catch a child mid-way through something. False when `seconds` pass or the child exits
+    /// first.
+    public func send(
+        signal: Int32, within seconds: Double, when condition: @escaping @Sendable (pid_t) -> Bool
+    ) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let watcher = Thread {
+                let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+                while ContinuousClock.now < deadline {
+                    let pid = self.processIdentifier
+                    if pid == nil && !self.isRunning { break }
+                    if let pid, condition(pid) {
+                        continuation.resume(returning: Glibc.kill(pid, signal) == 0)
+                        return
+                    }
+                    usleep(1000)
+                }
+                continuation.resume(returning: false)
+            }
+            watcher.start()
+        }
+    }
 }
 
 extension TestSupport {

@@ -7,7 +7,7 @@
 # DefaultEncoding Utf8, DicomAlwaysAllow{Echo,Store,Find,Move,Get}, DicomAssociationCloseDelay 0,
 # HTTP restricted to localhost without authentication), starts `Orthanc WORKDIR/orthanc.json`
 # with TCP_NODELAY=1, appends its log to WORKDIR/orthanc.log, waits (max ~30 s) until
-# GET http://127.0.0.1:HTTP_PORT/system answers, writes the PID to WORKDIR/orthanc.pid and
+# GET http://127.0.0.1:HTTP_PORT/system answers and DICOM_PORT accepts a connection, writes the PID to WORKDIR/orthanc.pid and
 # "DICOM_PORT HTTP_PORT" to WORKDIR/orthanc.ports, and prints "DICOM_PORT HTTP_PORT" on stdout.
 # Ports that are omitted are picked free on 127.0.0.1. If an Orthanc from an earlier call is
 # still running for WORKDIR (and given ports match), its ports are printed again.
@@ -163,12 +163,17 @@ pid=$!
 echo "$pid" >"$pidfile"
 echo "$dicom_port $http_port" >"$portsfile"
 
+# Ready when both servers are: the REST API answers and the DICOM port accepts a connection (under load
+# the HTTP server has been up before the DICOM one, and a peer loaded at once was refused).
 answers() {
-    python3 - "$http_port" <<'PY' 2>/dev/null
+    python3 - "$http_port" "$dicom_port" <<'PY' 2>/dev/null
+import socket
 import sys
 import urllib.request
 with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/system", timeout=1) as r:
-    sys.exit(0 if r.status == 200 else 1)
+    if r.status != 200:
+        sys.exit(1)
+socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=1).close()
 PY
 }
 px_wait_for "$pid" 150 answers ||

@@ -67,7 +67,8 @@ struct ClientInteropTests {
 
     @Test("connection refused is a typed error")
     func refused() async throws {
-        let port = try TestSupport.freePort()
+        let (fd, port) = try TestSupport.refusingPort()
+        defer { close(fd) }
         await #expect {
             _ = try await Self.client().echo(DICOMPeer(host: "127.0.0.1", port: port, aeTitle: "NOBODY"))
         } throws: { ($0 as? DICOMNetworkError)?.code == .connectionRefused }

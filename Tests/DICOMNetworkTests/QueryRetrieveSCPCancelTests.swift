@@ -198,7 +198,7 @@ extension QueryRetrieveSCPCancelTests {
                 group.addTask { try await server.run() }
                 defer { group.cancelAll() }
                 let client = DICOMClient(
-                    configuration: .init(callingAETitle: "PXSCU", dimseTimeout: .seconds(5)),
+                    configuration: .init(callingAETitle: "PXSCU", dimseTimeout: .seconds(30)),
                     logger: TestSupport.logger("px.test.client"))
                 let peer = DICOMPeer(host: "127.0.0.1", port: server.localPort, aeTitle: "PXQR")
                 let started = ContinuousClock.now
@@ -222,7 +222,8 @@ extension QueryRetrieveSCPCancelTests {
                 #expect(find == .cannotUnderstand)
                 #expect(get == .outOfResourcesNumberOfMatches)
                 #expect(move == .moveDestinationUnknown)
-                #expect(ContinuousClock.now - started < .seconds(4))
+                // Statuses, not a wait on the 30 s DIMSE timeout; the margin is for 2 cores shared with every suite.
+                #expect(ContinuousClock.now - started < .seconds(20))
             }
         }
     }

@@ -411,7 +411,8 @@ struct QueryRetrieveSCPTests {
                     "\(result.output)")
                 #expect(result.output.contains("FailedSOPInstanceUIDList"), "\(result.output)")
                 #expect(Self.lastCount(result.output, "Failed Suboperations") == 2, "\(result.output)")
-                #expect(ContinuousClock.now - started < .seconds(10))
+                // A refused connection ends at once; the bound only guards against a hang, with room for load.
+                #expect(ContinuousClock.now - started < .seconds(30))
             }
         }
     }

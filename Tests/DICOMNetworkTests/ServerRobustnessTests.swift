@@ -51,7 +51,9 @@ struct ServerRobustnessTests {
             try await TestSupport.withServer(directory: dir) { server in
                 let (reply, seconds) = try await Self.exchange(port: server.localPort, payloadHex: "0100fffffff0")
                 #expect(reply.hasPrefix("07000000000400"), "\(reply)")
-                #expect(seconds < 2)
+                // Well below the 30 s default timeouts, so the abort is the cap's and not a timer's; the margin
+                // is for a test process whose threads wait behind every other suite on 2 cores.
+                #expect(seconds < 15, "aborted after \(seconds) s")
             }
         }
     }
@@ -63,7 +65,9 @@ struct ServerRobustnessTests {
                 server in
                 let (reply, seconds) = try await Self.exchange(port: server.localPort, payloadHex: "")
                 #expect(reply.isEmpty)
-                #expect(seconds >= 0.4 && seconds < 3, "closed after \(seconds) s")
+                // Not before the 500 ms timer, and well below the 30 s defaults (so it is this timer that closed
+                // it); the upper margin is for a test process that shares 2 cores with every other suite.
+                #expect(seconds >= 0.4 && seconds < 15, "closed after \(seconds) s")
             }
         }
     }

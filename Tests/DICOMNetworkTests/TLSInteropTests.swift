@@ -234,7 +234,8 @@ struct TLSInteropTests {
                 _ = try await Self.client(tls: Self.clientTLS(c), connectTimeout: .seconds(1)).echo(
                     DICOMPeer(host: "127.0.0.1", port: port, aeTitle: "X"))
             }
-            #expect(ContinuousClock.now - started < .seconds(10))
+            // The error code says which timer ended it; the bound guards against a hang, with room for load.
+            #expect(ContinuousClock.now - started < .seconds(20))
         }
     }
 

@@ -325,7 +325,9 @@ import Testing
     /// The query then runs (and finds the port closed), it is not a usage error.
     @Test(arguments: ["IMAGE", "image", "Series", "PATIENT"])
     func levelInAnyCase(level: String) async throws {
-        let port = String(try TestSupport.freePort())
+        let closed = try TestSupport.refusingPort()
+        defer { close(closed.fd) }
+        let port = String(closed.port)
         let run = try await PeerHarness.run(
             "px-find", ["127.0.0.1:" + port, "--level", level, "--model", "PATIENT", "--backend", "native"])
         #expect(run.exitCode == 1, "\(run.stdout) \(run.stderr)")

@@ -231,7 +231,9 @@ struct DICOMWebCommandTests {
     func errors() async throws {
         let context = try Self.context()
         let root = context.work + "/errors"
-        let closedPort = try TestSupport.freePort()
+        let closed = try TestSupport.refusingPort()
+        defer { close(closed.fd) }
+        let closedPort = closed.port
         let refused = try await PeerHarness.runAsync("px-echo", ["http://127.0.0.1:\(closedPort)/dicom-web"])
         #expect(refused.exitCode == 1, "\(refused.stdout)")
         #expect(refused.json?["status"]?.stringValue == "error")

@@ -144,7 +144,8 @@ import Testing
         let took = Self.seconds(since: start)
         #expect(run.exitCode == 75, "\(run.stdout)")
         #expect(run.json?["error"]?["code"]?.stringValue == "timeout", "\(run.stdout)")
-        #expect(took < 8, "px-get took \(took) s")
+        // The code says the 3 s limit ended it; the endless answer would otherwise never end. Room for load.
+        #expect(took < 20, "px-get took \(took) s")
         #expect(run.peakKiB < Self.budgetKiB, "px-get peaked at \(run.peakKiB) KiB")
         #expect(Self.files(under: root).isEmpty, "\(Self.files(under: root))")
     }

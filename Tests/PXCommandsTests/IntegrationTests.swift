@@ -20,7 +20,9 @@ import Testing
     @Test(arguments: backends) func echoFailureModes(backend: String) async throws {
         guard PeerHarness.requireTools(["echoscu"]) else { return }
         let b = ["--backend", backend]
-        let refused = try await PeerHarness.run("px-echo", ["127.0.0.1:\(try TestSupport.freePort())"] + b)
+        let closed = try TestSupport.refusingPort()
+        defer { close(closed.fd) }
+        let refused = try await PeerHarness.run("px-echo", ["127.0.0.1:\(closed.port)"] + b)
         #expect(refused.exitCode == 1)
         #expect(refused.json?["error"]?["code"]?.stringValue == "connectionRefused")
         #expect(refused.json?["backend"]?.stringValue == backend)
@@ -42,7 +44,9 @@ import Testing
 
     @Test func backendSelection() async throws {
         guard PeerHarness.requireTools(["echoscu"]) else { return }
-        let port = String(try TestSupport.freePort())
+        let closed = try TestSupport.refusingPort()
+        defer { close(closed.fd) }
+        let port = String(closed.port)
         let missing = try await PeerHarness.run(
             "px-echo", ["127.0.0.1:" + port, "--executable", "/nonexistent/echoscu"])
         #expect(missing.exitCode == 69)

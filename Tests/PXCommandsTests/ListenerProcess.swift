@@ -45,6 +45,14 @@ final class ListenerProcess: Sendable {
             let ready = try await TestSupport.waitForEcho(
                 port: reported, aeTitle: "PXLISTEN", seconds: 5, extra: echoExtra)
             guard ready else { throw await fail("px-listen (dcmtk) did not answer C-ECHO") }
+            // The probe's own association is reported from storescp's log, which can lag under load: wait until
+            // it is reported closed, so a test that counts associations does not count the probe's as its own.
+            let settled = await process.waitFor(seconds: 30) {
+                let events = process.events.compactMap { $0["event"]?.stringValue }
+                let opened = events.filter { $0 == "associationOpened" }.count
+                return opened > 0 && events.filter { $0 == "associationClosed" }.count == opened
+            }
+            guard settled else { throw await fail("px-listen (dcmtk) did not report the C-ECHO probe's association closed") }
         }
         return ListenerProcess(process: process, stderrPath: base + ".err", port: reported)
     }

@@ -1,4 +1,5 @@
 import DICOMData
+import Foundation
 import PXCommandLine
 import PXCore
 import PXPlaces
@@ -107,7 +108,8 @@ import Testing
         let badLayout = try await PeerHarness.runAsync(
             "px-sync", ["QR@127.0.0.1:104", work + "/d", "--layout", "{NoSuchKeyword}.dcm"])
         #expect(badLayout.exitCode == 64, "\(badLayout.stdout)")
-        let port = try TestSupport.freePort()
+        let (fd, port) = try TestSupport.refusingPort()
+        defer { close(fd) }
         for backend in ["dcmtk", "native"] {
             let refused = try await PeerHarness.runAsync(
                 "px-sync", ["QR@127.0.0.1:\(port)", work + "/d", "--backend", backend])

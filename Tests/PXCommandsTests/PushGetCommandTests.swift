@@ -188,8 +188,10 @@ import Testing
         var outputs: [String: [JSONValue]] = [:]
         for backend in Self.backends {
             // Nobody listening: connection refused, exit 1, no data.
+            let closed = try TestSupport.refusingPort()
+            defer { close(closed.fd) }
             let refused = try await PeerHarness.runAsync(
-                "px-push", ["127.0.0.1:\(try TestSupport.freePort())", work + "/corpus", "--backend", backend])
+                "px-push", ["127.0.0.1:\(closed.port)", work + "/corpus", "--backend", backend])
             #expect(refused.exitCode == 1)
             #expect(refused.json?["error"]?["code"]?.stringValue == "connectionRefused", "\(refused.stdout)")
             // Only non-DICOM input: nothing to send, each file reported, exit 1.

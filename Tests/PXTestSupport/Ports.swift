@@ -12,6 +12,13 @@ extension TestSupport {
         return port
     }
 
+    /// A port on 127.0.0.1 where a connection is refused for as long as `fd` stays open: the socket is bound
+    /// and not listening, so no other test's peer can take the port meanwhile (a port from ``freePort()`` can
+    /// be picked again and listened on by a peer started beside the test). The caller closes `fd`.
+    public static func refusingPort() throws -> (fd: Int32, port: Int) {
+        try boundSocket(listening: false)
+    }
+
     /// A listening socket on 127.0.0.1 that never answers (for ACSE timeouts); the caller closes `fd`.
     public static func silentListener() throws -> (fd: Int32, port: Int) {
         try boundSocket(listening: true)

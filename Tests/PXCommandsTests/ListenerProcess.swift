@@ -52,7 +52,9 @@ final class ListenerProcess: Sendable {
                 let opened = events.filter { $0 == "associationOpened" }.count
                 return opened > 0 && events.filter { $0 == "associationClosed" }.count == opened
             }
-            guard settled else { throw await fail("px-listen (dcmtk) did not report the C-ECHO probe's association closed") }
+            guard settled else {
+                throw await fail("px-listen (dcmtk) did not report the C-ECHO probe's association closed")
+            }
         }
         return ListenerProcess(process: process, stderrPath: base + ".err", port: reported)
     }

@@ -72,6 +72,12 @@ def associate(ae, args):
             time.sleep(args.delay_acse)
 
         ACSE.send_request = delayed
+    # pynetdicom waits 30 s for a DIMSE answer by default. A test peer shares 2 cores and one disk with every
+    # other suite, and a DCMTK-backend px-listen stalled past 30 s once while another suite wrote a large file:
+    # the tests assert what arrives, not how fast, so the sender waits longer before it aborts.
+    ae.acse_timeout = 60
+    ae.dimse_timeout = 120
+    ae.network_timeout = 180
     assoc = ae.associate(args.host, args.port, ae_title=args.aec, evt_handlers=handlers)
     if assoc.is_established:
         return assoc, "accepted"

@@ -42,10 +42,14 @@ scp_port=$(free_port)
 scp_dir=$(mktemp -d)
 setsid storescp --ignore -aet BENCHSCP "$scp_port" >>"$scp_dir/storescp.log" 2>&1 &
 echo $! >"$scp_dir/storescp.pid"
+# A second storescp as DCMTK ships it: Nagle on, so each answer's PDU body waits for the ACK of its header.
+plain_port=$(free_port)
+env -u TCP_NODELAY setsid storescp --ignore -aet BENCHSCP "$plain_port" >>"$scp_dir/storescp-plain.log" 2>&1 &
+echo $! >"$scp_dir/storescp-plain.pid"
 qr="$work/qr"
 rm -rf "$qr" && mkdir -p "$qr"
 qr_port=$(bash "$root/scripts/dcmqrscp-start.sh" "$qr" | tail -1)
-trap 'bash "$root/scripts/peer-stop.sh" "$scp_dir/storescp.pid"; bash "$root/scripts/peer-stop.sh" "$qr/dcmqrscp.pid"; rm -rf "$scp_dir"' EXIT
+trap 'bash "$root/scripts/peer-stop.sh" "$scp_dir/storescp.pid"; bash "$root/scripts/peer-stop.sh" "$scp_dir/storescp-plain.pid"; bash "$root/scripts/peer-stop.sh" "$qr/dcmqrscp.pid"; rm -rf "$scp_dir"' EXIT
 bash "$root/scripts/dcmqrscp-load.sh" "$qr" "$ct" >/dev/null
 for _ in $(seq 50); do echoscu -aec BENCHSCP 127.0.0.1 "$scp_port" 2>/dev/null && break; sleep 0.1; done
 
@@ -69,6 +73,24 @@ echo "{\"tool\": \"echoscu\", \"median_ms\": $(awk -v u="$echoscu_us" 'BEGIN{pri
 for backend in $backends; do
     px_us=$(median <"$samples/$backend")
     echo "{\"tool\": \"px-echo --backend $backend\", \"median_ms\": $(awk -v u="$px_us" 'BEGIN{printf "%.2f", u/1000}'), \"ratio_to_echoscu\": $(ratio "$px_us" "$echoscu_us")}"
+done
+rm -rf "$samples"
+
+echo "== echo against the storescp without TCP_NODELAY (echoscu without it too, as a user runs it), median of $runs runs"
+samples=$(mktemp -d)
+for _ in $(seq 50); do echoscu -aec BENCHSCP 127.0.0.1 "$plain_port" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq "$runs"); do
+    time_us env -u TCP_NODELAY echoscu -aec BENCHSCP 127.0.0.1 "$plain_port" >>"$samples/echoscu"
+    for backend in $backends; do
+        time_us env -u TCP_NODELAY "$bin/px-echo" --backend "$backend" --aec BENCHSCP "127.0.0.1:$plain_port" \
+            >>"$samples/$backend"
+    done
+done
+echoscu_us=$(median <"$samples/echoscu")
+echo "{\"tool\": \"echoscu (peer without TCP_NODELAY)\", \"median_ms\": $(ms "$echoscu_us")}"
+for backend in $backends; do
+    px_us=$(median <"$samples/$backend")
+    echo "{\"tool\": \"px-echo --backend $backend (peer without TCP_NODELAY)\", \"median_ms\": $(ms "$px_us"), \"ratio_to_echoscu\": $(ratio "$px_us" "$echoscu_us")}"
 done
 rm -rf "$samples"
 

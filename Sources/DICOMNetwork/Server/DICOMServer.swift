@@ -328,6 +328,8 @@ extension ChannelPipeline.SynchronousOperations {
     /// Adds the PDU framing handlers: frame decoder with its caps (PS3.8 §9.3.1), PDU encoder, and optionally
     /// an idle timer that ends the inbound stream with a ``TimeoutSignal``.
     func addPDUHandlers(maximumDataPDULength: UInt32, idleTimeout: TimeAmount?) throws {
+        // At the socket end, below TLS when there is TLS: the ACK concerns the TCP segments.
+        try self.addHandler(QuickAckHandler(), position: .first)
         // Streaming decoder: C-STORE data sets go to disk as their bytes arrive, not once per whole PDU.
         try self.addHandler(
             ByteToMessageHandler(PDUFrameDecoder(maximumDataPDULength: maximumDataPDULength, streamsDataSets: true)))

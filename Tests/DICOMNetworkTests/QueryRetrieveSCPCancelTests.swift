@@ -235,11 +235,13 @@ extension QueryRetrieveSCPCancelTests {
         try await TestSupport.withTemporaryDirectory { dir in
             let received = dir + "/received"
             try FileManager.default.createDirectory(atPath: received, withIntermediateDirectories: true)
-            let slow = SlowStorage(directory: received, delay: .milliseconds(300))
+            let slow = SlowStorage(directory: received, delay: .seconds(1))
             try await TestSupport.withServer(aeTitle: "SLOWSCP", storage: slow, directory: received) { destination in
                 let table = ["SLOWSCP": DICOMPeer(host: "127.0.0.1", port: destination.localPort, aeTitle: "SLOWSCP")]
-                // Six instances at 300 ms: about 1.8 s of silence from the requestor, against a 1 s idle timeout.
-                try await QueryRetrieveSCPTests.withQRServer(destinations: table, idleTimeout: .seconds(1)) {
+                // Six instances at 1 s: about 6 s of silence from the requestor, against a 4 s idle timeout. The
+                // timeout is not shorter: between the C-MOVE's last answer and the C-FIND after it the requestor is
+                // rightly idle, and with 2 cores shared by every suite the in-process client once took over 1 s.
+                try await QueryRetrieveSCPTests.withQRServer(destinations: table, idleTimeout: .seconds(4)) {
                     server, _, corpus in
                     let client = DICOMClient(
                         configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))

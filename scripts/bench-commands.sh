@@ -60,39 +60,37 @@ print(ds.StudyInstanceUID, ds.SeriesInstanceUID)
 PY
 )
 
-echo "== echo: a process per association, median of $runs runs (interleaved, so load hits all alike)"
-samples=$(mktemp -d)
-for _ in $(seq "$runs"); do
-    time_us echoscu -aec BENCHSCP 127.0.0.1 "$scp_port" >>"$samples/echoscu"
-    for backend in $backends; do
-        time_us "$bin/px-echo" --backend "$backend" --aec BENCHSCP "127.0.0.1:$scp_port" >>"$samples/$backend"
+# echo_rows PORT LABEL [ENV-ARGUMENT...]: echoscu and px-echo (each backend) against PORT, interleaved $runs
+# times, run through `env ENV-ARGUMENT...` when given; prints their medians, LABEL after each tool's name, and
+# px's ratio to echoscu.
+echo_rows() {
+    local port=$1 label=$2 samples backend echoscu_us px_us
+    shift 2
+    local run=()
+    [ $# -gt 0 ] && run=(env "$@")
+    samples=$(mktemp -d)
+    for _ in $(seq "$runs"); do
+        time_us "${run[@]}" echoscu -aec BENCHSCP 127.0.0.1 "$port" >>"$samples/echoscu"
+        for backend in $backends; do
+            time_us "${run[@]}" "$bin/px-echo" --backend "$backend" --aec BENCHSCP "127.0.0.1:$port" \
+                >>"$samples/$backend"
+        done
     done
-done
-echoscu_us=$(median <"$samples/echoscu")
-echo "{\"tool\": \"echoscu\", \"median_ms\": $(awk -v u="$echoscu_us" 'BEGIN{printf "%.2f", u/1000}')}"
-for backend in $backends; do
-    px_us=$(median <"$samples/$backend")
-    echo "{\"tool\": \"px-echo --backend $backend\", \"median_ms\": $(awk -v u="$px_us" 'BEGIN{printf "%.2f", u/1000}'), \"ratio_to_echoscu\": $(ratio "$px_us" "$echoscu_us")}"
-done
-rm -rf "$samples"
+    echoscu_us=$(median <"$samples/echoscu")
+    echo "{\"tool\": \"echoscu$label\", \"median_ms\": $(ms "$echoscu_us")}"
+    for backend in $backends; do
+        px_us=$(median <"$samples/$backend")
+        echo "{\"tool\": \"px-echo --backend $backend$label\", \"median_ms\": $(ms "$px_us"), \"ratio_to_echoscu\": $(ratio "$px_us" "$echoscu_us")}"
+    done
+    rm -rf "$samples"
+}
+
+echo "== echo: a process per association, median of $runs runs (interleaved, so load hits all alike)"
+echo_rows "$scp_port" ""
 
 echo "== echo against the storescp without TCP_NODELAY (echoscu without it too, as a user runs it), median of $runs runs"
-samples=$(mktemp -d)
 for _ in $(seq 50); do echoscu -aec BENCHSCP 127.0.0.1 "$plain_port" 2>/dev/null && break; sleep 0.1; done
-for _ in $(seq "$runs"); do
-    time_us env -u TCP_NODELAY echoscu -aec BENCHSCP 127.0.0.1 "$plain_port" >>"$samples/echoscu"
-    for backend in $backends; do
-        time_us env -u TCP_NODELAY "$bin/px-echo" --backend "$backend" --aec BENCHSCP "127.0.0.1:$plain_port" \
-            >>"$samples/$backend"
-    done
-done
-echoscu_us=$(median <"$samples/echoscu")
-echo "{\"tool\": \"echoscu (peer without TCP_NODELAY)\", \"median_ms\": $(ms "$echoscu_us")}"
-for backend in $backends; do
-    px_us=$(median <"$samples/$backend")
-    echo "{\"tool\": \"px-echo --backend $backend (peer without TCP_NODELAY)\", \"median_ms\": $(ms "$px_us"), \"ratio_to_echoscu\": $(ratio "$px_us" "$echoscu_us")}"
-done
-rm -rf "$samples"
+echo_rows "$plain_port" " (peer without TCP_NODELAY)" -u TCP_NODELAY
 
 # findscu -X writes into the same kind of folder px-find's DCMTK backend uses (tmpfs when /dev/shm is
 # there), so the comparison is of the tools, not of the file systems.

@@ -37,6 +37,8 @@ import threading
 try:
     from pynetdicom import AE, ALL_TRANSFER_SYNTAXES, AllStoragePresentationContexts, evt
     from pynetdicom.sop_class import Verification
+
+    from pynetdicom_fixes import keep_awaited_responses
 except ImportError:  # pragma: no cover - environment problem
     sys.stderr.write("pynetdicom-scp.py: pynetdicom not found; run scripts/setup-test-env.sh and "
                      "use .venv/bin/python\n")
@@ -119,6 +121,7 @@ def main(argv):
 def serve_until_stopped(ae, host, port, aet, handlers, name):
     """Runs ae's server until SIGTERM/SIGINT or until the parent process goes away, with the
     "listening" and "stopped" events (shared with pynetdicom-qr-scp.py)."""
+    keep_awaited_responses()  # C-MOVE sub-operations make the server a requestor too
     server = ae.start_server((host, port), block=False, evt_handlers=handlers)
     host, port = server.server_address[:2]
 

@@ -43,6 +43,8 @@ try:
     from pynetdicom import AE, _config, evt
     from pynetdicom.acse import ACSE
     from pynetdicom.sop_class import Verification
+
+    from pynetdicom_fixes import keep_awaited_responses
 except ImportError:  # pragma: no cover - environment problem
     sys.stderr.write("pynetdicom-scu.py: pydicom/pynetdicom not found; run scripts/setup-test-env.sh "
                      "and use .venv/bin/python\n")
@@ -73,8 +75,8 @@ def associate(ae, args):
 
         ACSE.send_request = delayed
     # pynetdicom waits 30 s for a DIMSE answer by default. A test peer shares 2 cores and one disk with every
-    # other suite, and a DCMTK-backend px-listen stalled past 30 s once while another suite wrote a large file:
-    # the tests assert what arrives, not how fast, so the sender waits longer before it aborts.
+    # other suite: the tests assert what arrives, not how fast, so the sender waits longer before it aborts.
+    # (The stalls that first looked like a slow receiver were pynetdicom dropping the answer: pynetdicom_fixes.py.)
     ae.acse_timeout = 60
     ae.dimse_timeout = 120
     ae.network_timeout = 180
@@ -195,6 +197,7 @@ def main(argv):
     if args.transfer_syntax and not args.decode:
         ap.error("--transfer-syntax needs --decode (undecoded data sets keep their own syntax)")
 
+    keep_awaited_responses()
     out, ok = run_echo(args) if args.operation == "echo" else run_store(args)
     sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
     return 0 if ok else 1

@@ -119,3 +119,15 @@ for backend in $backends; do
 done
 rm -rf "$samples"
 rm -rf "$out"
+
+# What the peer and the protocol take, without a process: px's own client library in one process
+# (px-net-bench), one association after another, against the same peers. The rest of each tool's time above is
+# its process: start-up, command line, output.
+echo "== in one process (px-net-bench: no start-up, command line or output), median of $runs associations"
+(cd "$root" && swift build -c release --static-swift-stdlib --product px-net-bench >/dev/null)
+net_bench=$(cd "$root" && swift build -c release --static-swift-stdlib --show-bin-path)/px-net-bench
+echo_ms=$("$net_bench" echo "$runs" 127.0.0.1 "$scp_port" BENCHSCP | sed -n 's/.*median_ms=//p')
+echo "{\"tool\": \"C-ECHO association in process\", \"median_ms\": $(awk -v m="$echo_ms" 'BEGIN{printf "%.2f", m}')}"
+find_line=$("$net_bench" find "$runs" 127.0.0.1 "$qr_port" QRSCP "$study" "$series")
+find_ms=$(echo "$find_line" | sed -n 's/.*median_ms=//p')
+echo "{\"tool\": \"C-FIND association in process\", \"records\": $(echo "$find_line" | sed -n 's/.*matches=\([0-9]*\).*/\1/p'), \"median_ms\": $(awk -v m="$find_ms" 'BEGIN{printf "%.2f", m}')}"

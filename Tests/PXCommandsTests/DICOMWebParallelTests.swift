@@ -14,7 +14,8 @@ extension DICOMWebCommandTests {
             guard FileManager.default.fileExists(atPath: root + "/" + name, isDirectory: &isDirectory),
                 !isDirectory.boolValue
             else { continue }
-            out[name] = try #require(FileManager.default.contents(atPath: root + "/" + name))
+            let bytes = try #require(FileManager.default.contents(atPath: root + "/" + name))
+            out[name] = bytes
         }
         return out
     }

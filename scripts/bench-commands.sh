@@ -127,7 +127,7 @@ echo "== in one process (px-net-bench: no start-up, command line or output), med
 (cd "$root" && swift build -c release --static-swift-stdlib --product px-net-bench >/dev/null)
 net_bench=$(cd "$root" && swift build -c release --static-swift-stdlib --show-bin-path)/px-net-bench
 echo_ms=$("$net_bench" echo "$runs" 127.0.0.1 "$scp_port" BENCHSCP | sed -n 's/.*median_ms=//p')
-echo "{\"tool\": \"C-ECHO association in process\", \"median_ms\": $(awk -v m="$echo_ms" 'BEGIN{printf "%.2f", m}')}"
+echo "{\"tool\": \"C-ECHO association in process\", \"median_ms\": $(printf '%.2f' "$echo_ms")}"
 find_line=$("$net_bench" find "$runs" 127.0.0.1 "$qr_port" QRSCP "$study" "$series")
 find_ms=$(echo "$find_line" | sed -n 's/.*median_ms=//p')
-echo "{\"tool\": \"C-FIND association in process\", \"records\": $(echo "$find_line" | sed -n 's/.*matches=\([0-9]*\).*/\1/p'), \"median_ms\": $(awk -v m="$find_ms" 'BEGIN{printf "%.2f", m}')}"
+echo "{\"tool\": \"C-FIND association in process\", \"records\": $(echo "$find_line" | sed -n 's/.*matches=\([0-9]*\).*/\1/p'), \"median_ms\": $(printf '%.2f' "$find_ms")}"

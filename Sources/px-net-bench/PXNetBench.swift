@@ -61,8 +61,7 @@ struct PXNetBench {
             let start = clock.now
             let results = try await client.store(files: files, to: peer)
             let elapsed = clock.now - start
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            print("push files=\(files.count) ok=\(results.filter(\.succeeded).count) seconds=\(seconds)")
+            print("push files=\(files.count) ok=\(results.filter(\.succeeded).count) seconds=\(Self.seconds(elapsed))")
         default:
             print(
                 "usage: px-net-bench echo N HOST PORT AET | find N HOST PORT AET STUDY SERIES | listen PORT DIR"
@@ -93,10 +92,13 @@ struct PXNetBench {
         for _ in 0..<max(count, 1) {
             let start = clock.now
             try await body()
-            let elapsed = clock.now - start
-            samples.append(
-                Double(elapsed.components.seconds) * 1e3 + Double(elapsed.components.attoseconds) / 1e15)
+            samples.append(Self.seconds(clock.now - start) * 1e3)
         }
         return samples.sorted()[samples.count / 2]
+    }
+
+    /// A duration in seconds.
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

@@ -29,6 +29,19 @@ struct DICOMJSONFuzzRegressionTests {
         #expect(set.string(Tag(0x0008, 0x0016)) == "1.2.840.10008.5.1.4.1.1.7")
     }
 
+    /// fuzz-json (CI's fuzz smoke): (0008,0005) with VR SS and no value was written back as
+    /// `{"vr": "SS", "Value": ["ISO_IR 192"]}`, a string under a number VR, which px's own reader refuses.
+    @Test("a Specific Character Set under a VR other than CS round-trips by its VR")
+    func specificCharacterSetUnderAnotherVR() throws {
+        let text =
+            #"{"00080005": {"vr": "SS"}, "00080008": {"Value": ["ORIGINAL", "PRIMARY", "SINGLE PLANE"], "vr": "CS"}}"#
+        let set = try DataSet(dicomJSONText: text)
+        let rendered = set.dicomJSON()
+        let reread = try DataSet(dicomJSON: rendered)
+        #expect(reread.dicomJSON() == rendered)
+        #expect(rendered.serialized().contains(#""00080005":{"vr":"SS"}"#))
+    }
+
     /// Integer VRs converted a JSON number with `Int(_:)`, which traps on a value no Int can hold: one
     /// hostile number in a DICOM JSON file ended the process.
     @Test(

@@ -29,8 +29,9 @@ extension DataElement {
             // fragment items, without the closing delimiter (as pydicom writes it; dcm2json refuses).
             members.append(JSONMember("InlineBinary", .string(Base64.encode(pixelData.itemStream()))))
         case .bytes(let bytes):
-            if tag == .specificCharacterSet {
-                // The JSON text is Unicode, whatever the file used (dcm2json does the same).
+            if tag == .specificCharacterSet && vr == .CS {
+                // The JSON text is Unicode, whatever the file used (dcm2json does the same). Under any other
+                // VR the element is not a character set (a broken file): it is written by its VR like any other.
                 members.append(JSONMember("Value", .array([.string("ISO_IR 192")])))
                 break
             }

@@ -141,7 +141,10 @@ public struct MultipartParser: Sendable {
                 } else if let at = find(Array("\r\n\r\n".utf8)) {
                     (headerEnd, next) = (at, at + 4)
                 } else {
-                    guard available <= maximumHeaderBytes else {
+                    // Up to three bytes of the blank line (`\r\n\r`) may already be here, so the block is
+                    // known to be too long only past the limit plus three; otherwise how the bytes were cut
+                    // would decide whether a block of exactly the limit passes.
+                    guard available <= maximumHeaderBytes + 3 else {
                         throw PXError.invalidResponse("multipart part headers longer than \(maximumHeaderBytes) bytes")
                     }
                     return

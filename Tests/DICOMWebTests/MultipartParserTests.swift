@@ -111,6 +111,36 @@ struct MultipartParserTests {
         }
     }
 
+    /// fuzz-web: a header block of exactly the limit passed when the body came whole and was refused
+    /// when it came a byte at a time, because the bytes of the blank line after it counted against the limit.
+    @Test("a header block of exactly the limit passes however the body is cut; one byte more fails")
+    func headerLimitWhateverTheCut() throws {
+        for length in [100, 101] {
+            let field = "X-Long: " + String(repeating: "a", count: length - 8)
+            let bytes = Array("--b\r\n\(field)\r\n\r\ncontent\r\n--b--\r\n".utf8)
+            for chunk in [1, 2, 3, 5, bytes.count] {
+                var parser = try MultipartParser(boundary: "b", maximumHeaderBytes: 100)
+                var headers: [(name: String, value: String)] = []
+                let outcome = Result {
+                    for start in stride(from: 0, to: bytes.count, by: chunk) {
+                        try bytes[start..<min(bytes.count, start + chunk)].withUnsafeBytes { raw in
+                            try parser.feed(raw) { event in
+                                if case .partBegin(let fields) = event { headers = fields }
+                            }
+                        }
+                    }
+                    try parser.finish()
+                }
+                if length == 100 {
+                    #expect(throws: Never.self, "chunk \(chunk)") { try outcome.get() }
+                    #expect(headers.first?.value.count == length - 8, "chunk \(chunk)")
+                } else {
+                    #expect(throws: PXError.self, "chunk \(chunk)") { try outcome.get() }
+                }
+            }
+        }
+    }
+
     @Test("boundary from Content-Type, quoted or not; a non-multipart type is an error")
     func boundaryParameter() throws {
         #expect(

@@ -67,8 +67,9 @@ struct ClientInteropTests {
 
     @Test("connection refused is a typed error")
     func refused() async throws {
-        let (fd, port) = try TestSupport.refusingPort()
-        defer { close(fd) }
+        let held = try TestSupport.holdPort()
+        defer { held.release() }
+        let port = held.port
         await #expect {
             _ = try await Self.client().echo(DICOMPeer(host: "127.0.0.1", port: port, aeTitle: "NOBODY"))
         } throws: { ($0 as? DICOMNetworkError)?.code == .connectionRefused }

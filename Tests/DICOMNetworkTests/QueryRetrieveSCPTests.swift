@@ -325,8 +325,13 @@ struct QueryRetrieveSCPTests {
                 Issue.record("cannot remove \(scratch)")
             }
         }
-        let deadPort = try TestSupport.freePort()
-        let selfPort = try TestSupport.freePort()
+        // Held so that no peer started meanwhile listens there: DEADSCP's for the whole test, movescu's own
+        // until the Q/R server (on port 0) listens.
+        let dead = try TestSupport.holdPort()
+        defer { dead.release() }
+        let deadPort = dead.port
+        let movescu = try TestSupport.holdPort()
+        let selfPort = movescu.port
         try await Self.withStorescp(scratch + "/study") { storePort in
             let destinations = [
                 "STORESCP": DICOMPeer(host: "127.0.0.1", port: storePort, aeTitle: "STORESCP"),
@@ -334,6 +339,7 @@ struct QueryRetrieveSCPTests {
                 "MOVESCU": DICOMPeer(host: "127.0.0.1", port: selfPort, aeTitle: "MOVESCU"),
             ]
             try await Self.withQRServer(destinations: destinations) { server, _, corpus in
+                movescu.release()
                 // By study (Patient Root): PAT001's CT study, two instances.
                 let ct = try #require(corpus.first { $0.patientID == "PAT001" && $0.modality == "CT" })
                 var result = try await TestSupport.run(

@@ -325,8 +325,8 @@ import Testing
     /// The query then runs (and finds the port closed), it is not a usage error.
     @Test(arguments: ["IMAGE", "image", "Series", "PATIENT"])
     func levelInAnyCase(level: String) async throws {
-        let closed = try TestSupport.refusingPort()
-        defer { close(closed.fd) }
+        let closed = try TestSupport.holdPort()
+        defer { closed.release() }
         let port = String(closed.port)
         let run = try await PeerHarness.run(
             "px-find", ["127.0.0.1:" + port, "--level", level, "--model", "PATIENT", "--backend", "native"])

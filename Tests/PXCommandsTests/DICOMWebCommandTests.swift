@@ -231,8 +231,8 @@ struct DICOMWebCommandTests {
     func errors() async throws {
         let context = try Self.context()
         let root = context.work + "/errors"
-        let closed = try TestSupport.refusingPort()
-        defer { close(closed.fd) }
+        let closed = try TestSupport.holdPort()
+        defer { closed.release() }
         let closedPort = closed.port
         let refused = try await PeerHarness.runAsync("px-echo", ["http://127.0.0.1:\(closedPort)/dicom-web"])
         #expect(refused.exitCode == 1, "\(refused.stdout)")

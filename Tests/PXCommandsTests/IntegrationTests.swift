@@ -20,8 +20,8 @@ import Testing
     @Test(arguments: backends) func echoFailureModes(backend: String) async throws {
         guard PeerHarness.requireTools(["echoscu"]) else { return }
         let b = ["--backend", backend]
-        let closed = try TestSupport.refusingPort()
-        defer { close(closed.fd) }
+        let closed = try TestSupport.holdPort()
+        defer { closed.release() }
         let refused = try await PeerHarness.run("px-echo", ["127.0.0.1:\(closed.port)"] + b)
         #expect(refused.exitCode == 1)
         #expect(refused.json?["error"]?["code"]?.stringValue == "connectionRefused")
@@ -44,8 +44,8 @@ import Testing
 
     @Test func backendSelection() async throws {
         guard PeerHarness.requireTools(["echoscu"]) else { return }
-        let closed = try TestSupport.refusingPort()
-        defer { close(closed.fd) }
+        let closed = try TestSupport.holdPort()
+        defer { closed.release() }
         let port = String(closed.port)
         let missing = try await PeerHarness.run(
             "px-echo", ["127.0.0.1:" + port, "--executable", "/nonexistent/echoscu"])

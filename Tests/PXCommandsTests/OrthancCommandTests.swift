@@ -283,7 +283,8 @@ struct OrthancCommandPeer: SuiteTrait, TestScoping {
             corpus.series[dataSet.string(.seriesInstanceUID) ?? "", default: []].append(dataSet)
         }
 
-        let listenPort = try TestSupport.freePort()
+        let listen = try TestSupport.holdPort()  // until Orthanc has picked its own two ports
+        let listenPort = listen.port
         let orthanc = work + "/orthanc"
         let environment = [
             "PATH": Self.path,
@@ -295,6 +296,7 @@ struct OrthancCommandPeer: SuiteTrait, TestScoping {
         do {
             let start = try await PeerHarness.runAsync(
                 scripts + "orthanc-start.sh", [orthanc], environment: environment)
+            listen.release()
             guard start.exitCode == 0 else {
                 throw SetupFailed(description: "orthanc-start.sh failed: \(start.stderr)")
             }

@@ -108,8 +108,9 @@ import Testing
         let badLayout = try await PeerHarness.runAsync(
             "px-sync", ["QR@127.0.0.1:104", work + "/d", "--layout", "{NoSuchKeyword}.dcm"])
         #expect(badLayout.exitCode == 64, "\(badLayout.stdout)")
-        let (fd, port) = try TestSupport.refusingPort()
-        defer { close(fd) }
+        let held = try TestSupport.holdPort()
+        defer { held.release() }
+        let port = held.port
         for backend in ["dcmtk", "native"] {
             let refused = try await PeerHarness.runAsync(
                 "px-sync", ["QR@127.0.0.1:\(port)", work + "/d", "--backend", backend])

@@ -188,8 +188,8 @@ import Testing
         var outputs: [String: [JSONValue]] = [:]
         for backend in Self.backends {
             // Nobody listening: connection refused, exit 1, no data.
-            let closed = try TestSupport.refusingPort()
-            defer { close(closed.fd) }
+            let closed = try TestSupport.holdPort()
+            defer { closed.release() }
             let refused = try await PeerHarness.runAsync(
                 "px-push", ["127.0.0.1:\(closed.port)", work + "/corpus", "--backend", backend])
             #expect(refused.exitCode == 1)

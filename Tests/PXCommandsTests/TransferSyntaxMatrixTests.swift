@@ -178,10 +178,12 @@ struct TransferSyntaxMatrixTests {
         } else {
             try FileManager.default.copyItem(atPath: matrix.originals, toPath: place)
         }
-        let receiverPort = try TestSupport.freePort()
+        let receiver = try TestSupport.holdPort()  // until px-serve listens (on port 0)
+        let receiverPort = receiver.port
         let (server, port) = try await ServeCommandTests.start(
             place, work: work,
             extra: ["--move-destination", "\(TransferSyntaxMatrix.receiverAETitle)=127.0.0.1:\(receiverPort)"])
+        receiver.release()
         defer { server.kill() }
         let node = "PXSERVE@127.0.0.1:\(port)"
         let got = work + "/got"
@@ -319,13 +321,15 @@ struct TransferSyntaxMatrix: SuiteTrait, TestScoping {
                 studyInstanceUID: $0["StudyInstanceUID"]?.stringValue ?? "",
                 sopInstanceUID: $0["SOPInstanceUID"]?.stringValue ?? "")
         }
-        let receiverPort = try TestSupport.freePort()
+        let receiver = try TestSupport.holdPort()  // until Orthanc has picked its own two ports
+        let receiverPort = receiver.port
         let orthanc = work + "/orthanc"
         let start = try await PeerHarness.runAsync(
             scripts + "orthanc-start.sh", [orthanc],
             environment: [
                 "PATH": Self.path, "PX_ORTHANC_MODALITIES": "pxsync=\(Self.receiverAETitle)@127.0.0.1:\(receiverPort)",
             ])
+        receiver.release()
         guard start.exitCode == 0 else { throw SetupFailed(description: "orthanc-start.sh failed: \(start.stderr)") }
         do {
             let ports = (start.stdout.split(separator: "\n").last ?? "").split(separator: " ").compactMap { Int($0) }

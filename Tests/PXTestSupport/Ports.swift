@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -12,11 +13,15 @@ extension TestSupport {
         return port
     }
 
-    /// A port on 127.0.0.1 where a connection is refused for as long as `fd` stays open: the socket is bound
-    /// and not listening, so no other test's peer can take the port meanwhile (a port from ``freePort()`` can
-    /// be picked again and listened on by a peer started beside the test). The caller closes `fd`.
-    public static func refusingPort() throws -> (fd: Int32, port: Int) {
-        try boundSocket(listening: false)
+    /// A port on 127.0.0.1 held bound and not listening until ``HeldPort/release()``: meanwhile a connection
+    /// to it is refused, and no bind to port 0, in this process or another, can get it, which a port from
+    /// ``freePort()`` cannot promise. For a port that must stay refused, and for one written into the
+    /// configuration of a peer that picks its own ports as it starts (orthanc-start.sh picks two, px-serve
+    /// listens on port 0): once Orthanc took the very port px-sync's receiver was then to listen on. Release
+    /// the port before anything listens on it.
+    public static func holdPort() throws -> HeldPort {
+        let (fd, port) = try boundSocket(listening: false)
+        return HeldPort(fd: fd, port: port)
     }
 
     /// A listening socket on 127.0.0.1 that never answers (for ACSE timeouts); the caller closes `fd`.
@@ -75,4 +80,25 @@ extension TestSupport {
         }
         return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
+}
+
+/// A port from ``TestSupport/holdPort()``: bound until released (at the latest when the value goes away).
+public final class HeldPort: Sendable {
+    public let port: Int
+    private let fd: Mutex<Int32?>
+
+    init(fd: Int32, port: Int) {
+        self.port = port
+        self.fd = Mutex(fd)
+    }
+
+    /// Frees the port for the peer that is to listen on it; a second call does nothing.
+    public func release() {
+        fd.withLock { fd in
+            if let open = fd { close(open) }
+            fd = nil
+        }
+    }
+
+    deinit { release() }
 }

@@ -83,7 +83,13 @@ def items(data, start):
 
 def serve(server, count, report):
     conn, _ = server.accept()
-    conn.settimeout(60)
+    # This side writes far faster than px-find reads: the whole flood, final response included, sits in the
+    # two sockets' buffers long before px-find gets to it (15 s after the final response was written, 2.2 MB
+    # were still queued here and 0.5 MB unread at px-find's end), and the wait for the A-RELEASE-RQ starts
+    # then. On a loaded 2-core machine a debug px-find took over a minute to drain 20,000
+    # matches, so a 60 s bound here cut it off mid-flood ("timed out"). The bound is the one main() puts on the
+    # child (600 s): it only has to stop a px-find that never answers.
+    conn.settimeout(600)
     try:
         kind, rq = read_pdu(conn)
         assert kind == 0x01, "expected A-ASSOCIATE-RQ"

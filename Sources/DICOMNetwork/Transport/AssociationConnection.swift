@@ -121,22 +121,15 @@ final class AssociationConnection {
             frame = try await self.nextFrame(timeout: timeout, kind: kind)
         } catch let signal as TimeoutSignal {
             self.inboundFinished = true
-            // What is reported is the timeout, even when the connection closed meanwhile and the A-ABORT
-            // cannot be written (a peer that gave up at the same moment): "I/O on closed channel" would hide
-            // why the association ended.
-            do {
-                if self.state == .sta2 || self.state == .sta13 {
-                    try await self.handle(.artimExpired)  // AA-2: ARTIM stopped, transport closed.
-                } else {
-                    // A DIMSE or idle timeout: this side's user gives up (Evt15, AA-1), and closes at once
-                    // rather than waiting out ARTIM in Sta13: the reader is gone, and a peer that answers the
-                    // A-ABORT closes anyway (AA-3).
-                    try await self.handle(.abortRequest(Abort(source: .serviceUser, reason: .reasonNotSpecified)))
-                }
-            } catch {
-                self.logger.debug("the A-ABORT after a timeout was not sent", metadata: ["error": "\(error)"])
+            if self.state == .sta2 || self.state == .sta13 {
+                try await self.handle(.artimExpired)  // AA-2: ARTIM stopped, transport closed.
+            } else {
+                // A DIMSE or idle timeout: this side's user gives up (Evt15, AA-1), and closes at once rather
+                // than waiting out ARTIM in Sta13: the reader is gone, and a peer that answers the A-ABORT
+                // closes anyway (AA-3). ``abort(_:)`` sends the A-ABORT as best it can, so the error is the
+                // timeout even when the peer closed meanwhile.
+                await self.abort()
             }
-            self.close()
             switch signal.kind {
             case .acse: throw DICOMNetworkError.acseTimeout(waitingFor)
             case .dimse: throw DICOMNetworkError.dimseTimeout(waitingFor)

@@ -137,27 +137,37 @@ public struct DICOMClient: Sendable {
             try DICOMTLSContext(configuration, server: false)
         }
         let handshakeTimeout = self.configuration.connectTimeout
-        do {
-            let (connection, tlsState) = try await ClientBootstrap(group: self.eventLoopGroup)
-                .connectTimeout(self.configuration.connectTimeout)
-                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-                .connect(host: peer.host, port: peer.port) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        // TLS below the PDU framing (PS3.15 Annex B.9).
-                        let tlsState = try tls.map {
-                            try channel.pipeline.syncOperations.addTLSHandlers(
-                                $0, serverHostname: peer.host, handshakeTimeout: handshakeTimeout)
-                        }
-                        try channel.pipeline.syncOperations.addPDUHandlers(
-                            maximumDataPDULength: maximumPDULength, idleTimeout: nil)
-                        return (
-                            try NIOAsyncChannel<PDUFrame, PDU>(
-                                wrappingChannelSynchronously: channel,
-                                configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 8))
-                            ), tlsState
-                        )
+        let bootstrap = ClientBootstrap(group: self.eventLoopGroup)
+            .connectTimeout(self.configuration.connectTimeout)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+        let initialize:
+            @Sendable (any Channel) -> EventLoopFuture<(NIOAsyncChannel<PDUFrame, PDU>, TLSConnectionState?)> = {
+                channel in
+                channel.eventLoop.makeCompletedFuture {
+                    // TLS below the PDU framing (PS3.15 Annex B.9).
+                    let tlsState = try tls.map {
+                        try channel.pipeline.syncOperations.addTLSHandlers(
+                            $0, serverHostname: peer.host, handshakeTimeout: handshakeTimeout)
                     }
+                    try channel.pipeline.syncOperations.addPDUHandlers(
+                        maximumDataPDULength: maximumPDULength, idleTimeout: nil)
+                    return (
+                        try NIOAsyncChannel<PDUFrame, PDU>(
+                            wrappingChannelSynchronously: channel,
+                            configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 8))
+                        ), tlsState
+                    )
                 }
+            }
+        do {
+            let (connection, tlsState): (NIOAsyncChannel<PDUFrame, PDU>, TLSConnectionState?)
+            if let address = SocketAddress.literal(peer.host, port: peer.port) {
+                // An IP address needs no resolver: no getaddrinfo handed to another thread, no Happy Eyeballs.
+                (connection, tlsState) = try await bootstrap.connect(to: address, channelInitializer: initialize)
+            } else {
+                (connection, tlsState) = try await bootstrap.connect(
+                    host: peer.host, port: peer.port, channelInitializer: initialize)
+            }
             try await Self.awaitHandshake(tlsState?.handshake, of: connection)
             return (connection, tlsState)
         } catch let error as ChannelError where error == .connectTimeout(self.configuration.connectTimeout) {
@@ -178,6 +188,8 @@ public struct DICOMClient: Sendable {
             throw DICOMNetworkError.connectionFailed(host: peer.host, port: peer.port, error)
         } catch let error as IOError where error.errnoCode == ECONNREFUSED {
             throw DICOMNetworkError.connectionRefused(host: peer.host, port: peer.port)
+        } catch let error as IOError {
+            throw DICOMNetworkError.connectionFailed(host: peer.host, port: peer.port, error)
         } catch let error as SocketAddressError {
             throw DICOMNetworkError.connectionFailed(host: peer.host, port: peer.port, error)
         } catch let error as ChannelError {

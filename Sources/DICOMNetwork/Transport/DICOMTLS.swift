@@ -193,12 +193,7 @@ extension ChannelPipeline.SynchronousOperations {
     /// Whether `host` is an IPv4 or IPv6 address literal (checked against the certificate's IP
     /// subjectAltName by swift-nio-ssl, and never sent as SNI, RFC 6066 §3).
     static func isIPAddress(_ host: String) -> Bool {
-        do {
-            _ = try SocketAddress(ipAddress: host, port: 0)
-            return true
-        } catch {
-            return false
-        }
+        SocketAddress.literal(host, port: 0) != nil
     }
 }
 

@@ -23,10 +23,12 @@ stamp:
 
 # The one binary `make install` installs (static Swift stdlib: nothing else to install with it). Only the
 # products installed are built: a whole-package build would also compile the test support targets.
-# Linked position-dependent (-no-pie): a PIE of this size makes the loader apply about 88,000 relative
-# relocations at every start, copying the pages they touch (docs/benchmarks.rst, "Start-up").
+# Linked position-dependent (-no-pie) unless PIE=1: as a PIE, the loader applies about 88,000 relative
+# relocations at every start and copies the pages they touch (about 1.2 ms of each command's start-up,
+# docs/benchmarks.rst). PIE=1 keeps address randomization of px's own image, for hosts that require it.
+PIE ?= 0
 release: stamp
-	$(SWIFT) build -c release --static-swift-stdlib --product px -Xlinker -no-pie
+	$(SWIFT) build -c release --static-swift-stdlib --product px $(if $(filter 1,$(PIE)),,-Xlinker -no-pie)
 
 # The multi-call `px` (stripped) into $(PREFIX)/bin, the ten commands as links to it (`px-echo ARGS` is
 # `px echo ARGS`), and their bash, zsh and fish completions (swift-argument-parser writes them) into

@@ -44,8 +44,9 @@ entry, and the DCMTK tag becomes the mask's representative tag. Entries known on
 DCMTK get a name derived from the keyword by splitting camel case.
 
 Output: `DataDictionaryTable.swift` and `UIDDictionaryTable.swift` in `--out`, each a
-single raw string literal (tab-separated, one entry per line) that the Swift code parses
-once, lazily. A string literal keeps the type checker out of the picture, so the files
+single raw string literal (tab-separated, one entry per line), and `DataDictionaryIndex.swift`:
+the tag table's indexes by tag, by repeating-group mask and by keyword, as fixed-width records,
+so px looks entries up by binary search without building anything at start-up. A string literal keeps the type checker out of the picture, so the files
 compile in well under a second, unlike thousands of struct literals.
 
 Tag table columns: pattern, representative tag (empty: the pattern with x -> 0),
@@ -320,19 +321,100 @@ HEADER = """\
 """
 
 
-def write_swift(path: str, header: str, doc: str, name: str, lines: list[str]) -> None:
+def swift_literal(doc: str, name: str, lines: list[str], kind: str = "String") -> str:
     body = "\n".join(lines)
-    text = (
-        header
-        + "\n"
-        + doc
-        + f"let {name}: String = #\"\"\"\n"
-        + body
-        + "\n\"\"\"#\n"
-    )
     # The raw literal ends at `"""#`; no table cell may contain `"#`.
     if '"#' in body:
         fail("table text contains '\"#'")
+    return doc + f"let {name}: {kind} = #\"\"\"\n" + body + "\n\"\"\"#\n"
+
+
+def write_swift(path: str, header: str, doc: str, name: str, lines: list[str], kind: str = "String") -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(header + "\n" + swift_literal(doc, name, lines, kind))
+
+
+def implicit_vr(vrs: list[str]) -> str:
+    """The VR implicit VR encodings assume (PS3.5 §A.1): as DataDictionaryStorage.implicitVR."""
+    if len(vrs) <= 1:
+        return vrs[0] if vrs else "UN"
+    if "US" in vrs:
+        return "US"
+    if "OW" in vrs:
+        return "OW"
+    return vrs[0]
+
+
+def tag_indexes(tag_lines: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """The three indexes of DataDictionaryIndex.swift, computed from the table's lines.
+
+    Each record points at its line by the line's byte offset in the table literal (5 hex digits).
+    Exact tags, ascending: `TTTTTTTT` + implicit VR + `S` (the dictionary lists US and SS) or `-` +
+    offset. Repeating groups and ranges, most specific mask first: `MMMMMMMM` mask + `VVVVVVVV` value
+    + implicit VR + flag + offset; the mask has the group's low bit set for the even-group patterns
+    (PS3.5 §7.6). Keywords, in byte order: offset only (the keyword is read from the line).
+    """
+    exact, masked, keywords = [], [], []
+    offset = 0
+    for line in tag_lines:
+        if offset >= 1 << 20:
+            fail("the table outgrew 5 hex digits of offset")
+        cells = line.split("\t")
+        pattern, vrs, keyword = cells[0], [v for v in cells[2].split("/") if v], cells[5]
+        flag = "S" if "US" in vrs and "SS" in vrs else "-"
+        vr = implicit_vr(vrs)
+        mask = int("".join("0" if c == "x" else "F" for c in pattern), 16)
+        value = int(pattern.replace("x", "0"), 16)
+        if mask == 0xFFFFFFFF:
+            exact.append((value, f"{value:08X}{vr}{flag}{offset:05X}"))
+        else:
+            if mask & 0xFFFF0000 != 0xFFFF0000:
+                mask |= 0x00010000
+            masked.append(((bin(mask).count("1"), mask), value, f"{mask:08X}{value:08X}{vr}{flag}{offset:05X}"))
+        if keyword:
+            if not keyword.isascii():
+                fail(f"keyword {keyword!r} is not ASCII")
+            keywords.append((keyword.encode(), f"{offset:05X}"))
+        offset += len(line.encode("utf-8")) + 1
+    exact.sort()
+    masked.sort(key=lambda m: (m[0], -m[1]), reverse=True)
+    keywords.sort()
+    return [r for _, r in exact], [r for _, _, r in masked], [r for _, r in keywords]
+
+
+INDEX_DOC = """\
+/// Indexes into ``dataDictionaryTable``, computed with it: records of fixed width, one a line, each
+/// naming its table line by byte offset (5 hex digits), so a lookup is a binary search with nothing
+/// built at start-up.
+///
+/// Exact tags, ascending: the tag (8 hex digits), the implicit VR, `S` if the dictionary lists US and
+/// SS (else `-`), the offset.
+"""
+
+
+def write_index(path: str, header: str, tag_lines: list[str]) -> None:
+    exact, masked, keywords = tag_indexes(tag_lines)
+    text = (
+        header
+        + "\n"
+        + swift_literal(INDEX_DOC, "dataDictionaryTagIndex", exact, "StaticString")
+        + "\n"
+        + swift_literal(
+            "/// Repeating groups and element ranges, most specific mask first: the mask, the pattern's value\n"
+            "/// (8 hex digits each; the group's low bit is in the mask of even-group patterns, PS3.5 §7.6),\n"
+            "/// the implicit VR, the US/SS flag, the offset.\n",
+            "dataDictionaryMaskIndex",
+            masked,
+            "StaticString",
+        )
+        + "\n"
+        + swift_literal(
+            "/// The offsets of the lines with a keyword, in the keywords' byte order.\n",
+            "dataDictionaryKeywordIndex",
+            keywords,
+            "StaticString",
+        )
+    )
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(text)
 
@@ -396,10 +478,13 @@ def main() -> None:
         header,
         "/// The registry of data elements (PS3.6 §6, PS3.7 §E.1) as tab-separated lines:\n"
         "/// pattern (`x` = any hex digit), representative tag, VRs joined by `/`, VM,\n"
-        "/// `R` if retired, keyword, name. Parsed once by ``DataDictionary``.\n",
+        "/// `R` if retired, keyword, name. Found through ``dataDictionaryTagIndex`` and its\n"
+        "/// siblings; read in place (a static string: no copy, nothing parsed at start-up).\n",
         "dataDictionaryTable",
         tag_lines,
+        "StaticString",
     )
+    write_index(os.path.join(args.out, "DataDictionaryIndex.swift"), header, tag_lines)
     write_swift(
         os.path.join(args.out, "UIDDictionaryTable.swift"),
         header,

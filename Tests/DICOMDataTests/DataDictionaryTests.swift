@@ -127,12 +127,13 @@ private typealias Tag = DICOMData.Tag
         #expect(DataDictionary.entry(for: Tag(0x4000, 0x0001)) == nil)
     }
 
-    /// `keyword(for:)` reads one cell of a line and the keyword index is built by its own scan; both
-    /// must agree with the whole entries, for every line of the table and the tags entries don't list.
+    /// `keyword(for:)` reads one cell of a line and the keyword index is a generated binary-search
+    /// table; both must agree with the whole entries, for every line of the table and the tags entries
+    /// don't list.
     @Test func fastKeywordPathsAgreeWithEntries() {
         let storage = DataDictionaryStorage.shared
-        var tags = storage.exact.keys.map { Tag(rawValue: $0) }
-        for group in storage.masked { tags += group.entries.keys.map { Tag(rawValue: $0) } }
+        var tags = storage.exactTags.map { Tag(rawValue: $0) }
+        tags += storage.masked.map { Tag(rawValue: $0.value) }
         tags += [
             Tag(0x6002, 0x3000), Tag(0x0009, 0x0000), Tag(0x0010, 0x0000), Tag(0x0011, 0x0010), Tag(0x4000, 0x0001),
         ]
@@ -149,6 +150,49 @@ private typealias Tag = DICOMData.Tag
                 }
             }
         }
+    }
+
+    /// The generated indexes (DataDictionaryIndex.swift) against the table itself, line by line: each
+    /// exact tag finds its line with the VR and US/SS flag its VR cell gives, each pattern's value finds its
+    /// line, and each keyword its representative tag.
+    @Test func indexesAgreeWithTheTable() throws {
+        let storage = DataDictionaryStorage.shared
+        let table = Array(
+            UnsafeBufferPointer(start: dataDictionaryTable.utf8Start, count: dataDictionaryTable.utf8CodeUnitCount))
+        var offset = 0
+        var lines = 0
+        for line in table.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            defer { offset += line.count + 1 }
+            lines += 1
+            let cells = line.split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false)
+            let pattern = String(decoding: cells[0], as: UTF8.self)
+            let value = try #require(UInt32(String(pattern.map { $0 == "x" ? "0" : $0 }), radix: 16))
+            let representative =
+                cells[1].isEmpty ? value : try #require(UInt32(String(decoding: cells[1], as: UTF8.self), radix: 16))
+            let vrs = DataDictionaryStorage.vrs(cells[2])
+            // A pattern's own value can be an exact tag of another line, or a group length: checked in the
+            // list of masked lines instead.
+            let slot: DataDictionaryStorage.Slot
+            if pattern.contains("x") {
+                let masked = try #require(storage.masked.first { $0.slot.line == Int32(offset) }, "\(pattern)")
+                #expect(masked.value == value && value & masked.mask == value, "\(pattern)")
+                slot = masked.slot
+            } else {
+                slot = try #require(storage.slot(for: Tag(rawValue: value)), "\(pattern)")
+                #expect(slot.line == Int32(offset), "\(pattern)")
+            }
+            #expect(slot.vr == DataDictionaryStorage.implicitVR(vrs), "\(pattern)")
+            #expect(slot.usOrSS == (vrs.contains(.US) && vrs.contains(.SS)), "\(pattern)")
+            let keyword = String(decoding: cells[5], as: UTF8.self)
+            if !keyword.isEmpty {
+                #expect(DataDictionary.tag(forKeyword: keyword) == Tag(rawValue: representative), "\(keyword)")
+            }
+        }
+        #expect(lines == DataDictionary.count)
+        #expect(DataDictionary.tag(forKeyword: "PatientNam") == nil)
+        #expect(DataDictionary.tag(forKeyword: "PatientNameX") == nil)
+        #expect(DataDictionary.tag(forKeyword: "zzz") == nil)
+        #expect(DataDictionary.tag(forKeyword: "AAA") == nil)
     }
 
     @Test func isComplete() {

@@ -4,8 +4,9 @@
 
 /// The registry of data elements (PS3.6 §6, PS3.7 §E.1) as tab-separated lines:
 /// pattern (`x` = any hex digit), representative tag, VRs joined by `/`, VM,
-/// `R` if retired, keyword, name. Parsed once by ``DataDictionary``.
-let dataDictionaryTable: String = #"""
+/// `R` if retired, keyword, name. Found through ``dataDictionaryTagIndex`` and its
+/// siblings; read in place (a static string: no copy, nothing parsed at start-up).
+let dataDictionaryTable: StaticString = #"""
 00000000		UL	1		CommandGroupLength	Command Group Length
 00000001		UL	1	R	CommandLengthToEnd	Command Length to End
 00000002		UI	1		AffectedSOPClassUID	Affected SOP Class UID

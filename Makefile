@@ -23,12 +23,14 @@ stamp:
 
 # The one binary `make install` installs (static Swift stdlib: nothing else to install with it). Only the
 # products installed are built: a whole-package build would also compile the test support targets.
-# Linked position-dependent (-no-pie) unless PIE=1: as a PIE, the loader applies about 88,000 relative
-# relocations at every start and copies the pages they touch (about 1.2 ms of each command's start-up,
-# docs/benchmarks.rst). PIE=1 keeps address randomization of px's own image, for hosts that require it.
-PIE ?= 0
+# A PIE, as Debian and Ubuntu build their network daemons: px-listen and px-serve take input from the
+# network, and zlib, SQLite and BoringSSL are linked into the same image, so its address stays random.
+# PIE=0 links position-dependent instead, for hosts that run many short px commands: the loader then has
+# none of the 88,000 relative relocations to apply at each start (about 1.2 ms of start-up each,
+# docs/benchmarks.rst).
+PIE ?= 1
 release: stamp
-	$(SWIFT) build -c release --static-swift-stdlib --product px $(if $(filter 1,$(PIE)),,-Xlinker -no-pie)
+	$(SWIFT) build -c release --static-swift-stdlib --product px $(if $(filter 0,$(PIE)),-Xlinker -no-pie)
 
 # The multi-call `px` (stripped) into $(PREFIX)/bin, the ten commands as links to it (`px-echo ARGS` is
 # `px echo ARGS`), and their bash, zsh and fish completions (swift-argument-parser writes them) into

@@ -26,7 +26,7 @@ stamp:
 # A PIE, as Debian and Ubuntu build their network daemons: px-listen and px-serve take input from the
 # network, and zlib, SQLite and BoringSSL are linked into the same image, so its address stays random.
 # PIE=0 links position-dependent instead, for hosts that run many short px commands: the loader then has
-# none of the 88,000 relative relocations to apply at each start (about 1.2 ms of start-up each,
+# none of the 88,000 relative relocations to apply at each start (0.6 to 1 ms of start-up each,
 # docs/benchmarks.rst).
 PIE ?= 1
 release: stamp

@@ -300,11 +300,9 @@ struct DataDictionaryStorage: Sendable {
     /// The whole entry of the line starting at `line`.
     func entry(_ line: Int32) -> DictionaryEntry {
         let cells = self.cells(line)
-        let value = parseHex(cells[0])
-        let representative = cells[1].isEmpty ? value : parseHex(cells[1])
         let alternatives = Self.vrs(cells[2])
         return DictionaryEntry(
-            tag: Tag(rawValue: representative),
+            tag: self.tag(line),
             vr: Self.implicitVR(alternatives),
             alternativeVRs: alternatives,
             vm: String(decoding: cells[3], as: UTF8.self),
@@ -344,8 +342,4 @@ private func hexValue(_ byte: UInt8) -> UInt32? {
     case UInt8(ascii: "a")...UInt8(ascii: "f"): return UInt32(byte - UInt8(ascii: "a") + 10)
     default: return nil
     }
-}
-
-private func parseHex(_ bytes: some Sequence<UInt8>) -> UInt32 {
-    bytes.reduce(0) { $0 << 4 | (hexValue($1) ?? 0) }
 }

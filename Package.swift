@@ -368,6 +368,7 @@ let package = Package(
                 "PXCore",
                 "DICOMData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),

@@ -27,6 +27,9 @@ public struct PXEcho: PXCommand {
     @OptionGroup(title: "Logging") var logging: LoggingOptions
     @OptionGroup var output: OutputOptions
 
+    /// One association at a time: one event loop (see ``PXCommand/eventLoopCount``).
+    public static let eventLoopCount: Int? = 1
+
     public init() {}
 
     public func run() async throws {

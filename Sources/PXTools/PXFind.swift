@@ -65,6 +65,9 @@ public struct PXFind: PXCommand {
     @Argument(help: ArgumentHelp(QueryOptions.positionalKeysHelp, valueName: "Keyword=value"))
     var positionalKeys: [String] = []
 
+    /// One association at a time: one event loop (see ``PXCommand/eventLoopCount``).
+    public static let eventLoopCount: Int? = 1
+
     public init() {}
 
     public mutating func validate() throws {

@@ -52,6 +52,9 @@ public struct PXMove: PXCommand {
         try retrieve.validateSource(command: "px-move")
     }
 
+    /// One association at a time: one event loop (see ``PXCommand/eventLoopCount``).
+    public static let eventLoopCount: Int? = 1
+
     public init() {}
 
     public func run() async throws {

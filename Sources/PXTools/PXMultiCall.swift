@@ -1,4 +1,5 @@
 import ArgumentParser
+import NIOCore
 import PXCommandLine
 
 #if canImport(Glibc)
@@ -64,6 +65,11 @@ public enum PXMultiCall {
 
     static func run(_ type: any ParsableCommand.Type, arguments: [String]) async -> Never {
         if let pxCommand = type as? any PXCommand.Type {
+            // Only here, before anything touches NIO: the suggestion may be set once per process, and a test
+            // that runs a command in process must not set it.
+            if let loops = pxCommand.eventLoopCount, getenv("NIO_SINGLETON_GROUP_LOOP_COUNT") == nil {
+                NIOSingletons.groupLoopCountSuggestion = loops
+            }
             await pxCommand.main(arguments: arguments)
         } else {
             type.main(arguments)

@@ -60,6 +60,9 @@ public struct PXPush: PXCommand {
         if window == 0 { throw ValidationError("--window must be at least 1") }
     }
 
+    /// One association at a time: one event loop (see ``PXCommand/eventLoopCount``).
+    public static let eventLoopCount: Int? = 1
+
     public init() {}
 
     public func run() async throws {

@@ -42,6 +42,41 @@ import Testing
         #expect(usage.exitCode == 64)
     }
 
+    /// px-echo holds one association, so it starts one NIO event loop thread, not one per core (a 64-core host
+    /// would get 64); `NIO_SINGLETON_GROUP_LOOP_COUNT` still sets the number. The loops are counted in
+    /// /proc while px-echo waits for an A-ASSOCIATE-AC that never comes: it has connected, so its group is up.
+    @Test func eventLoopThreadsOfAnEcho() async throws {
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-loops-")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        for (environment, expected) in [([String: String](), 1), (["NIO_SINGLETON_GROUP_LOOP_COUNT": "3"], 3)] {
+            let silent = try TestSupport.silentListener()
+            defer { close(silent.fd) }
+            let echo = try PeerProcess(
+                PeerHarness.path("px-echo"),
+                ["127.0.0.1:\(silent.port)", "--backend", "native", "--acse-timeout", "60"],
+                logFile: work + "/echo-\(expected).log", environment: environment)
+            // The connection waits in the listener's backlog once px-echo has connected.
+            let connected = await TestSupport.poll(seconds: 30) {
+                var descriptor = pollfd(fd: silent.fd, events: Int16(POLLIN), revents: 0)
+                return poll(&descriptor, 1, 0) == 1
+            }
+            let loops = echo.processIdentifier.map(Self.eventLoopThreads)
+            await echo.stop(signal: SIGKILL)
+            #expect(connected, "px-echo did not connect: \(echo.log)")
+            #expect(loops == expected, "environment \(environment)")
+        }
+    }
+
+    /// The threads of `pid` that NIO's singleton event loop group started (named `NIO-SGLTN-G-#N`).
+    static func eventLoopThreads(of pid: pid_t) -> Int {
+        let tasks = "/proc/\(pid)/task"
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? []
+        return threads.filter { thread in
+            let name = (try? String(contentsOfFile: "\(tasks)/\(thread)/comm", encoding: .utf8)) ?? ""
+            return name.hasPrefix("NIO-SGLTN-")
+        }.count
+    }
+
     @Test func backendSelection() async throws {
         guard PeerHarness.requireTools(["echoscu"]) else { return }
         let closed = try TestSupport.holdPort()

@@ -9,7 +9,7 @@ public protocol PXCommand: AsyncParsableCommand {
     /// The event loops the process's NIO singleton group should have when this command is the program, or nil
     /// for NIO's default of one per core. NIO starts every loop's thread when the group is first used, so a
     /// command that holds one association at a time asks for one: on a 64-core host it would otherwise start
-    /// 64 threads to use one. The executable applies it (``PXMultiCall``); `NIO_SINGLETON_GROUP_LOOP_COUNT`
+    /// 64 threads to use one. The executable applies it (PXTools' `PXMultiCall`); `NIO_SINGLETON_GROUP_LOOP_COUNT`
     /// in the environment still wins.
     static var eventLoopCount: Int? { get }
 }

@@ -55,10 +55,11 @@ import Testing
                 PeerHarness.path("px-echo"),
                 ["127.0.0.1:\(silent.port)", "--backend", "native", "--acse-timeout", "60"],
                 logFile: work + "/echo-\(expected).log", environment: environment)
-            // The connection waits in the listener's backlog once px-echo has connected.
+            // The connection waits in the listener's backlog once px-echo has connected. The PID is known only
+            // once the harness has seen the spawn, which may come after the child's connect: wait for both.
             let connected = await TestSupport.poll(seconds: 30) {
                 var descriptor = pollfd(fd: silent.fd, events: Int16(POLLIN), revents: 0)
-                return poll(&descriptor, 1, 0) == 1
+                return echo.processIdentifier != nil && poll(&descriptor, 1, 0) == 1
             }
             let loops = echo.processIdentifier.map(Self.eventLoopThreads)
             await echo.stop(signal: SIGKILL)

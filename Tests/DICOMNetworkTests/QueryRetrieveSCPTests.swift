@@ -214,9 +214,11 @@ struct QueryRetrieveSCPTests {
 
     @Test("findscu --cancel 1 gets a cancel status (0xFE00) after one match")
     func findCancel() async throws {
-        // A slow archive (a match every 300 ms), so that the C-CANCEL-RQ arrives while matches are still coming.
+        // A slow archive, so that the C-CANCEL-RQ arrives while matches are still coming. The server looks for the
+        // cancel when the next match comes, so the gap must outlast findscu's turn from the first response to
+        // its C-CANCEL-RQ (it writes the response to a file first): 300 ms did not, once, on a loaded 2-core CI.
         // swift-format-ignore: OnlyOneTrailingClosureArgument
-        try await Self.withQRServer(wrap: { SlowProvider(base: $0, delay: .milliseconds(300)) }) { server, dir, _ in
+        try await Self.withQRServer(wrap: { SlowProvider(base: $0, delay: .seconds(5)) }) { server, dir, _ in
             let (result, responses) = try await Self.find(
                 server, dir, model: "-S", ["QueryRetrieveLevel=STUDY", "StudyInstanceUID"], extra: ["--cancel", "1"])
             #expect(result.status == 0, "\(result.output)")

@@ -56,11 +56,15 @@ extension FindCommand {
                 out.append(entry)
                 continue
             }
-            var perSeries: [String: Int] = [:]
-            for match in result.matches { perSeries[match.string(.seriesInstanceUID) ?? "", default: 0] += 1 }
+            // Distinct SOP Instance UIDs: a peer that answers one instance twice (two files of it) holds it once.
+            var perSeries: [String: Set<String>] = [:]
+            for match in result.matches {
+                perSeries[match.string(.seriesInstanceUID) ?? "", default: []].insert(
+                    match.string(.sopInstanceUID) ?? "")
+            }
             if seriesKnown {
                 for i in entry.series.indices where missing(entry.series[i], seriesInstanceCount) {
-                    let count = perSeries[entry.series[i].string(.seriesInstanceUID) ?? "", default: 0]
+                    let count = perSeries[entry.series[i].string(.seriesInstanceUID) ?? ""]?.count ?? 0
                     entry.series[i].set(seriesInstanceCount, vr: .IS, string: String(count))
                 }
             } else {
@@ -68,7 +72,8 @@ extension FindCommand {
                     entry.study.set(studySeriesCount, vr: .IS, string: String(perSeries.count))
                 }
                 if missing(entry.study, studyInstanceCount) {
-                    entry.study.set(studyInstanceCount, vr: .IS, string: String(result.matches.count))
+                    let instances = perSeries.values.reduce(0) { $0 + $1.count }
+                    entry.study.set(studyInstanceCount, vr: .IS, string: String(instances))
                 }
             }
             out.append(entry)

@@ -125,6 +125,8 @@ public enum EntityMatching {
         public var studyInstances: [String: Int] = [:]
         public var studyModalities: [String: [String]] = [:]
         public var seriesInstances: [String: Int] = [:]
+        /// The SOP Instance UIDs counted so far: an instance held twice (two files, two records) counts once.
+        var instances: Set<String> = []
 
         public init() {}
 
@@ -140,8 +142,12 @@ public enum EntityMatching {
             let series = record.string(.seriesInstanceUID) ?? ""
             self.patientStudies[patient, default: []].insert(study)
             self.patientSeries[patient, default: []].insert(series)
-            self.patientInstances[patient, default: 0] += 1
             self.studySeries[study, default: []].insert(series)
+            // The numbers of related instances count distinct instances (PS3.4 §C.6.1.1.3): a second record of
+            // a SOP Instance UID counted already is not another instance. A record without one is counted.
+            let sop = record.string(.sopInstanceUID) ?? ""
+            if !sop.isEmpty && !self.instances.insert(sop).inserted { return }
+            self.patientInstances[patient, default: 0] += 1
             self.studyInstances[study, default: 0] += 1
             if let modality = record.string(.modality), !modality.isEmpty,
                 !(self.studyModalities[study] ?? []).contains(modality)

@@ -42,8 +42,14 @@ public struct StudyPlan: Sendable {
     }
 }
 
-/// Compares a study in a source with the destination, level by level (PS3.4 §C.6.2.1.2 counts first, the
-/// SOP Instance UIDs only of series whose counts differ or are unknown).
+/// Compares a study in a source with the destination by identity: the study is present only when the
+/// destination holds every SOP Instance UID the source lists for it (PS3.4 §C.6.2.1.2 image-level keys).
+///
+/// Counts only prune work where they prove absence: a study or series the destination does not list at all is
+/// planned whole without listing its instances. An equal (or larger) count proves nothing, since the
+/// destination may hold other instances, or one instance twice, so the UIDs of both sides decide: one listing
+/// per series on each side (a folder's or zip place's index, px-serve's or a node's IMAGE-level C-FIND,
+/// QIDO-RS).
 public enum SyncPlanner {
     public static func plan(
         _ study: StudyHolding, source index: Int, from source: any PlaceInventory,
@@ -59,37 +65,45 @@ public enum SyncPlanner {
         }
         var keys = DataSet()
         keys.set(.studyInstanceUID, vr: .UI, string: uid)
-        guard let held = try await destination.studies(matching: keys).first(where: { $0.studyInstanceUID == uid })
-        else {
+        guard try await destination.studies(matching: keys).contains(where: { $0.studyInstanceUID == uid }) else {
             plan.units = [whole]
             return plan
         }
-        if let have = held.instanceCount, let want = study.instanceCount, have == want,
-            held.seriesCount == nil || study.seriesCount == nil || held.seriesCount == study.seriesCount
-        {
+        let sourceSeries = try await source.series(ofStudy: uid)
+        guard !sourceSeries.isEmpty else {
+            // The source names no series of a study it listed: nothing to compare, so nothing is taken as
+            // present; the retrieval of the whole study says what there is.
+            plan.units = [whole]
             return plan
         }
         let heldSeries = Dictionary(
             try await destination.series(ofStudy: uid).map { ($0.seriesInstanceUID, $0) },
             uniquingKeysWith: { a, _ in a })
-        for series in try await source.series(ofStudy: uid) {
+        for series in sourceSeries {
             let seriesUID = series.seriesInstanceUID
-            guard let there = heldSeries[seriesUID] else {
+            guard let there = heldSeries[seriesUID], there.instanceCount != 0 else {
                 plan.units.append(
                     TransferUnit(
                         studyInstanceUID: uid, seriesInstanceUID: seriesUID, sopInstanceUIDs: [],
                         instances: series.instanceCount))
                 continue
             }
-            if let have = there.instanceCount, let want = series.instanceCount, have == want { continue }
             let wanted = try await source.instances(ofStudy: uid, series: seriesUID)
+            guard !wanted.isEmpty else {
+                // A series the source lists without instances it can name: retrieve it whole.
+                plan.units.append(
+                    TransferUnit(
+                        studyInstanceUID: uid, seriesInstanceUID: seriesUID, sopInstanceUIDs: [],
+                        instances: series.instanceCount))
+                continue
+            }
             let present = try await destination.instances(ofStudy: uid, series: seriesUID)
             let missing = wanted.subtracting(present).sorted()
             if !missing.isEmpty {
                 plan.units.append(
                     TransferUnit(
-                        studyInstanceUID: uid, seriesInstanceUID: seriesUID, sopInstanceUIDs: missing,
-                        instances: missing.count))
+                        studyInstanceUID: uid, seriesInstanceUID: seriesUID,
+                        sopInstanceUIDs: missing.count == wanted.count ? [] : missing, instances: missing.count))
             }
         }
         return plan

@@ -17,7 +17,7 @@ public enum PXExit {
         switch error.code {
         case .usage, .tls(.configuration): return usage
         case .toolMissing, .backendUnavailable, .tls(.unsupported): return unavailable
-        case .timeout: return timeout
+        case .timeout, .placeBusy: return timeout
         default: return dicomFailure
         }
     }
@@ -30,6 +30,6 @@ public enum PXExit {
               failure status)
           64  usage error
           69  DCMTK tool missing or backend unavailable
-          75  timeout
+          75  timeout (a peer, or another px holding the place's lock)
         """
 }

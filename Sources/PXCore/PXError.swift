@@ -13,7 +13,7 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
             case connectionRefused, unknownHost, timeout, associationRejected
             case noAcceptablePresentationContext, dimseFailure, toolMissing, backendUnavailable
             case invalidResponse, aborted, io, usage, notDICOM, partialFailure, malformedFile, tooManyResponses,
-                httpFailure
+                httpFailure, placeBusy
             case tlsUntrustedCertificate, tlsHostnameMismatch, tlsExpiredCertificate, tlsPeerNotTLS, tlsPeerExpectsTLS
             case tlsCertificateRequired, tlsHandshakeFailed, tlsConfiguration, tlsUnsupported
         }
@@ -54,6 +54,9 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let partialFailure = Code(.partialFailure)
         /// A DICOMweb service (PS3.18) answered an HTTP error status.
         public static let httpFailure = Code(.httpFailure)
+        /// Another px is writing the place (it holds the place's lock) and did not finish within
+        /// `--lock-timeout`.
+        public static let placeBusy = Code(.placeBusy)
 
         /// DICOM TLS (PS3.15 Annex B.9) failures, one code each (see ``TLSFailure``).
         public static func tls(_ failure: TLSFailure) -> Code {
@@ -266,7 +269,13 @@ extension PXError {
     /// A storage-engine error: `usage` for an invalid layout, `io` for a file-system failure or a path
     /// placement refuses (a symbolic link where a folder or file goes).
     public static func storage(_ error: StorageError) -> PXError {
-        error.code == .layout ? .usage(error.message) : .io(error.message, path: error.path)
+        if error.code == .busy { return .placeBusy(error.message, path: error.path ?? "") }
+        return error.code == .layout ? .usage(error.message) : .io(error.message, path: error.path)
+    }
+
+    /// Another px holds the lock of the place (`lock` is its lock file) for longer than the wait allowed.
+    public static func placeBusy(_ message: String, path lock: String) -> PXError {
+        PXError(.placeBusy, "\(message): \(lock)", details: ["lock": lock])
     }
 
     /// `error` as a ``PXError``: itself when it is one, otherwise an I/O error that names it (an error no

@@ -87,6 +87,16 @@ public enum Endpoint: Sendable {
         }
     }
 
+    /// The folder whose lock (``PXStorage/PlaceLock``) a writer of this place takes: a folder's or a zip folder's
+    /// root; `nil` for a node or a DICOMweb service, which order their own writes.
+    public var lockRoot: String? {
+        switch self {
+        case .folder(let folder): return folder.root
+        case .zip(let zip): return zip.root
+        case .node, .web: return nil
+        }
+    }
+
     // MARK: - Making endpoints
 
     /// A folder place at `path`, its index refreshed (files added or removed by hand since the last run are

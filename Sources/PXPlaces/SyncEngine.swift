@@ -2,6 +2,7 @@ import DICOMData
 import Logging
 import PXCore
 import PXIndex
+import PXStorage
 import Synchronization
 
 /// What a sync run reports as it goes, in order for each study: `planned` (with the units), `studyStarted`,
@@ -97,11 +98,22 @@ public final class SyncEngine: Sendable {
         public var dryRun = false
         /// Studies transferred at once.
         public var parallel = 4
+        /// How long a run waits for a destination another px is writing (``PlaceLock``) before it fails with
+        /// ``PXCore/PXError/Code/placeBusy``.
+        public var lockTimeout: Duration = Options.defaultLockTimeout
 
-        public init(force: Bool = false, dryRun: Bool = false, parallel: Int = 4) {
+        /// Ten minutes: long enough for a colliding nightly job to finish a few studies, short enough that a
+        /// stuck one is reported the same night.
+        public static let defaultLockTimeout: Duration = .seconds(600)
+
+        public init(
+            force: Bool = false, dryRun: Bool = false, parallel: Int = 4,
+            lockTimeout: Duration = Options.defaultLockTimeout
+        ) {
             self.force = force
             self.dryRun = dryRun
             self.parallel = max(1, parallel)
+            self.lockTimeout = lockTimeout
         }
     }
 
@@ -143,6 +155,8 @@ public final class SyncEngine: Sendable {
     /// (``SyncSummary/failure``); what is thrown stopped the run (a source that cannot be asked at all).
     @discardableResult
     public func run(_ selection: SyncSelection) async throws(PXError) -> SyncSummary {
+        let locks = try await lockDestinations()
+        defer { for lock in locks { lock.release() } }
         var holds: [StagingHold] = []
         defer { for hold in holds { hold.release() } }
         for destination in destinations {
@@ -205,6 +219,30 @@ public final class SyncEngine: Sendable {
             }
             continuation.onTermination = { _ in run.cancel() }
         }
+    }
+
+    /// Takes the writer's lock (``PlaceLock``) of every folder and zip destination for the run, in the order
+    /// of their paths (so two runs naming the same places in another order cannot wait on each other); none
+    /// for a dry run, which writes nothing. Planning happens under the lock: a run that waited plans against
+    /// what the other one left.
+    func lockDestinations() async throws(PXError) -> [PlaceLock] {
+        guard !options.dryRun else { return [] }
+        let roots = Set(destinations.compactMap(\.lockRoot)).sorted()
+        var locks: [PlaceLock] = []
+        for root in roots {
+            do {
+                locks.append(
+                    try await PlaceLock.acquire(root: root, timeout: options.lockTimeout) {
+                        logger.warning(
+                            "another px is writing the destination: waiting for it (--lock-timeout)",
+                            metadata: ["place": "\(root)", "timeout": "\(options.lockTimeout)"])
+                    })
+            } catch {
+                for lock in locks { lock.release() }
+                throw .storage(error)
+            }
+        }
+        return locks
     }
 
     /// Runs `body` with a retrieve session open on each of the source nodes `indices`.

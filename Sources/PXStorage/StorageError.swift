@@ -8,7 +8,7 @@ import DICOMData
 public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         enum Kind: String, Hashable, Sendable {
-            case layout, io, unsafePath
+            case layout, io, unsafePath, busy
         }
         let kind: Kind
         private init(_ kind: Kind) { self.kind = kind }
@@ -20,6 +20,8 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The tree holds a symbolic link or another kind of file where placement needs a folder or a
         /// regular file: placement never follows or replaces it.
         public static let unsafePath = Code(.unsafePath)
+        /// Another px holds the place's lock (``PlaceLock``) and did not release it in time.
+        public static let busy = Code(.busy)
 
         public var description: String { kind.rawValue }
     }
@@ -46,6 +48,11 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A failed file-system call; `errno` is the code it set, named in the message.
     public static func io(_ message: String, path: String?, errno code: Int32? = nil) -> StorageError {
         StorageError(.io, code.map { "\(message) (\(POSIX.errorText($0)))" } ?? message, path: path)
+    }
+
+    /// The place's lock (`path`) is held by another process.
+    public static func busy(_ message: String, path: String) -> StorageError {
+        StorageError(.busy, message, path: path)
     }
 
     /// `path` is a symbolic link or not the kind of file placement needs there.

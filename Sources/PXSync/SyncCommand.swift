@@ -59,12 +59,23 @@ public struct SyncOptions: ParsableArguments {
     @Option(name: .long, help: "Folder destination: layout template of new files (default pypx's tree).")
     public var layout: String?
 
+    @Option(
+        name: .customLong("lock-timeout"),
+        help: ArgumentHelp(
+            "Seconds to wait while another px-sync writes the folder or zip destination (default 600).",
+            discussion: "A run locks its folder and zip destinations (DEST/.px/lock) while it plans and "
+                + "transfers; a second run into one of them waits, then fails with placeBusy (exit 75)."))
+    public var lockTimeout: Double = Double(SyncEngine.Options.defaultLockTimeout.components.seconds)
+
     public init() {}
 
     public func validate() throws {
         guard places.count >= 2 else { throw ValidationError("give at least one SOURCE and the DEST place") }
         guard parallel >= 1 else { throw ValidationError("--parallel must be at least 1") }
         guard window >= 1 else { throw ValidationError("--window must be at least 1") }
+        guard lockTimeout >= 0, lockTimeout <= 31_536_000 else {
+            throw ValidationError("--lock-timeout must be 0 to 31536000 seconds (a year)")
+        }
         guard SyncTransfer.Retrieve(rawValue: retrieve) != nil else {
             throw ValidationError("--retrieve must be auto, get or move")
         }
@@ -129,7 +140,9 @@ public enum SyncCommand {
             let showProgress = CommandOutput.standardErrorIsTerminal
             let engine = SyncEngine(
                 sources: resolved, destinations: destinations, transfer: transfer,
-                options: SyncEngine.Options(force: sync.force, dryRun: sync.dryRun, parallel: sync.parallel),
+                options: SyncEngine.Options(
+                    force: sync.force, dryRun: sync.dryRun, parallel: sync.parallel,
+                    lockTimeout: .milliseconds(Int64(sync.lockTimeout * 1000))),
                 logger: logger
             ) { event in
                 switch event {

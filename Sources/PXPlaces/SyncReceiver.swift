@@ -91,7 +91,9 @@ struct StagingHold {
         }
         let staging: String
         do { staging = try StorageRoot(path: place.root).stagingFolder() } catch { throw .storage(error) }
-        let path = staging + "/.px-sync-hold"
+        // One name per run: with a shared name the first run to end removed the others' hold (and, with it
+        // gone, the folder under their transfers).
+        let path = staging + "/" + StorageRoot.holdName()
         let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else { throw .io("cannot hold the staging folder (\(POSIX.errorText()))", path: path) }
         close(descriptor)

@@ -155,6 +155,21 @@ public final class StorageRoot: Sendable {
         return staging.path
     }
 
+    /// The start of the name of a file that keeps a staging folder for a run (px-sync's hold, one per run).
+    public static let holdPrefix = ".px-sync-hold-"
+
+    /// A new hold file name for this process: `.px-sync-hold-run-PID-N.part`.
+    public static func holdName() -> String { holdPrefix + StagingName.next("run") }
+
+    /// Whether `name` is the hold of a process that is still running: it is never written after it is made, so
+    /// its age says nothing, and removing it would let the folder go from under that run.
+    static func isLiveHold(_ name: String) -> Bool {
+        guard name.hasPrefix(holdPrefix) else { return false }
+        let parts = name.dropFirst(holdPrefix.count).split(separator: "-")
+        guard parts.count >= 2, let pid = pid_t(parts[1]), pid > 0 else { return false }
+        return kill(pid, 0) == 0 || errno == EPERM
+    }
+
     /// How old (since its last write) a file in a staging folder must be to count as abandoned: an hour.
     public static let staleAge: Int64 = 3600
 
@@ -174,7 +189,8 @@ public final class StorageRoot: Sendable {
             guard POSIX.isPlainName(name) else { continue }
             var info = stat()
             guard fstatat(folder.descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0,
-                info.st_mode & S_IFMT == S_IFREG, now - Int64(info.st_mtim.tv_sec) > seconds
+                info.st_mode & S_IFMT == S_IFREG, now - Int64(info.st_mtim.tv_sec) > seconds,
+                !isLiveHold(name)
             else { continue }
             unlinkat(folder.descriptor, name, 0)
         }

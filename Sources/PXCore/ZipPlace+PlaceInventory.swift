@@ -21,8 +21,15 @@ extension ZipPlace: PlaceInventory {
     public func studies(matching keys: DataSet) async throws(PXError) -> [StudyHolding] {
         let listing: ZipPlace.Listing
         do { listing = try self.listing() } catch { throw .zip(error) }
-        var holdings: [StudyHolding] = []
+        // A study whose instances lie in several archives is one study with all of them.
+        var parts: [String: [ZipPlace.Study]] = [:]
+        var order: [String] = []
         for study in listing.studies {
+            if parts[study.studyInstanceUID] == nil { order.append(study.studyInstanceUID) }
+            parts[study.studyInstanceUID, default: []].append(study)
+        }
+        var holdings: [StudyHolding] = []
+        for study in order.compactMap({ parts[$0] }).map(ZipPlace.merged) {
             var record = study.record
             // What a C-FIND SCP would answer for them (PS3.4 §C.6.2.1.2), so keys can match them too.
             record.set(InventoryKeys.numberOfStudyRelatedSeries, vr: .IS, string: String(study.series.count))

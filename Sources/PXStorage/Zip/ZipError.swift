@@ -9,7 +9,7 @@ public struct ZipError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         enum Kind: String, Hashable, Sendable {
             case io, truncated, malformed, unsafeName, tooLarge, overlapping, sizeMismatch, checksum, encrypted
-            case unsupported, duplicateName, missingEntry, placement, notDICOM
+            case unsupported, duplicateName, missingEntry, placement, notDICOM, conflict
         }
         let kind: Kind
         private init(_ kind: Kind) { self.kind = kind }
@@ -48,6 +48,9 @@ public struct ZipError: Error, Hashable, Sendable, CustomStringConvertible {
         /// An archive without a manifest (another tool's) in which no entry is a DICOM Part 10 file, or a
         /// DICOM entry without the Study, Series and SOP Instance UIDs that place it (PS3.10 §7.1).
         public static let notDICOM = Code(.notDICOM)
+        /// One SOP Instance UID with different content in two archives of a place: one of them is not the
+        /// instance, and which is cannot be told.
+        public static let conflict = Code(.conflict)
 
         public var description: String { kind.rawValue }
     }
@@ -128,5 +131,10 @@ public struct ZipError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public static func missingEntry(_ name: String, path: String?) -> ZipError {
         ZipError(.missingEntry, "no entry \(name.debugDescription)", path: path)
+    }
+
+    /// Instances held twice with different content (``Code/conflict``).
+    public static func conflict(_ message: String, path: String?) -> ZipError {
+        ZipError(.conflict, message, path: path)
     }
 }

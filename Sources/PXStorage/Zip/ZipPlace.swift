@@ -136,19 +136,49 @@ public struct ZipPlace: Sendable, Hashable {
         return listing
     }
 
-    /// The study as listed, or `nil` when the place does not hold it.
+    /// The study as listed, or `nil` when the place does not hold it: every archive that holds some of it
+    /// (px's own, named after the study, and other tools' archives: dicomsync splits a study over several, and
+    /// so do hand-made places) merged into one (``merged(_:)``), so a study is all its instances wherever
+    /// they lie.
     /// - Throws: The error of its archive when that cannot be read: the archive named after the study, or
     ///   the one whose ``Failure/key`` is `studyInstanceUID`.
     public func study(_ studyInstanceUID: String) throws(ZipError) -> Study? {
-        if let path = try namedArchivePath(of: studyInstanceUID),
-            let study = try studies(at: path).first(where: { $0.studyInstanceUID == studyInstanceUID })
-        {
-            return study
+        let parts = try archives(of: studyInstanceUID)
+        return parts.isEmpty ? nil : Self.merged(parts)
+    }
+
+    /// Each archive holding some of the study, as listed, px's own (named after the study) first.
+    /// - Throws: As ``study(_:)``.
+    public func archives(of studyInstanceUID: String) throws(ZipError) -> [Study] {
+        var parts: [Study] = []
+        let named = try namedArchivePath(of: studyInstanceUID)
+        if let named {
+            parts += try studies(at: named).filter { $0.studyInstanceUID == studyInstanceUID }
         }
         let listing = try listing()
-        if let study = listing.studies.first(where: { $0.studyInstanceUID == studyInstanceUID }) { return study }
-        if let failure = listing.failures.first(where: { $0.key == studyInstanceUID }) { throw failure.error }
-        return nil
+        parts += listing.studies.filter { $0.studyInstanceUID == studyInstanceUID && $0.path != named }
+        if parts.isEmpty, let failure = listing.failures.first(where: { $0.key == studyInstanceUID }) {
+            throw failure.error
+        }
+        return parts
+    }
+
+    /// One study listed in several archives as one: the first archive's path and keys, the union of the
+    /// series and of their instances.
+    public static func merged(_ parts: [Study]) -> Study {
+        var study = parts[0]
+        for part in parts.dropFirst() {
+            study.hasManifest = study.hasManifest && part.hasManifest
+            for series in part.series {
+                if let index = study.series.firstIndex(where: { $0.seriesInstanceUID == series.seriesInstanceUID }) {
+                    study.series[index].sopInstanceUIDs.formUnion(series.sopInstanceUIDs)
+                    study.series[index].entryNames.merge(series.entryNames) { first, _ in first }
+                } else {
+                    study.series.append(series)
+                }
+            }
+        }
+        return study
     }
 
     /// Where the archive of a study is: `<any patient folder>/<encoded UID>.zip` when px wrote it, else the
@@ -413,12 +443,20 @@ public struct ZipPlace: Sendable, Hashable {
     // MARK: Reading instances
 
     /// One instance of a study written to a new file `destination` (for C-STORE from a zip place, a
-    /// StorableFile can be made of it), checked against its CRC-32.
+    /// StorableFile can be made of it), checked against its CRC-32: from the first of the study's archives
+    /// that holds it.
     public func extractInstance(
         study studyInstanceUID: String, series seriesInstanceUID: String, instance sopInstanceUID: String,
         to destination: String
     ) throws(ZipError) {
-        let study = try locate(studyInstanceUID)
+        let parts = try archives(of: studyInstanceUID)
+        guard
+            let study = parts.first(where: { part in
+                part.series.contains {
+                    $0.seriesInstanceUID == seriesInstanceUID && $0.sopInstanceUIDs.contains(sopInstanceUID)
+                }
+            }) ?? parts.first
+        else { throw .missingEntry(studyInstanceUID, path: root) }
         let reader = try ZipReader(path: study.path, limits: limits)
         let name = study.entryName(series: seriesInstanceUID, instance: sopInstanceUID)
         guard let entry = reader.entry(named: name) else { throw .missingEntry(name, path: study.path) }
@@ -430,11 +468,15 @@ public struct ZipPlace: Sendable, Hashable {
         entryLayout.encodeUID(series) + "/" + entryLayout.encodeUID(instance) + ".dcm"
     }
 
-    /// Extracts every instance of a study into a folder place through `placer`: each entry is written to
-    /// a file in the placer's staging folder, its header read, and the file placed atomically at its
-    /// sanitised name (``InstancePlacer``). Entries are checked (size, CRC-32) before they are placed. From
-    /// another tool's archive, the entries of the study's instances only (the others are not DICOM, a
-    /// DICOMDIR, or of other studies).
+    /// Extracts every instance of a study into a folder place through `placer`, from every archive that holds
+    /// some of it (``archives(of:)``): each entry is written to a file in the placer's staging folder, its
+    /// header read, and the file placed atomically at its sanitised name (``InstancePlacer``). Entries are
+    /// checked (size, CRC-32) before they are placed. From another tool's archive, the entries of the study's
+    /// instances only (the others are not DICOM, a DICOMDIR, or of other studies).
+    ///
+    /// An instance found in a second archive is placed only once; when its content differs (another size or
+    /// CRC-32) the first is kept and, after every archive is extracted, ``ZipError/Code/conflict`` names it:
+    /// two different data sets under one SOP Instance UID are reported, never dropped silently.
     ///
     /// - Returns: Where each instance went.
     /// - Parameter onPlaced: Called with each placement as it is made, so that a caller learns what was placed
@@ -443,7 +485,30 @@ public struct ZipPlace: Sendable, Hashable {
         study studyInstanceUID: String, into placer: InstancePlacer,
         onPlaced: (InstancePlacer.Placement) -> Void = { _ in }
     ) throws(ZipError) -> [InstancePlacer.Placement] {
-        let study = try locate(studyInstanceUID)
+        let parts = try archives(of: studyInstanceUID)
+        guard !parts.isEmpty else { throw .missingEntry(studyInstanceUID, path: root) }
+        var placements: [InstancePlacer.Placement] = []
+        var seen: [String: (crc32: UInt32, size: UInt64, path: String)] = [:]
+        var conflicts: [String] = []
+        for study in parts {
+            try extract(study, into: placer, seen: &seen, conflicts: &conflicts) { placement in
+                placements.append(placement)
+                onPlaced(placement)
+            }
+        }
+        if !conflicts.isEmpty {
+            throw .conflict(
+                "\(conflicts.count) SOP Instance UID(s) held with different content in two archives (the first "
+                    + "kept): " + conflicts.prefix(10).joined(separator: "; "), path: root)
+        }
+        return placements
+    }
+
+    /// ``extract(study:into:onPlaced:)`` of one archive of the study.
+    private func extract(
+        _ study: Study, into placer: InstancePlacer, seen: inout [String: (crc32: UInt32, size: UInt64, path: String)],
+        conflicts: inout [String], onPlaced: (InstancePlacer.Placement) -> Void
+    ) throws(ZipError) {
         let path = study.path
         let reader = try ZipReader(path: path, limits: limits)
         var entries: [ZipEntry] = []
@@ -462,7 +527,6 @@ public struct ZipPlace: Sendable, Hashable {
         }
         let staging: String
         do { staging = try placer.storage.stagingFolder() } catch { throw .placement(error) }
-        var placements: [InstancePlacer.Placement] = []
         for entry in entries {
             let temporary = staging + "/" + StagingName.next("zip")
             try reader.extract(entry, to: temporary, fsync: false)
@@ -474,14 +538,23 @@ public struct ZipPlace: Sendable, Hashable {
                 throw .malformed(
                     "entry \(entry.name.debugDescription) is not a readable DICOM file (\(error))", path: path)
             }
+            let sop = dataSet.string(.sopInstanceUID)?.trimmingSpaces ?? ""
+            if let first = seen[sop] {
+                // Held already (an earlier archive of the study): placed once.
+                unlink(temporary)
+                if first.crc32 != entry.crc32 || first.size != entry.uncompressedSize {
+                    conflicts.append("\(sop) in \(first.path) and \(path)")
+                }
+                continue
+            }
+            if !sop.isEmpty { seen[sop] = (entry.crc32, entry.uncompressedSize, path) }
             do {
-                placements.append(try placer.place(temporaryFile: temporary, dataSet: dataSet))
-                onPlaced(placements[placements.count - 1])
+                let placement = try placer.place(temporaryFile: temporary, dataSet: dataSet)
+                onPlaced(placement)
             } catch {
                 throw .placement(error)
             }
         }
-        return placements
     }
 
     // MARK: Files

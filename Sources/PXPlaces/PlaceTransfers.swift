@@ -98,12 +98,61 @@ extension WebPlace: VerifyingPlace, InstanceSource, InstanceSink {
 // MARK: - Folder
 
 extension FolderPlace: InstanceSource, InstanceSink {
-    /// The unit's files as the index holds them (no copy).
+    /// The unit's files as the index holds them (no copy), one per SOP Instance UID: an instance held in two
+    /// files is delivered once (the first by path). When the two differ (size, else bytes) the delivery's
+    /// failure names them: two data sets under one UID are reported, never dropped silently.
     public func deliver(_ unit: TransferUnit, into tree: StagingTree, context: TransferContext) async throws(PXError)
         -> Delivery
     {
-        let files = try await storableFiles(of: unit)
-        return Delivery(files: files.map { DeliveredFile(path: $0.path, indexed: $0.indexed) }, inSinkTree: false)
+        var first: [String: StorableFile] = [:]
+        var files: [DeliveredFile] = []
+        var conflicts: [String] = []
+        for file in try await storableFiles(of: unit) {
+            guard let held = first[file.sopInstanceUID] else {
+                first[file.sopInstanceUID] = file
+                files.append(DeliveredFile(path: file.path, indexed: file.indexed))
+                continue
+            }
+            if !Self.sameContent(held.path, file.path) {
+                conflicts.append("\(file.sopInstanceUID) in \(held.path) and \(file.path)")
+            }
+        }
+        var failure: PXError?
+        if !conflicts.isEmpty {
+            failure = .malformedFile(
+                path: root,
+                reason: "\(conflicts.count) SOP Instance UID(s) held in two files with different content (the first "
+                    + "by path sent): " + conflicts.prefix(10).joined(separator: "; "))
+        }
+        return Delivery(files: files, inSinkTree: false, failure: failure)
+    }
+
+    /// Whether two files hold the same bytes (compared in 64 KiB blocks; a file that cannot be read differs).
+    static func sameContent(_ a: String, _ b: String) -> Bool {
+        let first = open(a, O_RDONLY | O_CLOEXEC)
+        let second = open(b, O_RDONLY | O_CLOEXEC)
+        defer {
+            if first >= 0 { close(first) }
+            if second >= 0 { close(second) }
+        }
+        guard first >= 0, second >= 0 else { return false }
+        var x = [UInt8](repeating: 0, count: 1 << 16)
+        var y = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = x.withUnsafeMutableBytes { read(first, $0.baseAddress, $0.count) }
+            guard n >= 0 else { return false }
+            var m = 0
+            while m < n {
+                let got = y.withUnsafeMutableBytes { read(second, $0.baseAddress! + m, n - m) }
+                guard got > 0 else { return false }
+                m += got
+            }
+            if n == 0 {
+                let more = y.withUnsafeMutableBytes { read(second, $0.baseAddress, 1) }
+                return more == 0
+            }
+            if x[0..<n] != y[0..<n] { return false }
+        }
     }
 
     /// The folder's own tree and layout: retrievals place straight into it.

@@ -11,6 +11,12 @@
 # (px_free_ports in scripts/lib.sh, the scheme of the Swift tests' ports); when dcmqrscp then finds it
 # in use after all, it is started again on a new one (up to 3 times). If a dcmqrscp from an earlier
 # call is still running for WORKDIR (and PORT, when given, matches) its port is printed again.
+#
+# Do not store into it in parallel: dcmqrscp 3.6.7 names a stored file after the modality, the second
+# and rand() seeded with time(NULL), checked only with stat(), so two of its forked children storing
+# the same modality in the same second write the same file, the later overwriting the earlier, and both
+# answer Success (one instance is silently lost). Push into it over one association at a time (px-sync
+# --parallel 1, one storescu at a time); that is the peer's clash, not the sender's.
 # Stop it with: scripts/peer-stop.sh WORKDIR/dcmqrscp.pid
 #
 # Environment:

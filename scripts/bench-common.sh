@@ -36,8 +36,12 @@ PY
     echo "$studies"
 }
 
-# A free TCP port on 127.0.0.1.
-free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# A free TCP port for a peer, from a block of test ports below the kernel's ephemeral range, taken here
+# for the whole run (scripts/test-ports.sh): a port from a bind to port 0 can be taken by any outgoing
+# connection before the peer binds it.
+source "$root/scripts/test-ports.sh"
+px_take_port_block
+free_port() { px_free_ports 1; }
 
 # The median of the numbers on stdin, one per line.
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }

@@ -60,7 +60,10 @@ rm -rf "$out" "$run"
 mkdir -p "$out"
 
 say() { printf '== %s\n' "$*" >&2; }
-free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# A free TCP port for a peer, from a block of test ports below the kernel's ephemeral range, taken here
+# for the whole run (scripts/test-ports.sh).
+px_take_port_block
+free_port() { px_free_ports 1; }
 
 orig_path=$PATH
 listener_pid=""

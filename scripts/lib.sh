@@ -10,6 +10,8 @@
 #                             TRIES runs are spent (return 1)
 #   px_start_failed PID LOG MESSAGE FILE...  "SCRIPT: MESSAGE; log tail:" and LOG's last lines on
 #                             stderr, SIGTERM to PID, removes the FILEs, exit 1
+#   px_take_port_block, px_free_ports N, px_without_port_lock: ports for test peers, from
+#                             scripts/test-ports.sh (sourced here)
 
 px_script=$(basename "$0")
 
@@ -67,3 +69,5 @@ px_start_failed() {
     rm -f "$@"
     exit 1
 }
+
+source "$(dirname "${BASH_SOURCE[0]}")/test-ports.sh"

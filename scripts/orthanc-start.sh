@@ -9,8 +9,10 @@
 # with TCP_NODELAY=1, appends its log to WORKDIR/orthanc.log, waits (max ~30 s) until
 # GET http://127.0.0.1:HTTP_PORT/system answers and DICOM_PORT accepts a connection, writes the PID to WORKDIR/orthanc.pid and
 # "DICOM_PORT HTTP_PORT" to WORKDIR/orthanc.ports, and prints "DICOM_PORT HTTP_PORT" on stdout.
-# Ports that are omitted are picked free on 127.0.0.1. If an Orthanc from an earlier call is
-# still running for WORKDIR (and given ports match), its ports are printed again.
+# Ports that are omitted are picked free from a block of test ports below the kernel's ephemeral range
+# (px_free_ports in scripts/lib.sh, the scheme of the Swift tests' ports); when Orthanc then finds one
+# of them in use after all, it is started again on new ones (up to 3 times). If an Orthanc from an
+# earlier call is still running for WORKDIR (and given ports match), its ports are printed again.
 # Note: Orthanc's DICOM port binds all interfaces (no bind-address option); use 127.0.0.1.
 # Stop it with: scripts/peer-stop.sh WORKDIR/orthanc.pid
 #
@@ -52,24 +54,24 @@ check_port() {
         die "bad port: $1"
     fi
 }
-free_ports() { # prints two distinct free ports
-    python3 - <<'PY'
-import socket
-socks = []
-for _ in range(2):
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    socks.append(s)
-print(" ".join(str(s.getsockname()[1]) for s in socks))
-for s in socks:
-    s.close()
-PY
+picked=0 # ports picked here (not given), so they may be picked again when Orthanc cannot bind one
+given_dicom=${2:-}
+given_http=${3:-}
+pick_ports() {
+    local free1 free2
+    read -r free1 free2 < <(px_free_ports 2)
+    dicom_port=${given_dicom:-$free1}
+    http_port=${given_http:-$free2}
+    if [[ "$http_port" == "$dicom_port" ]]; then
+        http_port=$free1
+    fi
 }
-read -r free1 free2 < <(free_ports)
-dicom_port=${2:-$free1}
-http_port=${3:-$free2}
-if [[ $# -ge 2 && $# -lt 3 && "$http_port" == "$dicom_port" ]]; then
-    http_port=$free1
+dicom_port=$given_dicom
+http_port=$given_http
+if [[ -z "$given_dicom" || -z "$given_http" ]]; then
+    px_take_port_block # in this shell, so held until Orthanc has bound the ports
+    picked=1
+    pick_ports
 fi
 check_port "$dicom_port"
 check_port "$http_port"
@@ -84,8 +86,9 @@ fi
 
 # ---- configuration (JSON written by python3 for correct quoting) ------------------------------
 mkdir -p "$workdir/db"
-PX_CFG=$cfg PX_DB=$workdir/db PX_DICOM_PORT=$dicom_port PX_HTTP_PORT=$http_port PX_DICOMWEB_PLUGIN=$dicomweb_plugin \
-    python3 - <<'PY' || die "could not write $cfg"
+write_config() {
+    PX_CFG=$cfg PX_DB=$workdir/db PX_DICOM_PORT=$dicom_port PX_HTTP_PORT=$http_port \
+        PX_DICOMWEB_PLUGIN=$dicomweb_plugin python3 - <<'PY'
 import json
 import os
 import re
@@ -155,14 +158,9 @@ with open(os.environ["PX_CFG"], "w", encoding="utf-8") as f:
     json.dump(cfg, f, indent=2)
     f.write("\n")
 PY
+}
 
 # ---- start -----------------------------------------------------------------------------------
-# setsid: own session/process group so it outlives the calling job; by hand, never the service.
-TCP_NODELAY=1 setsid Orthanc "$cfg" >>"$log" 2>&1 </dev/null &
-pid=$!
-echo "$pid" >"$pidfile"
-echo "$dicom_port $http_port" >"$portsfile"
-
 # Ready when both servers are: the REST API answers and the DICOM port accepts a connection (under load
 # the HTTP server has been up before the DICOM one, and a peer loaded at once was refused).
 answers() {
@@ -176,6 +174,26 @@ with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/system", timeout=1)
 socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=1).close()
 PY
 }
-px_wait_for "$pid" 150 answers ||
+for attempt in 1 2 3; do
+    write_config || die "could not write $cfg"
+    log_start=$(($(stat -c %s "$log" 2>/dev/null || echo 0) + 1))
+    # setsid: own session/process group so it outlives the calling job; by hand, never the service.
+    # px_without_port_lock: Orthanc must not keep the block of test ports taken while it runs.
+    (
+        px_without_port_lock
+        TCP_NODELAY=1 exec setsid Orthanc "$cfg"
+    ) >>"$log" 2>&1 </dev/null &
+    pid=$!
+    echo "$pid" >"$pidfile"
+    echo "$dicom_port $http_port" >"$portsfile"
+    px_wait_for "$pid" 150 answers && break
+    # A port picked free here was taken before Orthanc bound it: start again on new ones.
+    if ((picked && attempt < 3)) && ! kill -0 "$pid" 2>/dev/null &&
+        tail -c "+$log_start" "$log" | grep -q "privileged or already in use"; then
+        echo "$px_script: port $dicom_port or $http_port in use after all; trying other ports" >&2
+        pick_ports
+        continue
+    fi
     px_start_failed "$pid" "$log" "Orthanc did not answer http://127.0.0.1:$http_port/system" "$pidfile" "$portsfile"
+done
 echo "$dicom_port $http_port"

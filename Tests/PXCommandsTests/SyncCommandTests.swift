@@ -341,7 +341,10 @@ struct SyncDICOMwebTests {
 
         // folder -> empty dcmqrscp (C-STORE), then back into a new folder: the same data sets.
         // One study at a time into dcmqrscp: its single-file index (index.dat) is locked per store, and in the
-        // full suite on two loaded cores two of four concurrent single-file pushes failed once.
+        // full suite on two loaded cores two of four concurrent single-file pushes failed once. And dcmqrscp
+        // 3.6.7 names a stored file after the modality, the second and rand() seeded with time(NULL), checked
+        // only with stat(), so two of its forked children storing the same modality in the same second write
+        // one file and both answer Success (the peer's file-name clash, not px's; scripts/dcmqrscp-start.sh).
         let pushed = try await SyncTests.sync([folder, target, "--parallel", "1"])
         #expect(pushed.exitCode == 0, "\(pushed.stdout) \(pushed.stderr)")
         #expect(pushed.json?["data"]?["instancesTransferred"] == .number("6"), "\(pushed.stdout)")

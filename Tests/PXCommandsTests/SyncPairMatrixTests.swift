@@ -138,7 +138,14 @@ struct SyncPairMatrixTests {
         var matrix = Matrix(work: work, options: ["--backend", "native"])
         let zips = "zip:" + work + "/zip-from-qr"
         try await matrix.cell(source, zips, studies: 5, equals: context.corpus.dataSets)
-        try await matrix.cell(zips, "QREMPTY@127.0.0.1:\(emptyPort)", studies: 5, equals: context.corpus.dataSets)
+        // Into dcmqrscp one study at a time (--parallel 1): dcmqrscp 3.6.7 names a stored file after the
+        // modality, the second and rand() seeded with time(NULL), checked only with stat(), so two of its forked
+        // children storing the same modality in the same second write one file and both answer Success, and an
+        // instance is lost. px-sync's default four associations made this cell fail now and then: the peer's
+        // file-name clash, not px's (see scripts/dcmqrscp-start.sh).
+        try await matrix.cell(
+            zips, "QREMPTY@127.0.0.1:\(emptyPort)", studies: 5, equals: context.corpus.dataSets,
+            pushOptions: ["--parallel", "1"])
     }
 
     /// The pairs run so far and a counter for fresh folders.
@@ -149,16 +156,18 @@ struct SyncPairMatrixTests {
         var options: [String] = []
 
         /// `source` -> `destination`: the first run transfers `studies` studies and the destination then holds
-        /// `expected`; a second run transfers nothing.
+        /// `expected`; a second run transfers nothing. `pushOptions` are added to the two runs into
+        /// `destination` (not to reading it back).
         mutating func cell(
-            _ source: String, _ destination: String, studies: Int, equals expected: [String: DataSet]
+            _ source: String, _ destination: String, studies: Int, equals expected: [String: DataSet],
+            pushOptions: [String] = []
         ) async throws {
             let pair = "\(source) -> \(destination)"
-            let first = try await SyncTests.sync([source, destination] + options)
+            let first = try await SyncTests.sync([source, destination] + options + pushOptions)
             #expect(first.exitCode == 0, "\(pair): \(first.stdout) \(first.stderr)")
             #expect(first.json?["data"]?["transferred"] == .number(String(studies)), "\(pair): \(first.stdout)")
             try await expectHolds(destination, expected)
-            let second = try await SyncTests.sync([source, destination] + options)
+            let second = try await SyncTests.sync([source, destination] + options + pushOptions)
             #expect(second.exitCode == 0, "\(pair), second run: \(second.stdout) \(second.stderr)")
             #expect(second.json?["data"]?["transferred"] == .number("0"), "\(pair), second run: \(second.stdout)")
             #expect(second.json?["data"]?["instancesTransferred"] == .number("0"), "\(pair), second run")

@@ -71,6 +71,21 @@ public protocol PlaceInventory: Sendable {
     /// The SOP Instance UIDs of one series.
     func instances(ofStudy studyInstanceUID: String, series seriesInstanceUID: String) async throws(PXError)
         -> Set<String>
+    /// The SOP Instance UIDs of one study by series, in one question where the place can answer it so (an
+    /// IMAGE-level C-FIND or QIDO-RS search under the study, an index query); what px-sync's planner compares.
+    func instancesBySeries(ofStudy studyInstanceUID: String) async throws(PXError) -> [String: Set<String>]
+}
+
+extension PlaceInventory {
+    /// The series, then each one's instances: a question per series.
+    public func instancesBySeries(ofStudy studyInstanceUID: String) async throws(PXError) -> [String: Set<String>] {
+        var out: [String: Set<String>] = [:]
+        for series in try await series(ofStudy: studyInstanceUID) {
+            out[series.seriesInstanceUID, default: []].formUnion(
+                try await instances(ofStudy: studyInstanceUID, series: series.seriesInstanceUID))
+        }
+        return out
+    }
 }
 
 /// An inventory that answers by matching identifiers level by level, as a C-FIND SCP (PS3.4 §C.6.2, Study
@@ -106,6 +121,20 @@ extension MatchingInventory {
         identifier.set(.seriesInstanceUID, vr: .UI, string: seriesInstanceUID)
         InventoryKeys.ask(&identifier, [(.sopInstanceUID, .UI)])
         return Set(try await matches(.image, identifier).compactMap { InventoryKeys.text($0, .sopInstanceUID) })
+    }
+
+    /// One IMAGE-level question under the study, asking each instance's Series Instance UID (a universal match
+    /// on the series key, PS3.4 §C.2.2.2.3).
+    public func instancesBySeries(ofStudy studyInstanceUID: String) async throws(PXError) -> [String: Set<String>] {
+        var identifier = DataSet()
+        identifier.set(.studyInstanceUID, vr: .UI, string: studyInstanceUID)
+        InventoryKeys.ask(&identifier, [(.seriesInstanceUID, .UI), (.sopInstanceUID, .UI)])
+        var out: [String: Set<String>] = [:]
+        for match in try await matches(.image, identifier) {
+            guard let sop = InventoryKeys.text(match, .sopInstanceUID) else { continue }
+            out[InventoryKeys.text(match, .seriesInstanceUID) ?? "", default: []].insert(sop)
+        }
+        return out
     }
 }
 

@@ -67,6 +67,15 @@ extension ZipPlace: PlaceInventory {
         }
     }
 
+    /// From the study's archives as listed (every archive that holds some of it).
+    public func instancesBySeries(ofStudy studyInstanceUID: String) async throws(PXError) -> [String: Set<String>] {
+        let found: ZipPlace.Study?
+        do { found = try self.study(studyInstanceUID) } catch { throw .zip(error) }
+        var out: [String: Set<String>] = [:]
+        for series in found?.series ?? [] { out[series.seriesInstanceUID, default: []].formUnion(series.sopInstanceUIDs) }
+        return out
+    }
+
     public func instances(ofStudy studyInstanceUID: String, series seriesInstanceUID: String) async throws(PXError)
         -> Set<String>
     {

@@ -64,6 +64,18 @@ extension FolderPlace {
         }
     }
 
+    /// One index query for the whole study.
+    public func instancesBySeries(ofStudy studyInstanceUID: String) async throws(PXError) -> [String: Set<String>] {
+        try await self.reading { db throws(SQLiteError) in
+            var out: [String: Set<String>] = [:]
+            let rows = try db.fetchAll(
+                "SELECT series_uid, sop_instance FROM instances WHERE study_uid = ?", [.text(studyInstanceUID)]
+            ) { row in (row.string(at: 0) ?? "", row.string(at: 1) ?? "") }
+            for (series, sop) in rows { out[series, default: []].insert(sop) }
+            return out
+        }
+    }
+
     // MARK: - Files
 
     /// The files of a study, of one series of it, or of some instances of that series, straight from the index

@@ -185,4 +185,8 @@ extension WebPlace: PlaceInventory {
     {
         try await inventory.instances(ofStudy: studyInstanceUID, series: seriesInstanceUID)
     }
+
+    public func instancesBySeries(ofStudy studyInstanceUID: String) async throws(PXError) -> [String: Set<String>] {
+        try await inventory.instancesBySeries(ofStudy: studyInstanceUID)
+    }
 }

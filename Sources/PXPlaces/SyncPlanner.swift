@@ -45,11 +45,11 @@ public struct StudyPlan: Sendable {
 /// Compares a study in a source with the destination by identity: the study is present only when the
 /// destination holds every SOP Instance UID the source lists for it (PS3.4 §C.6.2.1.2 image-level keys).
 ///
-/// Counts only prune work where they prove absence: a study or series the destination does not list at all is
-/// planned whole without listing its instances. An equal (or larger) count proves nothing, since the
-/// destination may hold other instances, or one instance twice, so the UIDs of both sides decide: one listing
-/// per series on each side (a folder's or zip place's index, px-serve's or a node's IMAGE-level C-FIND,
-/// QIDO-RS).
+/// Counts only prune work where they prove absence: a study the destination does not list at all is planned
+/// whole without listing its instances. An equal (or larger) count proves nothing, since the destination may
+/// hold other instances, or one instance twice, so the UIDs of both sides decide: one listing of the study on
+/// each side (``PXCore/PlaceInventory/instancesBySeries(ofStudy:)``: an index query for a folder or zip place,
+/// an IMAGE-level C-FIND for a node or px-serve, a QIDO-RS search for a DICOMweb service).
 public enum SyncPlanner {
     public static func plan(
         _ study: StudyHolding, source index: Int, from source: any PlaceInventory,
@@ -69,42 +69,23 @@ public enum SyncPlanner {
             plan.units = [whole]
             return plan
         }
-        let sourceSeries = try await source.series(ofStudy: uid)
-        guard !sourceSeries.isEmpty else {
-            // The source names no series of a study it listed: nothing to compare, so nothing is taken as
+        let wanted = try await source.instancesBySeries(ofStudy: uid)
+        guard !wanted.isEmpty else {
+            // The source names no instance of a study it listed: nothing to compare, so nothing is taken as
             // present; the retrieval of the whole study says what there is.
             plan.units = [whole]
             return plan
         }
-        let heldSeries = Dictionary(
-            try await destination.series(ofStudy: uid).map { ($0.seriesInstanceUID, $0) },
-            uniquingKeysWith: { a, _ in a })
-        for series in sourceSeries {
-            let seriesUID = series.seriesInstanceUID
-            guard let there = heldSeries[seriesUID], there.instanceCount != 0 else {
-                plan.units.append(
-                    TransferUnit(
-                        studyInstanceUID: uid, seriesInstanceUID: seriesUID, sopInstanceUIDs: [],
-                        instances: series.instanceCount))
-                continue
-            }
-            let wanted = try await source.instances(ofStudy: uid, series: seriesUID)
-            guard !wanted.isEmpty else {
-                // A series the source lists without instances it can name: retrieve it whole.
-                plan.units.append(
-                    TransferUnit(
-                        studyInstanceUID: uid, seriesInstanceUID: seriesUID, sopInstanceUIDs: [],
-                        instances: series.instanceCount))
-                continue
-            }
-            let present = try await destination.instances(ofStudy: uid, series: seriesUID)
-            let missing = wanted.subtracting(present).sorted()
-            if !missing.isEmpty {
-                plan.units.append(
-                    TransferUnit(
-                        studyInstanceUID: uid, seriesInstanceUID: seriesUID,
-                        sopInstanceUIDs: missing.count == wanted.count ? [] : missing, instances: missing.count))
-            }
+        let present = try await destination.instancesBySeries(ofStudy: uid)
+        for (seriesUID, uids) in wanted.sorted(by: { $0.key < $1.key }) {
+            let missing = uids.subtracting(present[seriesUID] ?? [])
+            guard !missing.isEmpty else { continue }
+            // A series missing whole is asked for as a series, the rest by their UIDs.
+            let whole = missing.count == uids.count && !seriesUID.isEmpty
+            plan.units.append(
+                TransferUnit(
+                    studyInstanceUID: uid, seriesInstanceUID: seriesUID.isEmpty ? nil : seriesUID,
+                    sopInstanceUIDs: whole ? [] : missing.sorted(), instances: missing.count))
         }
         return plan
     }

@@ -6,13 +6,17 @@ Usage:
   .venv/bin/python scripts/pynetdicom-qr-scp.py FOLDER [--host 127.0.0.1] [--port 0] [--aet PYQR]
                                                 [--dest AE=HOST:PORT ...] [--abort-on-second-request]
                                                 [--study-root-only] [--patient-level-status 0xC000]
+                                                [--study-status UID=0xC000 ...] [--claim-other-uid SOP ...]
 
 Serves every *.dcm file under FOLDER (read once at start) with the Study Root and Patient Root C-FIND, C-GET
 and C-MOVE SOP classes: a retrieve matches on StudyInstanceUID, and SeriesInstanceUID / SOPInstanceUID when
 given, or at PATIENT level on PatientID; a C-FIND matches the PatientID, StudyInstanceUID, SeriesInstanceUID
 and SOPInstanceUID (a list) it is given, one match per entity of its level, with the keys asked for. With
 --study-root-only the Patient Root contexts are not accepted (a peer without the patient level); with
---patient-level-status, a PATIENT-level retrieve is answered with that failure status and nothing sent. C-MOVE sends to the --dest of the Move Destination (0xA801 for an unknown one). Files are sent as they
+--patient-level-status, a PATIENT-level retrieve is answered with that failure status and nothing sent; with
+--study-status, a retrieve of that StudyInstanceUID is answered with that failure status and nothing sent (a study
+that fails among others); with --claim-other-uid, the C-GET C-STORE sub-operation of that SOP Instance UID names
+another (the UID with ".9" appended) in its Affected SOP Instance UID, which the requestor should refuse (0xA900). C-MOVE sends to the --dest of the Move Destination (0xA801 for an unknown one). Files are sent as they
 are: C-GET storage contexts are accepted in every transfer syntax pynetdicom knows (the requestor's first
 choice in each context), and a C-MOVE proposes one context per (SOP class, transfer syntax) of the files. With
 --abort-on-second-request, an association that already answered one retrieve is aborted (A-ABORT) when
@@ -23,7 +27,7 @@ Stdout carries one JSON object per line, flushed at once:
   {"event": "associated", "callingAETitle": ...}                    per accepted association
   {"event": "retrieve", "service": "C-GET"|"C-MOVE", "level": ..., "studyInstanceUID": ..., "matches": N}
   {"event": "find", "level": ..., "matches": N}
-  {"event": "refused", "service": ..., "status": "0xC000"}         per --patient-level-status answer
+  {"event": "refused", "service": ..., "status": "0xC000"}         per --patient-level-status or --study-status answer
   {"event": "aborted", "service": ...}                              per --abort-on-second-request abort
   {"event": "stopped"}                                              on exit
 Runs until SIGTERM or SIGINT, or until the process that started it goes away.
@@ -141,7 +145,24 @@ class Served:
             return True
 
 
-def handle_retrieve(event, service, files, dests, abort_repeat, served, patient_level_status=None):
+def claim_other_uids(assoc, uids):
+    """Makes the C-STORE-RQs of `uids` on `assoc` name another Affected SOP Instance UID (once per association)."""
+    if getattr(assoc, "_px_claims", False):
+        return
+    assoc._px_claims = True
+    send_msg = assoc.dimse.send_msg
+
+    def send_with_other_uid(primitive, context_id):
+        if (type(primitive).__name__ == "C_STORE" and primitive.MessageIDBeingRespondedTo is None
+                and str(primitive.AffectedSOPInstanceUID) in uids):
+            primitive.AffectedSOPInstanceUID = str(primitive.AffectedSOPInstanceUID) + ".9"
+        send_msg(primitive, context_id)
+
+    assoc.dimse.send_msg = send_with_other_uid
+
+
+def handle_retrieve(event, service, files, dests, abort_repeat, served, patient_level_status=None,
+                    study_status=None, claims=None):
     if abort_repeat and not served.first(event.assoc):
         emit(event="aborted", service=service)
         event.assoc.abort()
@@ -157,11 +178,16 @@ def handle_retrieve(event, service, files, dests, abort_repeat, served, patient_
             return
         yield dests[destination]
     level = str(event.identifier.get("QueryRetrieveLevel", "")).strip()
-    if patient_level_status is not None and level == "PATIENT":
-        emit(event="refused", service=service, status="0x%04X" % patient_level_status)
+    status = patient_level_status if level == "PATIENT" else None
+    if status is None:
+        status = (study_status or {}).get(str(event.identifier.get("StudyInstanceUID", "") or ""))
+    if status is not None:
+        emit(event="refused", service=service, status="0x%04X" % status)
         yield 1
-        yield patient_level_status, None
+        yield status, None
         return
+    if claims and service == "C-GET":
+        claim_other_uids(event.assoc, claims)
     yield len(found)
     for path in found:
         if event.is_cancelled:
@@ -181,7 +207,13 @@ def main(argv):
     ap.add_argument("--abort-on-second-request", action="store_true")
     ap.add_argument("--study-root-only", action="store_true")
     ap.add_argument("--patient-level-status", type=lambda text: int(text, 0), default=None, metavar="STATUS")
+    ap.add_argument("--study-status", action="append", default=[], metavar="UID=STATUS")
+    ap.add_argument("--claim-other-uid", action="append", default=[], metavar="SOP")
     args = ap.parse_args(argv)
+    study_status = {}
+    for item in args.study_status:
+        uid, _, status = item.partition("=")
+        study_status[uid] = int(status, 0)
     dests = {}
     for item in args.dest:
         ae_title, _, address = item.partition("=")
@@ -208,9 +240,10 @@ def main(argv):
         (evt.EVT_ACCEPTED, lambda event: emit(event="associated", callingAETitle=event.assoc.requestor.ae_title)),
         (evt.EVT_C_FIND, handle_find, [files]),
         (evt.EVT_C_GET, handle_retrieve,
-         ["C-GET", files, dests, args.abort_on_second_request, served, args.patient_level_status]),
+         ["C-GET", files, dests, args.abort_on_second_request, served, args.patient_level_status, study_status,
+          set(args.claim_other_uid)]),
         (evt.EVT_C_MOVE, handle_retrieve,
-         ["C-MOVE", files, dests, args.abort_on_second_request, served, args.patient_level_status]),
+         ["C-MOVE", files, dests, args.abort_on_second_request, served, args.patient_level_status, study_status]),
     ]
     return _scp.serve_until_stopped(ae, args.host, args.port, args.aet, handlers, "pynetdicom-qr-scp.py")
 

@@ -294,7 +294,9 @@ public struct DICOMWebBackend: Verifying, Querying, ParallelRetrieving, Storing 
             for index in results.indices {
                 let failed = results[index].storeFailures.count
                 results[index].completed = results[index].instances.count
-                results[index].failed = failed
+                // WADO-RS has no sub-operation counts of the service's own: the parts px could not place are
+                // its store failures, counted once by GetResult.failedCount.
+                results[index].failed = 0
                 results[index].status = failed == 0 ? .success : DIMSEStatus(code: 0xB000, service: .get)
                 await onProgress(
                     results[index].request,

@@ -187,7 +187,9 @@ final class LayoutStorage: StorageDelegate {
     }
 
     func didFailToStore(sopInstanceUID: String, associationID: UInt64, reason: String) async {
-        events.yield(.storeFailed(path: nil, sopInstanceUID: sopInstanceUID, error: .io(reason)))
+        // The connection answers such a C-STORE with 0xA700, out of resources.
+        events.yield(
+            .storeFailed(path: nil, sopInstanceUID: sopInstanceUID, error: .io(reason), status: .outOfResources))
     }
 
     /// Why a received data set cannot be understood, or `nil`: it ends before its elements do (a sender
@@ -214,7 +216,9 @@ final class LayoutStorage: StorageDelegate {
                 let error = PXError.malformedFile(path: "C-STORE \(instance.sopInstanceUID)", reason: reason)
                 logger.info(
                     "refused a C-STORE", metadata: ["sop.instance": "\(instance.sopInstanceUID)", "error": "\(error)"])
-                events.yield(.storeFailed(path: nil, sopInstanceUID: instance.sopInstanceUID, error: error))
+                events.yield(
+                    .storeFailed(
+                        path: nil, sopInstanceUID: instance.sopInstanceUID, error: error, status: .cannotUnderstand))
                 return .cannotUnderstand
             }
             let header: Part10File
@@ -229,7 +233,9 @@ final class LayoutStorage: StorageDelegate {
                 logger.info(
                     "refused a C-STORE",
                     metadata: ["sop.instance": "\(instance.sopInstanceUID)", "error": "\(failure)"])
-                events.yield(.storeFailed(path: nil, sopInstanceUID: instance.sopInstanceUID, error: failure))
+                events.yield(
+                    .storeFailed(
+                        path: nil, sopInstanceUID: instance.sopInstanceUID, error: failure, status: .cannotUnderstand))
                 return .cannotUnderstand
             } catch {
                 unlink(instance.path)
@@ -245,7 +251,10 @@ final class LayoutStorage: StorageDelegate {
                     request: instance.sopInstanceUID, dataSet: String(decoding: stored, as: UTF8.self))
                 logger.info(
                     "refused a C-STORE", metadata: ["sop.instance": "\(instance.sopInstanceUID)", "error": "\(error)"])
-                events.yield(.storeFailed(path: nil, sopInstanceUID: instance.sopInstanceUID, error: error))
+                events.yield(
+                    .storeFailed(
+                        path: nil, sopInstanceUID: instance.sopInstanceUID, error: error,
+                        status: .dataSetDoesNotMatchSOPClass))
                 return .dataSetDoesNotMatchSOPClass
             }
             let placement: InstancePlacer.Placement
@@ -273,7 +282,9 @@ final class LayoutStorage: StorageDelegate {
             logger.info(
                 "could not store a received instance",
                 metadata: ["sop.instance": "\(instance.sopInstanceUID)", "error": "\(error)"])
-            events.yield(.storeFailed(path: nil, sopInstanceUID: instance.sopInstanceUID, error: error))
+            // The connection answers a C-STORE whose delegate threw with 0xA700, out of resources.
+            events.yield(
+                .storeFailed(path: nil, sopInstanceUID: instance.sopInstanceUID, error: error, status: .outOfResources))
             throw error
         }
     }

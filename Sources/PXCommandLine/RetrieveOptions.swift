@@ -62,6 +62,7 @@ public struct RetrieveOptions: ParsableArguments {
     /// else every target in the px-find result on stdin, each with `--PatientID` when the result holds none;
     /// `--PatientID` alone with nothing on stdin (a terminal, or empty) is the whole patient
     /// (``RetrieveSelection/isPatient``).
+    /// A px-find result of no match (``RetrieveSelection/isNoMatch(pxFindOutput:)``) is no target at all.
     /// - Throws: ``PXError/usage(_:)`` when stdin is not px-find output or names nothing; `verb` names
     ///   the operation in the message ("move", "get").
     public func targets(verb: String) throws(PXError) -> [RetrieveSelection] {
@@ -84,6 +85,8 @@ public struct RetrieveOptions: ParsableArguments {
         let text = StandardInput.readText()
         if let patientID, text.allSatisfy(\.isWhitespace) { return [.patient(patientID)] }
         var found = try RetrieveSelection.parse(pxFindOutput: text)
+        // px-find found nothing: nothing to do, a success (issue 32), not a usage error.
+        if found.isEmpty && RetrieveSelection.isNoMatch(pxFindOutput: text) { return [] }
         guard !found.isEmpty else { throw .usage("nothing to \(verb): stdin holds no StudyInstanceUID") }
         for index in found.indices where found[index].patientID == nil { found[index].patientID = patientID }
         return found

@@ -39,16 +39,7 @@ public struct RetrieveSelection: Hashable, Sendable {
     /// list, else the entry's own level.
     /// - Throws: ``PXError/usage(_:)`` when the text is not px-find output.
     public static func parse(pxFindOutput text: String) throws(PXError) -> [RetrieveSelection] {
-        var values: [JSONValue] = []
-        do {
-            values = [try JSONParser.parse(text)]
-        } catch {
-            for line in text.split(separator: "\n") where !line.trimmed.isEmpty {
-                do { values.append(try JSONParser.parse(String(line))) } catch {
-                    throw .usage("stdin is not px-find JSON or NDJSON: \(error)")
-                }
-            }
-        }
+        let values = try jsonValues(text)
         var out: [RetrieveSelection] = []
         for value in values {
             if let data = value["data"] {
@@ -59,6 +50,38 @@ public struct RetrieveSelection: Hashable, Sendable {
         }
         var seen = Set<RetrieveSelection>()
         return out.filter { seen.insert($0).inserted }
+    }
+
+    /// Whether `text` is px-find's answer when nothing matched: its successful envelope with an empty `data`
+    /// array (JSON and pypx formats), its NDJSON closing envelope (`data` the counts) with no match line before
+    /// it, or a bare `[]`. Piped into px-move or px-get it means nothing to do (a nightly job with nothing
+    /// new), as for px-sync; any other text without a StudyInstanceUID is not a px-find result of studies.
+    public static func isNoMatch(pxFindOutput text: String) -> Bool {
+        guard case .success(let values) = Result(catching: { () throws(PXError) in try jsonValues(text) }),
+            !values.isEmpty
+        else { return false }
+        return values.allSatisfy { value in
+            if let array = value.arrayValue { return array.isEmpty }
+            guard value["status"]?.stringValue == "success", let data = value["data"] else { return false }
+            if let entries = data.arrayValue { return entries.isEmpty }
+            return data.objectValue != nil
+        }
+    }
+
+    /// The JSON values of `text`: one document (px-find's envelope), else one per non-empty line (NDJSON).
+    /// - Throws: ``PXError/usage(_:)`` when neither parses.
+    static func jsonValues(_ text: String) throws(PXError) -> [JSONValue] {
+        do {
+            return [try JSONParser.parse(text)]
+        } catch {
+            var values: [JSONValue] = []
+            for line in text.split(separator: "\n") where !line.trimmed.isEmpty {
+                do { values.append(try JSONParser.parse(String(line))) } catch {
+                    throw .usage("stdin is not px-find JSON or NDJSON: \(error)")
+                }
+            }
+            return values
+        }
     }
 
     /// A keyword's value in any of the shapes: pypx `{"value": ...}`, flat, or DICOM JSON by tag.

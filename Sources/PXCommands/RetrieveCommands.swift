@@ -30,8 +30,8 @@ public enum MoveCommand {
         let logger = logging.makeLogger(label: label)
         try await CommandRunner.run(
             output: output, backend: backend, need: .move, peer: connection,
-            state: [MoveResult](), data: summary
-        ) { dicomBackend, results in
+            state: RetrieveRun<MoveResult>(), data: summary
+        ) { dicomBackend, run in
             let conn = try connection.connection(timeouts: timeouts.timeouts)
             guard let destination = destination ?? connection.callingAETitle else {
                 throw PXError.usage("give the move destination with --destination")
@@ -51,13 +51,13 @@ public enum MoveCommand {
                     try await session.move(request, onProgress: progress)
                 })
             return try await RetrieveLoop.each(
-                targets, verb, model: model, into: &results, backend: dicomBackend, connection: conn, logger: logger)
+                targets, verb, model: model, into: &run, backend: dicomBackend, connection: conn, logger: logger)
         }
     }
 
-    /// The envelope's data: each C-MOVE and the sub-operation totals.
-    public static func summary(_ results: [MoveResult]) -> JSONValue {
-        JSONValueEncoder.encode(PXOutput.MoveSummaryOutput(results))
+    /// The envelope's data: each C-MOVE, each target's outcome and the sub-operation totals.
+    static func summary(_ run: RetrieveRun<MoveResult>) -> JSONValue {
+        JSONValueEncoder.encode(PXOutput.MoveSummaryOutput(run.results, targets: run.targets))
     }
 }
 
@@ -83,8 +83,8 @@ public enum GetCommand {
         let logger = logging.makeLogger(label: label)
         try await CommandRunner.run(
             output: output, backend: backend, need: .retrieve, peer: connection,
-            state: [GetResult](), data: summary
-        ) { dicomBackend, results in
+            state: RetrieveRun<GetResult>(), data: summary
+        ) { dicomBackend, run in
             let conn = try connection.connection(timeouts: timeouts.timeouts)
             let parallel = try parallel.map(DICOMWebBackend.validatedParallel)
             let absoluteRoot = absolutePath(root)
@@ -115,28 +115,29 @@ public enum GetCommand {
                 // WADO-RS: --parallel requests at once, across the targets and the series of a study.
                 web.parallel = parallel ?? DICOMWebBackend.defaultParallel
                 let format = verb.progress
-                let failure = try await RetrieveLoop.concurrently(into: &results) { progressLine in
+                let failure = await RetrieveLoop.concurrently(targets, into: &run, operation: verb.operation) {
+                    progressLine in
                     try await web.get(requests, connection: conn, logger: logger) { request, progress in
                         progressLine(format.line(request, progress))
                     }
                 }
                 // A part that is not a complete instance was not placed: the retrieval is incomplete.
-                let failed = results.reduce(0) { $0 + $1.failed }
+                let failed = run.results.reduce(0) { $0 + $1.failedCount }
                 if failure == nil && failed > 0 {
-                    let total = failed + results.reduce(0) { $0 + $1.completed }
+                    let total = failed + run.results.reduce(0) { $0 + $1.completed }
                     return .partialFailure(failed: failed, total: total, what: "instances")
                 }
                 return failure
             case .inSessions(let backend): sessions = backend
             }
             return try await RetrieveLoop.each(
-                targets, verb, model: model, into: &results, backend: sessions, connection: conn, logger: logger)
+                targets, verb, model: model, into: &run, backend: sessions, connection: conn, logger: logger)
         }
     }
 
-    /// The envelope's data: each C-GET with its instances, and the totals.
-    public static func summary(_ results: [GetResult]) -> JSONValue {
-        JSONValueEncoder.encode(PXOutput.GetSummaryOutput(results))
+    /// The envelope's data: each C-GET with its instances, each target's outcome, and the totals.
+    static func summary(_ run: RetrieveRun<GetResult>) -> JSONValue {
+        JSONValueEncoder.encode(PXOutput.GetSummaryOutput(run.results, targets: run.targets))
     }
 }
 
@@ -145,9 +146,38 @@ protocol RetrieveOutcome {
     /// The final response's status.
     var status: DIMSEStatus { get }
     var completed: Int { get }
-    var failed: Int { get }
+    /// The failed sub-operations, each once (``FailedSubOperations``).
+    var failedCount: Int { get }
+    var warning: Int { get }
     /// The error for failed or warning sub-operations, `nil` when all succeeded.
     var subOperationFailure: PXError? { get }
+}
+
+/// What a px-move or px-get run has done so far: every retrieve's result, and every target's outcome (each
+/// target is listed, failed or not, so that a batch loses none: issue 32).
+struct RetrieveRun<Result: RetrieveOutcome> {
+    var results: [Result] = []
+    var targets: [PXOutput.RetrieveTargetOutput] = []
+
+    /// Records `target`'s retrieves (several for a patient retrieved study by study) and its failure.
+    mutating func record(_ target: RetrieveSelection, _ results: [Result], failure: PXError?, tried: Bool = true) {
+        self.results += results
+        targets.append(
+            PXOutput.RetrieveTargetOutput(
+                patientID: target.patientID, studyInstanceUID: target.studyInstanceUID,
+                seriesInstanceUID: target.seriesInstanceUID, sopInstanceUIDs: target.sopInstanceUIDs,
+                completed: results.reduce(0) { $0 + $1.completed }, failed: results.reduce(0) { $0 + $1.failedCount },
+                warning: results.reduce(0) { $0 + $1.warning }, error: failure, tried: tried))
+    }
+
+    /// A target's failure: the first failure status of its retrieves, as
+    /// ``PXError/dimseFailure(_:operation:)``, else the first ``RetrieveOutcome/subOperationFailure``.
+    static func failure(of results: [Result], operation: String) -> PXError? {
+        if let failed = results.lazy.map(\.status).first(where: \.isFailure) {
+            return .dimseFailure(failed, operation: operation)
+        }
+        return results.lazy.compactMap(\.subOperationFailure).first
+    }
 }
 
 extension MoveResult: RetrieveOutcome {}
@@ -192,45 +222,74 @@ struct RetrieveVerb<Request: RetrieveRequestKeys & Sendable, Result: RetrieveOut
 }
 
 /// The loop px-move and px-get share: one retrieve after the other on one ``RetrieveSession`` (one
-/// association on the native backend), a progress line on stderr when it is a terminal, and a stop at the
-/// first that ends with a failure status.
+/// association on the native backend), a progress line on stderr when it is a terminal. A target that fails
+/// does not stop the others (as px-sync goes on after a failed study); only a peer that cannot be reached
+/// at all (``stopsTheRun(_:)``) leaves the rest `notTried`. Every target is in the run's outcomes.
 enum RetrieveLoop {
     /// Retrieves each of `targets` in `model` with `verb` (a whole patient the peer refuses at PATIENT level,
     /// study by study: ``RetrieveResolution/retrieve(_:model:backend:connection:logger:status:completed:_:)``),
-    /// appending the results. Every target is made into its request first, so that every usage error comes
-    /// before the first retrieve.
-    /// - Returns: the failure status that stopped the loop, as ``PXError/dimseFailure(_:operation:)``; else the
-    ///   first result's ``RetrieveOutcome/subOperationFailure`` (failed or warning sub-operations, as with a
-    ///   final 0xB000): the run is a partial failure, never a success.
+    /// recording each target's results and outcome in `run`. Every target is made into its request first, so
+    /// that every usage error comes before the first retrieve.
+    /// - Returns: the first target's failure (a failure status as ``PXError/dimseFailure(_:operation:)``,
+    ///   failed or warning sub-operations as ``RetrieveOutcome/subOperationFailure``, or the error that
+    ///   ended its retrieve): the run is then a failure, whatever the other targets did.
     static func each<Request, Result>(
         _ targets: [RetrieveSelection], _ verb: RetrieveVerb<Request, Result>, model: QueryModel,
-        into results: inout [Result], backend: any DICOMBackend, connection: Connection, logger: Logger
+        into run: inout RetrieveRun<Result>, backend: any DICOMBackend, connection: Connection, logger: Logger
     ) async throws(PXError) -> PXError? {
         for target in targets { _ = try verb.request(target, model) }
         let (showProgress, progressLine) = progress()
-        var done: [Result] = []
-        defer { results += done }
+        var done = RetrieveRun<Result>()
+        defer {
+            run.results += done.results
+            run.targets += done.targets
+        }
         return try await backend.withRetrieveSession(connection: connection, logger: logger) {
             session throws(PXError) in
-            for target in targets {
-                let out = try await RetrieveResolution.retrieve(
-                    target, model: model, backend: backend, connection: connection, logger: logger,
-                    status: \.status, completed: \.completed
-                ) { target, model throws(PXError) in
-                    let request = try verb.request(target, model)
-                    let format = verb.progress
-                    return try await verb.send(session, request) { progress in
-                        progressLine(format.line(request, progress))
+            var first: PXError?
+            for (index, target) in targets.enumerated() {
+                do throws(PXError) {
+                    let out = try await RetrieveResolution.retrieve(
+                        target, model: model, backend: backend, connection: connection, logger: logger,
+                        status: \.status, completed: \.completed
+                    ) { target, model throws(PXError) in
+                        let request = try verb.request(target, model)
+                        let format = verb.progress
+                        return try await verb.send(session, request) { progress in
+                            progressLine(format.line(request, progress))
+                        }
+                    }
+                    if showProgress { CommandOutput.writeStandardError("\n") }
+                    let failure = RetrieveRun.failure(of: out, operation: verb.operation)
+                    done.record(target, out, failure: failure)
+                    first = first ?? failure
+                } catch {
+                    if showProgress { CommandOutput.writeStandardError("\n") }
+                    logger.notice(
+                        "a retrieve failed; going on with the next target",
+                        metadata: ["target": "\(target.studyInstanceUID)", "error": "\(error)"])
+                    done.record(target, [], failure: error)
+                    first = first ?? error
+                    if stopsTheRun(error) {
+                        for rest in targets[(index + 1)...] { done.record(rest, [], failure: error, tried: false) }
+                        break
                     }
                 }
-                if showProgress { CommandOutput.writeStandardError("\n") }
-                done += out
-                if let failed = out.lazy.map(\.status).first(where: \.isFailure) {
-                    return .dimseFailure(failed, operation: verb.operation)
-                }
             }
-            return done.lazy.compactMap(\.subOperationFailure).first
+            return first
         }
+    }
+
+    /// Whether `error` says the peer cannot serve any retrieve of this run (it cannot be reached, refuses the
+    /// association, accepts no context for the service, or the TLS handshake fails), so that the targets
+    /// after it are not tried; a failure status, a timeout or an abort belongs to one target only.
+    static func stopsTheRun(_ error: PXError) -> Bool {
+        let unreachable: [PXError.Code] = [
+            .connectionRefused, .unknownHost, .associationRejected, .noAcceptablePresentationContext,
+            .tls(.untrustedCertificate), .tls(.hostnameMismatch), .tls(.expiredCertificate), .tls(.peerNotTLS),
+            .tls(.peerExpectsTLS), .tls(.certificateRequired), .tls(.handshakeFailed),
+        ]
+        return unreachable.contains(error.code)
     }
 
     /// What a progress line names: the level and the deepest key (a PatientID at PATIENT level).
@@ -244,18 +303,31 @@ enum RetrieveLoop {
         return (show, { line in if show { CommandOutput.writeStandardError("\r" + line + "   ") } })
     }
 
-    /// Runs `retrieve` once, which retrieves every request side by side, and appends its results.
-    /// - Returns: the first failure status, as ``PXError/dimseFailure(_:operation:)``.
+    /// Runs `retrieve` once, which retrieves the request of each of `targets` side by side (one result per
+    /// target, in their order), and records each target's outcome; an error that ended the retrieval is every
+    /// target's.
+    /// - Returns: the first target's failure, as ``RetrieveLoop/each(_:_:model:into:backend:connection:logger:)``.
     static func concurrently<Result: RetrieveOutcome>(
-        into results: inout [Result],
+        _ targets: [RetrieveSelection], into run: inout RetrieveRun<Result>, operation: String,
         _ retrieve: (_ progressLine: @escaping @Sendable (String) -> Void) async throws -> [Result]
-    ) async throws -> PXError? {
+    ) async -> PXError? {
         let (showProgress, progressLine) = progress()
-        results += try await retrieve(progressLine)
-        if showProgress { CommandOutput.writeStandardError("\n") }
-        if let failed = results.map(\.status).first(where: \.isFailure) {
-            return .dimseFailure(failed, operation: "C-GET")
+        let results: [Result]
+        do {
+            results = try await retrieve(progressLine)
+        } catch {
+            if showProgress { CommandOutput.writeStandardError("\n") }
+            let failure = error.asPXError
+            for target in targets { run.record(target, [], failure: failure) }
+            return failure
         }
-        return nil
+        if showProgress { CommandOutput.writeStandardError("\n") }
+        var first: PXError?
+        for (target, result) in zip(targets, results) {
+            let failure = RetrieveRun.failure(of: [result], operation: operation)
+            run.record(target, [result], failure: failure)
+            first = first ?? failure
+        }
+        return first
     }
 }

@@ -137,7 +137,7 @@ enum RetrieveResolution {
 
     /// Retrieves `selection` in `model` with `retrieve`; a whole patient the peer refuses at PATIENT level is
     /// retrieved again study by study, in the Study Root model (the peer may have refused the Patient Root one),
-    /// each with `retrieve`.
+    /// each with `retrieve`, every study whether an earlier one failed or not.
     static func retrieve<Result>(
         _ selection: RetrieveSelection, model: QueryModel, backend: any Querying, connection: Connection,
         logger: Logger, status: (Result) -> DIMSEStatus, completed: (Result) -> Int,
@@ -159,9 +159,8 @@ enum RetrieveResolution {
             ofPatient: selection.patientID ?? "", model: .studyRoot, backend: backend, connection: connection,
             logger: logger)
         {
-            let result = try await retrieve(study, .studyRoot)
-            results.append(result)
-            if status(result).isFailure { break }
+            // Every study is tried: a failed one does not keep the patient's others (issue 32).
+            results.append(try await retrieve(study, .studyRoot))
         }
         return results
     }

@@ -113,33 +113,79 @@ extension GetRequest {
     }
 }
 
+/// How many sub-operations of a retrieve failed, each counted once (issue 32): the one definition behind a
+/// C-GET's and a C-MOVE's `failed` in px's output, its partial-failure message and px-sync's counts.
+///
+/// A C-STORE sub-operation px refused (it answered a failure status: 0xA900, 0xC000, 0xA700) is a failed
+/// sub-operation in the peer's own count too (PS3.4 §C.4.3.3.1: the C-GET SCP counts each sub-operation by
+/// the status it was answered), so adding px's refusals to the peer's count would count it twice. Some peers
+/// count none of them, or name the failed instances without a count: the most any of the three says is the
+/// number. An instance px lost after it was answered with success (getscu answers before px places the file)
+/// or that arrived without any C-STORE (a WADO-RS part) is in no peer count, so it is added.
+public enum FailedSubOperations {
+    /// - Parameters:
+    ///   - peerFailed: the final response's Number of Failed Sub-operations (0000,1022).
+    ///   - peerNamed: how many instances its Failed SOP Instance UID List (0008,0058) names.
+    ///   - refused: C-STOREs px answered with a failure status.
+    ///   - lost: instances px could not store although the peer was told they were stored, or was told nothing.
+    public static func count(peerFailed: Int, peerNamed: Int, refused: Int = 0, lost: Int = 0) -> Int {
+        max(peerFailed, peerNamed, refused) + lost
+    }
+}
+
 extension GetResult {
-    /// The run's sub-operations all succeeded: none failed or ended with a warning (the peer's counts), and
-    /// every instance that arrived was stored (PS3.4 §C.4.3.1.5: 0xB000 means some did not).
-    public var isComplete: Bool {
-        failed == 0 && warning == 0 && storeFailures.isEmpty && failedSOPInstanceUIDs.isEmpty
+    /// The failed sub-operations, each once (``FailedSubOperations/count(peerFailed:peerNamed:refused:lost:)``).
+    public var failedCount: Int {
+        let refused = storeFailures.count(where: \.wasAnsweredWithFailure)
+        return FailedSubOperations.count(
+            peerFailed: failed, peerNamed: failedSOPInstanceUIDs.count, refused: refused,
+            lost: storeFailures.count - refused)
     }
 
-    /// ``PXError/subOperationsFailed(operation:failed:warning:total:failedSOPInstanceUIDs:)`` for a run that is
-    /// not ``isComplete``.
+    /// The run's sub-operations all succeeded: none failed or ended with a warning (the peer's counts), and
+    /// every instance that arrived was stored (PS3.4 §C.4.3.1.5: 0xB000 means some did not).
+    public var isComplete: Bool { failedCount == 0 && warning == 0 }
+
+    /// ``PXError/subOperationsFailed(operation:failed:warning:total:failedSOPInstanceUIDs:limitation:)`` for a
+    /// run that is not ``isComplete``: the instances the peer named and those px refused, with px's reasons.
     public var subOperationFailure: PXError? {
         guard !isComplete else { return nil }
-        let failed = max(self.failed, failedSOPInstanceUIDs.count) + storeFailures.count
+        let failed = failedCount
+        var refusals: [String] = []
+        for case .storeFailed(let path, let uid, let error, let status) in storeFailures {
+            let what = uid ?? path ?? "an instance"
+            refusals.append("\(what) (\(status.map { "\($0.hexCode) \($0.name): " } ?? "")\(error.message))")
+        }
         return .subOperationsFailed(
             operation: "C-GET", failed: failed, warning: warning, total: completed + failed + warning,
-            failedSOPInstanceUIDs: failedSOPInstanceUIDs, limitation: limitation)
+            failedSOPInstanceUIDs: failedSOPInstanceUIDs, limitation: limitation, notStored: refusals)
+    }
+}
+
+extension ListenEvent {
+    /// A ``storeFailed(path:sopInstanceUID:error:status:)`` px answered with a failure status: the sender
+    /// knows it failed (and counts it, when it counts).
+    public var wasAnsweredWithFailure: Bool {
+        guard case .storeFailed(_, _, _, let status?) = self else { return false }
+        return status.isFailure
     }
 }
 
 extension MoveResult {
-    /// The run's sub-operations all succeeded: none failed or ended with a warning (PS3.4 §C.4.2.1.5).
-    public var isComplete: Bool { failed == 0 && warning == 0 && failedSOPInstanceUIDs.isEmpty }
+    /// The failed sub-operations, each once (``FailedSubOperations/count(peerFailed:peerNamed:refused:lost:)``;
+    /// the instances went to a third node, which px does not hear from).
+    public var failedCount: Int {
+        FailedSubOperations.count(peerFailed: failed, peerNamed: failedSOPInstanceUIDs.count)
+    }
 
-    /// ``PXError/subOperationsFailed(operation:failed:warning:total:failedSOPInstanceUIDs:)`` for a run that is
-    /// not ``isComplete``.
+    /// The run's sub-operations all succeeded: none failed or ended with a warning (PS3.4 §C.4.2.1.5).
+    public var isComplete: Bool { failedCount == 0 && warning == 0 }
+
+    /// ``PXError/subOperationsFailed(operation:failed:warning:total:failedSOPInstanceUIDs:limitation:)`` for a
+    /// run that is not ``isComplete``.
     public var subOperationFailure: PXError? {
         guard !isComplete else { return nil }
-        let failed = max(self.failed, failedSOPInstanceUIDs.count)
+        let failed = failedCount
         return .subOperationsFailed(
             operation: "C-MOVE", failed: failed, warning: warning, total: completed + failed + warning,
             failedSOPInstanceUIDs: failedSOPInstanceUIDs)

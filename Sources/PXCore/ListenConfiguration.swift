@@ -104,8 +104,12 @@ public enum ListenEvent: Hashable, Sendable {
     /// The associations that brought a series ended, or it was idle for the series timeout; its
     /// `receiving.series` is now `series.info`.
     case seriesComplete(SeriesCompletion)
-    /// A received file could not be stored.
-    case storeFailed(path: String?, sopInstanceUID: String?, error: PXError)
+    /// A received file could not be stored. `status` is the failure status px answered the C-STORE with
+    /// (0xA900 for a data set that holds another SOP Instance UID, 0xC000 for one it cannot read, 0xA700 when
+    /// it could not write it): the sender then counts the sub-operation as failed itself. `nil` when the
+    /// sender was told it was stored (getscu and storescp answer before px places the file) or there was no
+    /// C-STORE (a WADO-RS part): then nobody else counts it.
+    case storeFailed(path: String?, sopInstanceUID: String?, error: PXError, status: DIMSEStatus? = nil)
 }
 
 /// One stored instance.

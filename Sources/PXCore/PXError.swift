@@ -224,10 +224,11 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Sub-operations of a C-GET or C-MOVE that failed or ended with a warning (final status 0xB000, or a
     /// failure with some completed, PS3.4 §C.4.2.1.5, §C.4.3.1.5): the run is a partial failure, never a
     /// success. `failedSOPInstanceUIDs` are those the peer named (Failed SOP Instance UID List (0008,0058)).
-    /// `limitation`: a limit of the backend that may explain it (`details.limitation`).
+    /// `limitation`: a limit of the backend that may explain it (`details.limitation`). `notStored`: each
+    /// instance that arrived and px did not store, with the status px answered and why (`details.notStored`).
     public static func subOperationsFailed(
         operation: String, failed: Int, warning: Int, total: Int, failedSOPInstanceUIDs: [String],
-        limitation: String? = nil
+        limitation: String? = nil, notStored: [String] = []
     ) -> PXError {
         var message = "\(operation): \(failed) of \(total) sub-operations failed"
         if warning > 0 { message += ", \(warning) ended with a warning" }
@@ -237,6 +238,12 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
         var details = ["failed": String(failed), "warning": String(warning), "total": String(total)]
         if !failedSOPInstanceUIDs.isEmpty {
             details["failedSOPInstanceUIDs"] = failedSOPInstanceUIDs.joined(separator: "\\")
+        }
+        if !notStored.isEmpty {
+            // Each names the instance, the status px answered and why: not only in an info-level log line.
+            let text = notStored.joined(separator: "; ")
+            message += "; px did not store \(notStored.count): \(text)"
+            details["notStored"] = text
         }
         if let limitation {
             message += "; \(limitation)"

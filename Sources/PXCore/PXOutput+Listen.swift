@@ -30,9 +30,12 @@ extension PXOutput {
                 self = .instanceReceived(InstanceReceived(instance))
             case .seriesComplete(let completion):
                 self = .seriesComplete(SeriesComplete(completion))
-            case .storeFailed(let path, let uid, let error):
+            case .storeFailed(let path, let uid, let error, let status):
                 self = .storeFailed(
-                    StoreFailed(path: Nullable(path), sopInstanceUID: Nullable(uid), error: ErrorOutput(error)))
+                    StoreFailed(
+                        path: Nullable(path), sopInstanceUID: Nullable(uid),
+                        dimseStatus: Nullable(status.map(StatusOutput.init)),
+                        error: ErrorOutput(error)))
             }
         }
 
@@ -140,17 +143,20 @@ extension PXOutput {
             }
         }
 
-        /// `{"event": "storeFailed", "path", "SOPInstanceUID", "error"}`.
+        /// `{"event": "storeFailed", "path", "SOPInstanceUID", "dimseStatus", "error"}`: `dimseStatus` is the
+        /// failure status px answered the C-STORE with (``ListenEvent/storeFailed(path:sopInstanceUID:error:status:)``),
+        /// `null` when the sender was not told; `error` says why, in px's words.
         public struct StoreFailed: Encodable {
             public let event = "storeFailed"
             public var path: Nullable<String>
             public var sopInstanceUID: Nullable<String>
+            public var dimseStatus: Nullable<StatusOutput>
             public var error: ErrorOutput
 
             enum CodingKeys: String, CodingKey {
                 case event, path
                 case sopInstanceUID = "SOPInstanceUID"
-                case error
+                case dimseStatus, error
             }
         }
     }

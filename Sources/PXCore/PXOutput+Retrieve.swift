@@ -25,7 +25,8 @@ extension PXOutput {
 
     /// A move's data: `{"destination", "level", "model", "PatientID"|"StudyInstanceUID", "SeriesInstanceUID"?,
     /// "SOPInstanceUIDs"?, "dimseStatus", "completed", "failed", "warning", "responses",
-    /// "failedSOPInstanceUIDs"?}`, the optional members only when there is something to say.
+    /// "failedSOPInstanceUIDs"?}`, the optional members only when there is something to say. `failed` is
+    /// ``MoveResult/failedCount``.
     public struct MoveOutput: Encodable {
         public var destination: String
         public var level: String
@@ -65,7 +66,7 @@ extension PXOutput {
             sopInstanceUIDs = keys.sopInstanceUIDs
             dimseStatus = StatusOutput(result.status)
             completed = result.completed
-            failed = result.failed
+            failed = result.failedCount
             warning = result.warning
             responses = result.responses
             failedSOPInstanceUIDs = result.failedSOPInstanceUIDs.isEmpty ? nil : result.failedSOPInstanceUIDs
@@ -125,6 +126,8 @@ extension PXOutput {
     /// (arrival order differs between backends; the set does not): `{"level", "model",
     /// "PatientID"|"StudyInstanceUID", "SeriesInstanceUID"?, "SOPInstanceUIDs"?, "dimseStatus", "remaining",
     /// "completed", "failed", "warning", "responses", "instances", "storeFailures", "failedSOPInstanceUIDs"?}`.
+    /// `failed` is ``GetResult/failedCount`` (an instance px refused is counted once, not again as its store
+    /// failure); each store failure names the instance, the status px answered and why.
     public struct GetOutput: Encodable {
         public var level: String
         public var model: String
@@ -167,7 +170,7 @@ extension PXOutput {
             dimseStatus = StatusOutput(result.status)
             remaining = Nullable(result.remaining)
             completed = result.completed
-            failed = result.failed
+            failed = result.failedCount
             warning = result.warning
             responses = result.responses
             instances = result.instances.sorted { $0.path < $1.path }.map(StoredInstanceOutput.init)
@@ -176,34 +179,82 @@ extension PXOutput {
         }
     }
 
-    /// px-move's data: each C-MOVE and the sub-operation totals, `{"moves", "completed", "failed", "warning"}`.
+    /// One target of px-move or px-get (what was asked: a patient, study, series or instances) and what
+    /// became of it: `{"PatientID"?, "StudyInstanceUID"?, "SeriesInstanceUID"?, "SOPInstanceUIDs"?, "status",
+    /// "completed", "failed", "warning", "error"}`. `status` is `success`, `failed` (a failure status,
+    /// failed or warning sub-operations, or an error: `error` says which) or `notTried` (the peer could not be
+    /// reached for an earlier target; `error` is that target's). Every target is listed, so a consumer sees
+    /// each one's result however the run ended.
+    public struct RetrieveTargetOutput: Encodable {
+        public var patientID: String?
+        public var studyInstanceUID: String?
+        public var seriesInstanceUID: String?
+        public var sopInstanceUIDs: [String]?
+        public var status: String
+        public var completed: Int
+        public var failed: Int
+        public var warning: Int
+        public var error: Nullable<ErrorOutput>
+
+        enum CodingKeys: String, CodingKey {
+            case patientID = "PatientID"
+            case studyInstanceUID = "StudyInstanceUID"
+            case seriesInstanceUID = "SeriesInstanceUID"
+            case sopInstanceUIDs = "SOPInstanceUIDs"
+            case status, completed, failed, warning, error
+        }
+
+        /// A target that was tried: `completed`, `failed` (``GetResult/failedCount``,
+        /// ``MoveResult/failedCount``) and `warning` summed over its retrieves, `error` its failure.
+        public init(
+            patientID: String?, studyInstanceUID: String, seriesInstanceUID: String?, sopInstanceUIDs: [String],
+            completed: Int, failed: Int, warning: Int, error: PXError?, tried: Bool = true
+        ) {
+            self.patientID = patientID
+            self.studyInstanceUID = studyInstanceUID.isEmpty ? nil : studyInstanceUID
+            self.seriesInstanceUID = seriesInstanceUID
+            self.sopInstanceUIDs = sopInstanceUIDs.isEmpty ? nil : sopInstanceUIDs
+            status = !tried ? "notTried" : error == nil ? "success" : "failed"
+            self.completed = completed
+            self.failed = failed
+            self.warning = warning
+            self.error = Nullable(error.map(ErrorOutput.init))
+        }
+    }
+
+    /// px-move's data: each C-MOVE, each target's outcome and the sub-operation totals, `{"moves", "targets",
+    /// "completed", "failed", "warning"}`.
     public struct MoveSummaryOutput: Encodable {
         public var moves: [MoveOutput]
+        public var targets: [RetrieveTargetOutput]
         public var completed: Int
         public var failed: Int
         public var warning: Int
 
-        public init(_ results: [MoveResult]) {
+        public init(_ results: [MoveResult], targets: [RetrieveTargetOutput] = []) {
             moves = results.map(MoveOutput.init)
+            self.targets = targets
             completed = results.reduce(0) { $0 + $1.completed }
-            failed = results.reduce(0) { $0 + $1.failed }
+            failed = results.reduce(0) { $0 + $1.failedCount }
             warning = results.reduce(0) { $0 + $1.warning }
         }
     }
 
-    /// px-get's data: each C-GET with its instances, and the totals, `{"gets", "completed", "failed",
-    /// "warning", "instances"}`.
+    /// px-get's data: each C-GET with its instances, each target's outcome, and the totals, `{"gets",
+    /// "targets", "completed", "failed", "warning", "instances"}`.
     public struct GetSummaryOutput: Encodable {
         public var gets: [GetOutput]
+        public var targets: [RetrieveTargetOutput]
         public var completed: Int
         public var failed: Int
         public var warning: Int
         public var instances: Int
 
-        public init(_ results: [GetResult]) {
+        public init(_ results: [GetResult], targets: [RetrieveTargetOutput] = []) {
             gets = results.map(GetOutput.init)
+            self.targets = targets
             completed = results.reduce(0) { $0 + $1.completed }
-            failed = results.reduce(0) { $0 + $1.failed }
+            failed = results.reduce(0) { $0 + $1.failedCount }
             warning = results.reduce(0) { $0 + $1.warning }
             instances = results.reduce(0) { $0 + $1.instances.count }
         }

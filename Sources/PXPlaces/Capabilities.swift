@@ -163,12 +163,12 @@ public struct TransferContext: Sendable {
 }
 
 extension Delivery {
-    /// A C-GET's or a WADO-RS retrieval's result as a delivery: the instances stored, the peer's failure
-    /// counts (or the instances it names as failed, whichever says more) and those that arrived but could
-    /// not be stored.
+    /// A C-GET's or a WADO-RS retrieval's result as a delivery: the instances stored, and the failed
+    /// sub-operations each counted once (``PXCore/GetResult/failedCount``: one px refused is in the peer's
+    /// count already).
     /// - Throws: ``PXError/dimseFailure(_:operation:)`` for a failure status with nothing retrieved.
     static func retrieved(_ result: GetResult, into tree: StagingTree, operation: String) throws(PXError) -> Delivery {
-        let failed = max(result.failed, result.failedSOPInstanceUIDs.count) + result.storeFailures.count
+        let failed = result.failedCount
         if result.status.isFailure && result.instances.isEmpty {
             throw .dimseFailure(result.status, operation: operation)
         }

@@ -41,7 +41,7 @@ public enum SyncReceiver {
                                 "received file not indexed",
                                 metadata: ["file": "\(instance.path)", "error": "\(error)"])
                         }
-                    case .storeFailed(let path, let uid, let error):
+                    case .storeFailed(let path, let uid, let error, _):
                         logger.warning(
                             "receiver could not store",
                             metadata: ["path": "\(path ?? "-")", "uid": "\(uid ?? "-")", "error": "\(error)"])

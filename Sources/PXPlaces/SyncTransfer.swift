@@ -93,7 +93,7 @@ public struct SyncTransfer: Sendable {
                 }
                 return TransferCount(
                     transferred: result.completed + result.warning,
-                    failed: max(result.failed, result.failedSOPInstanceUIDs.count))
+                    failed: result.failedCount)
             }
             logger.notice(
                 "the source does not know the destination's AE title: through px (C-GET, then C-STORE)",
@@ -145,7 +145,7 @@ public struct SyncTransfer: Sendable {
         if result.status.isFailure && result.completed == 0 { throw .dimseFailure(result.status, operation: "C-MOVE") }
         return TransferCount(
             transferred: result.completed + result.warning,
-            failed: max(result.failed, result.failedSOPInstanceUIDs.count))
+            failed: result.failedCount)
     }
 }
 

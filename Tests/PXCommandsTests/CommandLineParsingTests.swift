@@ -197,6 +197,29 @@ import Testing
             try RetrieveSelection.parse(pxFindOutput: ndjson) == [
                 RetrieveSelection(studyInstanceUID: "9.8", seriesInstanceUID: "9.8.7", sopInstanceUIDs: ["9.8.7.6"])
             ])
+        #expect(!RetrieveSelection.isNoMatch(pxFindOutput: ndjson))
+    }
+
+    /// Issue 32: what px-find prints when nothing matched is nothing to retrieve, not a usage error; other
+    /// text without a StudyInstanceUID is not px-find's answer of no match.
+    @Test func findOutputOfNoMatch() throws {
+        for text in [
+            "[]",
+            "[]\n",
+            #"{"status":"success","backend":"native","command":["px-find"],"data":[]}"#,
+            #"{"status":"success","backend":"native","command":[],"data":{"count":0}}"# + "\n",
+        ] {
+            #expect(try RetrieveSelection.parse(pxFindOutput: text).isEmpty, "\(text)")
+            #expect(RetrieveSelection.isNoMatch(pxFindOutput: text), "\(text)")
+        }
+        for text in [
+            "", " \n", "{}", #"{"foo":1}"#, "[{}]",
+            #"{"status":"error","backend":"native","command":[],"data":[],"error":{"code":"timeout"}}"#,
+            #"{"status":"success","backend":"native","command":[],"data":[{"PatientID":"P"}]}"#,
+            "not json",
+        ] {
+            #expect(!RetrieveSelection.isNoMatch(pxFindOutput: text), "\(text)")
+        }
     }
 }
 

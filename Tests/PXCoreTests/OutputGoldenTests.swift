@@ -90,9 +90,9 @@ struct OutputGoldenTests {
         }
         let expected =
             #"{"level":"STUDY","model":"study","StudyInstanceUID":"1.2","dimseStatus":"# + Self.success
-            + #","remaining":null,"completed":2,"failed":0,"warning":0,"responses":3,"instances":["#
+            + #","remaining":null,"completed":2,"failed":1,"warning":0,"responses":3,"instances":["#
             + stored("/r/a.dcm") + "," + stored("/r/b.dcm") + #"],"storeFailures":[{"event":"storeFailed","#
-            + #""path":"/r/c.dcm","SOPInstanceUID":null,"error":"# + failure + "}]}"
+            + #""path":"/r/c.dcm","SOPInstanceUID":null,"dimseStatus":null,"error":"# + failure + "}]}"
         #expect(PXOutput.json(result).serialized() == expected)
         result.remaining = 0
         result.failedSOPInstanceUIDs = ["9"]
@@ -149,7 +149,14 @@ struct OutputGoldenTests {
             ),
             (
                 .storeFailed(path: nil, sopInstanceUID: "1.2.3.4", error: .usage("no")),
-                #"{"event":"storeFailed","path":null,"SOPInstanceUID":"1.2.3.4","error":"#
+                #"{"event":"storeFailed","path":null,"SOPInstanceUID":"1.2.3.4","dimseStatus":null,"error":"#
+                    + PXOutput.json(PXError.usage("no")).serialized() + "}"
+            ),
+            (
+                .storeFailed(
+                    path: nil, sopInstanceUID: "1.2.3.4", error: .usage("no"), status: .dataSetDoesNotMatchSOPClass),
+                #"{"event":"storeFailed","path":null,"SOPInstanceUID":"1.2.3.4","dimseStatus":"#
+                    + PXOutput.json(DIMSEStatus.dataSetDoesNotMatchSOPClass).serialized() + #","error":"#
                     + PXOutput.json(PXError.usage("no")).serialized() + "}"
             ),
         ]

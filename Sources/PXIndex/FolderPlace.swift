@@ -125,6 +125,11 @@ public final class FolderPlace: PlaceInventory, Sendable {
         migrations.register(version: 1) { db throws(SQLiteError) in
             if try !db.tableExists("instances") { try FolderPlace.createSchema(db) }
         }
+        // Version 2: an instance's identity is the data set's SOP Instance UID, no longer the file meta's
+        // (they differ in broken files): the rows are dropped, so the next refresh reads every file once again.
+        migrations.register(version: 2) { db throws(SQLiteError) in
+            try db.execute("DELETE FROM instances")
+        }
         return migrations
     }
 
@@ -441,9 +446,12 @@ struct IndexRow: Sendable {
     init(entry: FolderWalk.Entry, header: Part10File) throws(PXError) {
         let dataSet = header.dataSet
         guard
-            let sopClass = Self.nonEmpty(header.meta.string(.mediaStorageSOPClassUID) ?? dataSet.string(.sopClassUID)),
+            // The data set's identity first, as px-push sends it and as every peer's C-FIND reports it (a file
+            // whose meta disagrees would otherwise never be found present in a node).
+            let sopClass = Self.nonEmpty(
+                Self.nonEmpty(dataSet.string(.sopClassUID)) ?? header.meta.string(.mediaStorageSOPClassUID)),
             let sopInstance = Self.nonEmpty(
-                header.meta.string(.mediaStorageSOPInstanceUID) ?? dataSet.string(.sopInstanceUID))
+                Self.nonEmpty(dataSet.string(.sopInstanceUID)) ?? header.meta.string(.mediaStorageSOPInstanceUID))
         else {
             throw PXError.notDICOM(path: entry.relativePath, reason: "no SOP Class/Instance UID")
         }

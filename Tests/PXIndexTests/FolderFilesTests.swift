@@ -60,7 +60,8 @@ import Testing
     }
 
     /// An index px made before GRDB's migrator (tables at PRAGMA user_version 1, no migration bookkeeping) is
-    /// kept as it is, not set aside and rebuilt; one of an unknown version is set aside.
+    /// kept, not set aside and rebuilt, and brought to version 2 (its rows read once again, with the data set's
+    /// SOP Instance UID); one of an unknown version is set aside.
     @Test func anIndexFromBeforeTheMigratorIsKept() async throws {
         let root = try FolderIndexTests.temporaryDirectory()
         defer { _ = system("rm -rf '\(root)'") }
@@ -69,12 +70,17 @@ import Testing
             let place = try FolderPlace(root: root, logger: FolderIndexTests.logger)
             _ = try await place.refresh()
         }
-        #expect(try SQLiteDatabase(path: root + "/.px/index.sqlite").userVersion() == 1)
+        #expect(try SQLiteDatabase(path: root + "/.px/index.sqlite").userVersion() == 2)
+        // Back to version 1, as the px before the identity change left it.
+        try SQLiteDatabase(path: root + "/.px/index.sqlite").execute("PRAGMA user_version = 1")
 
         let reopened = try FolderPlace(root: root, logger: FolderIndexTests.logger)
-        #expect(try await reopened.files(study: "1.2.1").count == 5)
+        #expect(try SQLiteDatabase(path: root + "/.px/index.sqlite").userVersion() == 2)
+        #expect(try await reopened.files(study: "1.2.1").isEmpty)
         let report = try await reopened.refresh()
-        #expect(report.added == 0 && report.unchanged == 6)
+        #expect(report.added == 6 && report.unchanged == 0)
+        #expect(try await reopened.files(study: "1.2.1").count == 5)
+        #expect(try await reopened.refresh().unchanged == 6)
         #expect(!Self.entries(root + "/.px").contains { $0.hasPrefix("index.sqlite.corrupt-") })
 
         try SQLiteDatabase(path: root + "/.px/index.sqlite").execute("PRAGMA user_version = 7")
@@ -95,14 +101,17 @@ import Testing
             let place = try FolderPlace(root: root, logger: FolderIndexTests.logger)
             _ = try await place.refresh()
         }
-        // What GRDB's DatabaseMigrator added to px's tables (GRDB 7, DatabaseMigrator.swift).
+        // What GRDB's DatabaseMigrator added to px's tables (GRDB 7, DatabaseMigrator.swift), at version 1.
         try SQLiteDatabase(path: root + "/.px/index.sqlite").execute(
             """
             CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
             INSERT INTO grdb_migrations VALUES ('v1');
+            PRAGMA user_version = 1;
             """)
 
+        // Kept and brought to version 2: its files read once again.
         let reopened = try FolderPlace(root: root, logger: FolderIndexTests.logger)
+        #expect(try await reopened.refresh().added == 6)
         #expect(try await reopened.files(study: "1.2.1").count == 5)
         #expect(try await reopened.refresh().unchanged == 6)
         #expect(!Self.entries(root + "/.px").contains { $0.hasPrefix("index.sqlite.corrupt-") })

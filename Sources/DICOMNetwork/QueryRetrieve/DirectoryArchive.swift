@@ -52,9 +52,11 @@ public struct DirectoryArchive: QueryRetrieveProvider {
             do {
                 let header = try Part10File.readHeader(contentsOf: path)
                 guard
-                    let sopClass = header.meta.string(.mediaStorageSOPClassUID) ?? header.dataSet.string(.sopClassUID),
-                    let sopInstance = header.meta.string(.mediaStorageSOPInstanceUID)
-                        ?? header.dataSet.string(.sopInstanceUID),
+                    // The data set's identity first, as C-FIND answers it and a receiver checks it (PS3.4 §B.2.3).
+                    let sopClass = Self.identity(
+                        header.dataSet.string(.sopClassUID), header.meta.string(.mediaStorageSOPClassUID)),
+                    let sopInstance = Self.identity(
+                        header.dataSet.string(.sopInstanceUID), header.meta.string(.mediaStorageSOPInstanceUID)),
                     !sopClass.isEmpty, !sopInstance.isEmpty
                 else {
                     logger.debug("not indexed: no SOP Class/Instance UID", metadata: ["file": "\(path)"])
@@ -157,5 +159,13 @@ public struct DirectoryArchive: QueryRetrieveProvider {
     public static func compacted(_ record: DataSet) throws -> DataSet {
         let bytes = try DataSetWriter.encode(record, transferSyntax: .explicitVRLittleEndian)
         return try DataSetReader.read(bytes, transferSyntax: .explicitVRLittleEndian).dataSet
+    }
+}
+
+extension DirectoryArchive {
+    /// The data set's UID, else the file meta's (an empty value counts as none).
+    static func identity(_ dataSet: String?, _ meta: String?) -> String? {
+        if let dataSet, !dataSet.isEmpty { return dataSet }
+        return meta
     }
 }

@@ -72,7 +72,9 @@ extension ZipPlace: PlaceInventory {
         let found: ZipPlace.Study?
         do { found = try self.study(studyInstanceUID) } catch { throw .zip(error) }
         var out: [String: Set<String>] = [:]
-        for series in found?.series ?? [] { out[series.seriesInstanceUID, default: []].formUnion(series.sopInstanceUIDs) }
+        for series in found?.series ?? [] {
+            out[series.seriesInstanceUID, default: []].formUnion(series.sopInstanceUIDs)
+        }
         return out
     }
 

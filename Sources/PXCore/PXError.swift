@@ -13,7 +13,7 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
             case connectionRefused, unknownHost, timeout, associationRejected
             case noAcceptablePresentationContext, dimseFailure, toolMissing, backendUnavailable
             case invalidResponse, aborted, io, usage, notDICOM, partialFailure, malformedFile, tooManyResponses,
-                httpFailure, placeBusy
+                httpFailure, placeBusy, contentMismatch
             case tlsUntrustedCertificate, tlsHostnameMismatch, tlsExpiredCertificate, tlsPeerNotTLS, tlsPeerExpectsTLS
             case tlsCertificateRequired, tlsHandshakeFailed, tlsConfiguration, tlsUnsupported
         }
@@ -57,6 +57,8 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
         /// Another px is writing the place (it holds the place's lock) and did not finish within
         /// `--lock-timeout`.
         public static let placeBusy = Code(.placeBusy)
+        /// Two places hold one SOP Instance UID with different bytes (`px-sync --verify`).
+        public static let contentMismatch = Code(.contentMismatch)
 
         /// DICOM TLS (PS3.15 Annex B.9) failures, one code each (see ``TLSFailure``).
         public static func tls(_ failure: TLSFailure) -> Code {
@@ -278,6 +280,19 @@ extension PXError {
     public static func storage(_ error: StorageError) -> PXError {
         if error.code == .busy { return .placeBusy(error.message, path: error.path ?? "") }
         return error.code == .layout ? .usage(error.message) : .io(error.message, path: error.path)
+    }
+
+    /// Instances both places hold under the same SOP Instance UID whose bytes differ (`differences`: each
+    /// UID with what each side holds), found by `px-sync --verify`.
+    public static func contentMismatch(_ differences: [(uid: String, source: String, destination: String)])
+        -> PXError
+    {
+        let listed = differences.prefix(10).map { "\($0.uid) (source \($0.source), destination \($0.destination))" }
+        return PXError(
+            .contentMismatch,
+            "\(differences.count) instance(s) differ between source and destination: "
+                + listed.joined(separator: "; ") + (differences.count > 10 ? "; ..." : ""),
+            details: ["differing": String(differences.count), "first": differences.first?.uid ?? ""])
     }
 
     /// Another px holds the lock of the place (`lock` is its lock file) for longer than the wait allowed.

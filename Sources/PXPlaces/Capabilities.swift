@@ -178,3 +178,11 @@ extension Delivery {
             failed: failed)
     }
 }
+
+/// A place that keeps its instances' bytes and can say what they are (``PXStorage/ContentChecksum``): a folder
+/// (each indexed file read) or a zip folder (each entry's size and CRC-32 from the central directory).
+/// `px-sync --verify` compares them between two such places; a node or a DICOMweb service is not one.
+public protocol ContentAuditing: Sendable {
+    /// The checksum of each instance of the study, by SOP Instance UID.
+    func contentChecksums(ofStudy studyInstanceUID: String) async throws(PXError) -> [String: ContentChecksum]
+}

@@ -87,6 +87,16 @@ public enum Endpoint: Sendable {
         }
     }
 
+    /// The place as one that can say what its instances' bytes are (``ContentAuditing``, for `--verify`): a
+    /// folder or a zip folder.
+    public var auditor: (any ContentAuditing)? {
+        switch self {
+        case .folder(let folder): return folder
+        case .zip(let zip): return zip
+        case .node, .web: return nil
+        }
+    }
+
     /// The folder whose lock (``PXStorage/PlaceLock``) a writer of this place takes: a folder's or a zip folder's
     /// root; `nil` for a node or a DICOMweb service, which order their own writes.
     public var lockRoot: String? {

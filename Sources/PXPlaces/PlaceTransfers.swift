@@ -300,3 +300,31 @@ extension DeliveredFile {
         return push
     }
 }
+
+// MARK: - Content audit (--verify)
+
+extension FolderPlace: ContentAuditing {
+    /// Each indexed file of the study read whole (the first file by path of an instance held twice), opened
+    /// only while it is still the file the index recorded.
+    public func contentChecksums(ofStudy studyInstanceUID: String) async throws(PXError) -> [String: ContentChecksum] {
+        var out: [String: ContentChecksum] = [:]
+        for file in try await files(study: studyInstanceUID) where out[file.sopInstanceUID] == nil {
+            guard let indexed = file.indexed else { continue }
+            let opened: OpenedFile
+            do { opened = try indexed.open() } catch { throw .io("\(error)", path: file.path) }
+            defer { opened.close() }
+            do {
+                out[file.sopInstanceUID] = try ContentChecksum.of(descriptor: opened.descriptor, path: file.path)
+            } catch {
+                throw .storage(error)
+            }
+        }
+        return out
+    }
+}
+
+extension ZipPlace: ContentAuditing {
+    public func contentChecksums(ofStudy studyInstanceUID: String) async throws(PXError) -> [String: ContentChecksum] {
+        do { return try checksums(ofStudy: studyInstanceUID) } catch { throw .zip(error) }
+    }
+}

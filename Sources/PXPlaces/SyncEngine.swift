@@ -96,6 +96,10 @@ public final class SyncEngine: Sendable {
         public var force = false
         /// Plan only.
         public var dryRun = false
+        /// Audit: where both places keep the instances' bytes (folders, zip folders), compare each instance
+        /// both hold by size and CRC-32 (``ContentAuditing``); a difference fails the study. Elsewhere the SOP
+        /// Instance UIDs are compared, as on every run.
+        public var verify = false
         /// Studies transferred at once.
         public var parallel = 4
         /// How long a run waits for a destination another px is writing (``PlaceLock``) before it fails with
@@ -108,10 +112,11 @@ public final class SyncEngine: Sendable {
 
         public init(
             force: Bool = false, dryRun: Bool = false, parallel: Int = 4,
-            lockTimeout: Duration = Options.defaultLockTimeout
+            lockTimeout: Duration = Options.defaultLockTimeout, verify: Bool = false
         ) {
             self.force = force
             self.dryRun = dryRun
+            self.verify = verify
             self.parallel = max(1, parallel)
             self.lockTimeout = lockTimeout
         }
@@ -335,6 +340,23 @@ public final class SyncEngine: Sendable {
             finish(SyncStudyResult(study: study, result: .failed, outcome: outcome))
             return
         }
+        if options.verify, let ours = source.auditor, let theirs = destination.auditor {
+            do {
+                let differences = try await Self.differences(holding.studyInstanceUID, ours, theirs)
+                if !differences.isEmpty {
+                    var outcome = SyncTransfer.Outcome()
+                    outcome.failure = .contentMismatch(differences)
+                    outcome.failed = differences.count
+                    finish(SyncStudyResult(study: study, result: .failed, outcome: outcome))
+                    return
+                }
+            } catch {
+                var outcome = SyncTransfer.Outcome()
+                outcome.failure = error
+                finish(SyncStudyResult(study: study, result: .failed, outcome: outcome))
+                return
+            }
+        }
         if plan.units.isEmpty {
             finish(SyncStudyResult(study: study, result: .alreadyPresent, outcome: nil))
             return
@@ -347,6 +369,18 @@ public final class SyncEngine: Sendable {
         onEvent(.studyStarted(study))
         let outcome = await transfer.run(plan, from: source, to: destination, session: sessions[index])
         finish(SyncStudyResult(study: study, result: outcome.failure == nil ? .transferred : .failed, outcome: outcome))
+    }
+
+    /// The instances of a study both places hold whose checksums differ, in UID order.
+    static func differences(_ study: String, _ source: any ContentAuditing, _ destination: any ContentAuditing)
+        async throws(PXError) -> [(uid: String, source: String, destination: String)]
+    {
+        let ours = try await source.contentChecksums(ofStudy: study)
+        let theirs = try await destination.contentChecksums(ofStudy: study)
+        return ours.keys.sorted().compactMap { uid in
+            guard let mine = ours[uid], let other = theirs[uid], mine != other else { return nil }
+            return (uid, mine.description, other.description)
+        }
     }
 
     func finish(_ result: SyncStudyResult) {

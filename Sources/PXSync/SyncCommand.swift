@@ -36,6 +36,15 @@ public struct SyncOptions: ParsableArguments {
     @Flag(name: .customLong("dry-run"), help: "Print the plan (planned and skipped events), transfer nothing.")
     public var dryRun = false
 
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "Audit: also compare the bytes (size, CRC-32) of instances both folder or zip places hold.",
+            discussion: "Every run compares SOP Instance UIDs; --verify reads each file of a folder place (a zip "
+                + "place's checksums are in its archives) and fails a study whose copies differ "
+                + "(contentMismatch), without overwriting either."))
+    public var verify = false
+
     @Option(name: .long, help: "Studies transferred at once (one association each).")
     public var parallel = 4
 
@@ -142,7 +151,7 @@ public enum SyncCommand {
                 sources: resolved, destinations: destinations, transfer: transfer,
                 options: SyncEngine.Options(
                     force: sync.force, dryRun: sync.dryRun, parallel: sync.parallel,
-                    lockTimeout: .milliseconds(Int64(sync.lockTimeout * 1000))),
+                    lockTimeout: .milliseconds(Int64(sync.lockTimeout * 1000)), verify: sync.verify),
                 logger: logger
             ) { event in
                 switch event {

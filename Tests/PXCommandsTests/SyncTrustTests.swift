@@ -225,4 +225,37 @@ struct SyncTrustTests {
             #expect(try Self.uids(under: destination) == [Self.uid(5, 1), Self.uid(5, 2)])
         }
     }
+
+    @Test("--verify: copies whose bytes differ under one UID fail with contentMismatch; equal copies pass")
+    func verifyComparesContent() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-trust-verify-") { work in
+            let source = work + "/source"
+            try Self.write(study: 6, 1...3, into: source)
+            // Folder and zip destinations holding instance 2 with other pixels (same UID, same size).
+            let variant = work + "/variant"
+            try FileManager.default.createDirectory(atPath: variant, withIntermediateDirectories: true)
+            try Data(try Self.instance(study: 6, number: 2, fill: 0xEE)).write(
+                to: URL(fileURLWithPath: variant + "/6-2.dcm"))
+            for destination in [work + "/folder", "zip:" + work + "/zips"] {
+                let seeded = try await SyncTests.sync([variant, destination])
+                #expect(seeded.exitCode == 0, "\(seeded.stdout) \(seeded.stderr)")
+                // By UIDs instance 2 is there: the two others are transferred, the study counts as synced.
+                let plain = try await SyncTests.sync([source, destination])
+                #expect(plain.exitCode == 0, "\(destination): \(plain.stdout) \(plain.stderr)")
+                #expect(plain.json?["data"]?["instancesTransferred"] == .number("2"), "\(plain.stdout)")
+                let audit = try await SyncTests.sync([source, destination, "--verify"])
+                #expect(audit.exitCode == 1, "\(destination): \(audit.stdout) \(audit.stderr)")
+                #expect(audit.stdout.contains("contentMismatch"), "\(audit.stdout)")
+                #expect(audit.stdout.contains(Self.uid(6, 2)), "\(audit.stdout)")
+                #expect(!audit.stdout.contains(Self.uid(6, 1) + " ("), "\(audit.stdout)")
+            }
+            // Equal copies pass the audit: folder -> zip, then --verify.
+            let copied = "zip:" + work + "/copied"
+            let first = try await SyncTests.sync([source, copied])
+            #expect(first.exitCode == 0, "\(first.stdout)")
+            let audit = try await SyncTests.sync([source, copied, "--verify"])
+            #expect(audit.exitCode == 0, "\(audit.stdout) \(audit.stderr)")
+            #expect(audit.json?["data"]?["alreadyPresent"] == .number("1"), "\(audit.stdout)")
+        }
+    }
 }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import DICOMWeb
 import Logging
 import PX
@@ -30,15 +33,19 @@ public struct PlaceContext: Sendable {
     /// - Parameters:
     ///   - asDestination: a missing folder or zip folder is made.
     ///   - layout: `--layout` for a folder destination.
-    public func resolve(_ text: String, asDestination: Bool, layout: String? = nil) async throws(PXError) -> Endpoint {
+    ///   - dryRun: a destination only planned against: nothing is made or written in it (a folder's index is
+    ///     its own when it has one, else a temporary one; a missing folder holds nothing).
+    public func resolve(_ text: String, asDestination: Bool, layout: String? = nil, dryRun: Bool = false)
+        async throws(PXError) -> Endpoint
+    {
         var place = try Place.parse(text, config: config)
         if asDestination { place = try place.withLayout(layout) }
-        return try await resolve(place, asDestination: asDestination)
+        return try await resolve(place, asDestination: asDestination, dryRun: dryRun)
     }
 
     /// Resolves a parsed place: a node's connection, a DICOMweb service's credentials, a folder's index
     /// refreshed.
-    public func resolve(_ place: Place, asDestination: Bool) async throws(PXError) -> Endpoint {
+    public func resolve(_ place: Place, asDestination: Bool, dryRun: Bool = false) async throws(PXError) -> Endpoint {
         switch place {
         case .node(let peer):
             var tls: TLSSettings?
@@ -64,9 +71,14 @@ public struct PlaceContext: Sendable {
                     try template.map { (t: String) throws(StorageError) in try StorageLayout(template: t) }
                     ?? StorageLayout()
             } catch { throw .usage("layout: \(error)") }
+            if asDestination && dryRun {
+                let own = path + "/" + FolderPlace.privateFolder + "/index.sqlite"
+                let index: FolderPlace.IndexLocation = access(own, W_OK) == 0 ? .readOnly : .temporary
+                return try await Endpoint.folder(at: path, layout: layout, index: index, logger: logger)
+            }
             return try await Endpoint.folder(at: path, layout: layout, create: asDestination, logger: logger)
         case .zip(let path):
-            return try Endpoint.zip(at: path, create: asDestination)
+            return try Endpoint.zip(at: path, create: asDestination && !dryRun)
         case .web(let url):
             let service = try Self.webService(url: url, config: config)
             return .web(

@@ -23,8 +23,10 @@ public final class FolderPlace: PlaceInventory, Sendable {
     public let root: String
     /// Where new files go (px-serve's C-STORE, px-sync into this place).
     public let layout: StorageLayout
-    /// The index file: `ROOT/.px/index.sqlite`.
+    /// The index file: `ROOT/.px/index.sqlite`, or one in px's cache for a place px only reads (``IndexLocation``).
     public let indexPath: String
+    /// The temporary folder of a ``IndexLocation/temporary`` index, removed with the place.
+    let transientFolder: String?
     /// The connection every write goes through (refresh, record), in turn.
     let writer: SQLiteQueue
     /// The connection every read goes through (the inventory, the Query/Retrieve provider), in turn.
@@ -37,23 +39,68 @@ public final class FolderPlace: PlaceInventory, Sendable {
     /// ``migrations``, and an index of another version is set aside and rebuilt.
     static let schemaVersion: Int32 = 1
 
+    deinit {
+        if let transientFolder { FileTree.remove(transientFolder) }
+    }
+
+    /// Where a place's index is kept.
+    public enum IndexLocation: Sendable, Hashable {
+        /// `ROOT/.px/index.sqlite`, made when missing: a place px writes (a destination, px-serve's place).
+        case inPlace
+        /// Read-only use of the place (a source, px-ls): its own index when it has one already, else one in
+        /// px's cache (``cachedIndexPath(for:)``), so nothing is written into a folder px only reads.
+        case readOnly
+        /// An index file at this path (its folder made when missing).
+        case file(String)
+        /// A throw-away index in a new temporary folder, removed with the place; the folder itself may be
+        /// missing (it then holds nothing): what a dry run plans against, writing nothing into the place.
+        case temporary
+    }
+
     /// Opens (or creates) the index of the place at `root`. A corrupt index, or one of another version, is
     /// renamed aside (`index.sqlite.corrupt-SECONDS`), logged, and a new empty one is made: run ``refresh()``.
     ///
     /// - Throws: ``PXError/io(_:path:)`` when `root` is not a folder or the index cannot be made.
-    public init(root: String, layout: StorageLayout = StorageLayout(), logger: Logger) throws(PXError) {
+    public init(
+        root: String, layout: StorageLayout = StorageLayout(), index: IndexLocation = .inPlace, logger: Logger
+    ) throws(PXError) {
         let root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
         var info = stat()
-        guard stat(root, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+        let exists = stat(root, &info) == 0
+        guard exists && info.st_mode & S_IFMT == S_IFDIR || !exists && index == .temporary else {
             throw PXError.io("not a folder: \(POSIX.errorText())", path: root)
         }
-        let folder = root + "/" + Self.privateFolder
-        if mkdir(folder, 0o755) != 0 && errno != EEXIST {
-            throw PXError.io("cannot make the index folder: \(POSIX.errorText())", path: folder)
+        var transient: String?
+        let inPlace = root + "/" + Self.privateFolder + "/index.sqlite"
+        switch index {
+        case .inPlace:
+            let folder = root + "/" + Self.privateFolder
+            if mkdir(folder, 0o755) != 0 && errno != EEXIST {
+                throw PXError.io("cannot make the index folder: \(POSIX.errorText())", path: folder)
+            }
+            self.indexPath = inPlace
+        case .readOnly:
+            var existing = stat()
+            if lstat(inPlace, &existing) == 0 && existing.st_mode & S_IFMT == S_IFREG && access(inPlace, W_OK) == 0 {
+                self.indexPath = inPlace
+            } else {
+                self.indexPath = try Self.prepared(Self.cachedIndexPath(for: root))
+            }
+        case .file(let path):
+            self.indexPath = try Self.prepared(path)
+        case .temporary:
+            let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+            do {
+                let folder = try POSIX.makeTemporaryDirectory(prefix: base + "/px-index-")
+                transient = folder
+                self.indexPath = folder + "/index.sqlite"
+            } catch {
+                throw PXError.io("cannot make a temporary index: \(error)", path: base)
+            }
         }
+        self.transientFolder = transient
         self.root = root
         self.layout = layout
-        self.indexPath = folder + "/index.sqlite"
         self.logger = logger
         let connections: (writer: SQLiteQueue, reader: SQLiteQueue)
         do {
@@ -74,6 +121,41 @@ public final class FolderPlace: PlaceInventory, Sendable {
         }
         self.writer = connections.writer
         self.reader = connections.reader
+    }
+
+    /// Where the index of a folder px only reads is cached: `$XDG_CACHE_HOME/px/index/` (else
+    /// `~/.cache/px/index/`, else `$TMPDIR/px-cache-UID/index/`), named by the SHA-256 of the folder's real
+    /// path (XDG Base Directory Specification: cache files a program can rebuild).
+    public static func cachedIndexPath(for root: String) -> String {
+        let environment = { (name: String) -> String? in
+            getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+        }
+        let base: String
+        if let cache = environment("XDG_CACHE_HOME") {
+            base = cache + "/px/index"
+        } else if let home = environment("HOME") {
+            base = home + "/.cache/px/index"
+        } else {
+            base = (environment("TMPDIR") ?? "/tmp") + "/px-cache-\(getuid())/index"
+        }
+        var resolved = root
+        if let real = realpath(root, nil) {
+            resolved = String(cString: real)
+            free(real)
+        }
+        return base + "/" + SHA256.hex(Array(resolved.utf8), bytes: 16) + ".sqlite"
+    }
+
+    /// `path` with its folder made (mode 0700, `mkdir -p`).
+    static func prepared(_ path: String) throws(PXError) -> String {
+        var folder = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/").dropLast() {
+            folder += "/" + component
+            if mkdir(folder, 0o700) != 0 && errno != EEXIST {
+                throw PXError.io("cannot make the index folder: \(POSIX.errorText())", path: folder)
+            }
+        }
+        return path
     }
 
     /// Opens the index's two connections, its schema brought to the last version.
@@ -224,6 +306,10 @@ public final class FolderPlace: PlaceInventory, Sendable {
     /// (``PXStorage/PypxInfoFile``) are skipped.
     public func refresh() async throws(PXError) -> RefreshReport {
         let walk: (files: [FolderWalk.Entry], unreadableFolders: Int)
+        var info = stat()
+        if transientFolder != nil && stat(root, &info) != 0 && errno == ENOENT {
+            return RefreshReport()  // A dry run's destination that does not exist yet holds nothing.
+        }
         do {
             walk = try FolderWalk.regularFiles(below: self.root)
         } catch {

@@ -126,24 +126,7 @@ public struct StagingTree: Sendable {
     /// Removes a temporary tree and everything in it (links are removed, never followed).
     public func remove() {
         guard !isSinkTree else { return }
-        Self.removeTree(root)
-    }
-
-    static func removeTree(_ path: String) {
-        if let directory = opendir(path) {
-            while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-                }
-                if name == "." || name == ".." { continue }
-                let child = path + "/" + name
-                var info = stat()
-                guard lstat(child, &info) == 0 else { continue }
-                if info.st_mode & S_IFMT == S_IFDIR { removeTree(child) } else { unlink(child) }
-            }
-            closedir(directory)
-        }
-        rmdir(path)
+        FileTree.remove(root)
     }
 }
 

@@ -112,13 +112,17 @@ public enum Endpoint: Sendable {
     /// A folder place at `path`, its index refreshed (files added or removed by hand since the last run are
     /// seen: only new or changed ones are read).
     /// - Parameter create: make the folder when it is missing (`mkdir -p`), as for a destination.
+    /// - Parameter index: where the index is kept: in the place for one px writes, else ``FolderPlace/IndexLocation/readOnly``
+    ///   (the place's own index if it has one, else px's cache), so a source is never written into.
     public static func folder(
-        at path: String, layout: StorageLayout = StorageLayout(), create: Bool = false, logger: Logger
+        at path: String, layout: StorageLayout = StorageLayout(), create: Bool = false,
+        index: FolderPlace.IndexLocation? = nil, logger: Logger
     ) async throws(PXError) -> Endpoint {
         if create {
             do { _ = try StorageRoot(path: path) } catch { throw .storage(error) }
         }
-        let folder = try FolderPlace(root: path, layout: layout, logger: logger)
+        let folder = try FolderPlace(
+            root: path, layout: layout, index: index ?? (create ? .inPlace : .readOnly), logger: logger)
         let report = try await folder.refresh()
         logger.info(
             "folder index refreshed",

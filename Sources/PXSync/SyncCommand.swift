@@ -128,11 +128,13 @@ public enum SyncCommand {
             for (index, text) in sync.places.enumerated() {
                 let isDestination = index == sync.places.count - 1
                 resolved.append(
-                    try await context.resolve(text, asDestination: isDestination, layout: sync.layout))
+                    try await context.resolve(
+                        text, asDestination: isDestination, layout: sync.layout, dryRun: sync.dryRun))
             }
             var destinations = [resolved.removeLast()]
             for text in sync.alsoTo {
-                destinations.append(try await context.resolve(text, asDestination: true, layout: sync.layout))
+                destinations.append(
+                    try await context.resolve(text, asDestination: true, layout: sync.layout, dryRun: sync.dryRun))
             }
             var transfer = SyncTransfer(logger: logger)
             transfer.retrieve = SyncTransfer.Retrieve(rawValue: sync.retrieve) ?? .auto

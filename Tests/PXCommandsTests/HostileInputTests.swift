@@ -85,4 +85,65 @@ import Testing
         }
     }
 
+    // MARK: Values for people
+
+    /// A place whose one instance holds a value of every hostile kind.
+    static func makeHostilePlace(_ root: String) throws {
+        var ds = DataSet()
+        ds.set(.specificCharacterSet, vr: .CS, string: "ISO_IR 192")
+        ds.set(.sopClassUID, vr: .UI, string: "1.2.840.10008.5.1.4.1.1.2")
+        ds.set(.sopInstanceUID, vr: .UI, string: "1.2.826.0.9.1.1.1")
+        ds.set(.studyDate, vr: .DA, string: "20240315")
+        ds.set(.modality, vr: .CS, string: "CT")
+        ds.set(.patientName, vr: .PN, string: "=HYPERLINK(\"http://x\")^\u{1B}]0;pwned\u{07}")
+        ds.set(.patientID, vr: .LO, string: "P\r\nFAKE ROW\u{0}X")
+        ds.set(Tag(0x0008, 0x1030), vr: .LO, string: "\u{1B}[2J\u{202E}evil\u{9B}")
+        ds.set(Tag(0x0008, 0x103E), vr: .LO, string: "@SUM(A1)\u{7F}")
+        ds.set(.studyInstanceUID, vr: .UI, string: "1.2.826.0.9.1")
+        ds.set(.seriesInstanceUID, vr: .UI, string: "1.2.826.0.9.1.1")
+        try FileManager.default.createDirectory(atPath: root + "/in", withIntermediateDirectories: true)
+        try Data(try Part10File(dataSet: ds, transferSyntax: .explicitVRLittleEndian).encoded()).write(
+            to: URL(fileURLWithPath: root + "/in/hostile.dcm"))
+    }
+
+    static func rawControls(_ text: String) -> [UInt32] {
+        text.unicodeScalars.filter { scalar in
+            switch scalar.value {
+            case 0x0A: return false
+            case 0x00...0x1F, 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return true
+            default: return false
+            }
+        }.map(\.value)
+    }
+
+    @Test func tableAndTreeOfAHostilePlaceHoldNoRawControl() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-ls-hostile-") { work in
+            let place = work + "/place"
+            try Self.makeHostilePlace(place)
+            for arguments in [
+                ["--format", "table"], ["--format", "table", "--level", "series"], ["--format", "tree"],
+                ["--format", "tree", "--level", "study"],
+            ] {
+                let run = try await PeerHarness.run("px-ls", [place] + arguments)
+                #expect(run.exitCode == 0, "\(run.stdout) \(run.stderr)")
+                #expect(Self.rawControls(run.stdout).isEmpty, "\(arguments): \(run.stdout.debugDescription)")
+                let shown = arguments.contains("series") ? #"@SUM(A1)\x7f"# : #"\x1b]0;pwned\x07"#
+                #expect(run.stdout.contains(shown), "\(arguments): \(run.stdout)")
+                #expect(!run.stdout.contains("FAKE ROW\n") && !run.stdout.hasPrefix("FAKE"))
+            }
+            let table = try await PeerHarness.run("px-ls", [place, "--format", "table", "--level", "study"])
+            #expect(table.stdout.contains(#"\x1b[2J\u202eevil\u009b"#), "\(table.stdout)")
+            #expect(table.stdout.split(separator: "\n").count == 3, "\(table.stdout)")
+            // JSON keeps the values as they are, escaped by JSON itself: no raw NUL or ESC.
+            for format in ["pypx", "dicom-json", "ndjson", "pypx-clean"] {
+                let run = try await PeerHarness.run("px-ls", [place, "--format", format])
+                #expect(run.exitCode == 0, "\(run.stdout)")
+                // JSON writes C1 and bidi characters as they are (valid JSON); every C0 control and DEL escaped.
+                let c0 = run.stdout.unicodeScalars.filter { ($0.value < 0x20 && $0 != "\n") || $0.value == 0x7F }
+                #expect(c0.isEmpty, "\(format): \(run.stdout.debugDescription)")
+                #expect(run.stdout.contains(#"\u001b]0;pwned\u0007"#), "\(format): \(run.stdout)")
+            }
+        }
+    }
+
 }

@@ -72,6 +72,7 @@ public struct DICOMWebPlace: Hashable, Sendable, CustomStringConvertible {
             host = String(host[..<colon])
         }
         guard !host.isEmpty else { throw .usage("DICOMweb URL '\(url)' has no host") }
+        try HostName.validateConnectable(host, role: "DICOMweb URL host")
         self.scheme = scheme
         self.host = host
         self.port = port

@@ -277,7 +277,8 @@ extension PXConfig {
                 web.transferSyntax = transferSyntax
                 return web
             }
-            guard let host = host ?? hostname else { throw .usage("config: [\(table)] needs host = \"...\"") }
+            guard let written = host ?? hostname else { throw .usage("config: [\(table)] needs host = \"...\"") }
+            let host = try HostName.parse(written, role: "config: [\(table)] host")
             guard let port = port ?? (dcmDefaults ? 11112 : nil) else {
                 throw .usage("config: [\(table)] needs port = <number>")
             }

@@ -85,6 +85,63 @@ import Testing
         }
     }
 
+    // MARK: Host names
+
+    @Test func peerHostsAreChecked() throws {
+        #expect(try PeerSpec.parse("[::1]:104") == .address(host: "::1", port: 104, aeTitle: nil))
+        #expect(try PeerSpec.parse("QR@[::1]:104") == .address(host: "::1", port: 104, aeTitle: "QR"))
+        #expect(try PeerSpec.parse("[::1]:QR:104") == .address(host: "::1", port: 104, aeTitle: "QR"))
+        #expect(try PeerSpec.parse("QR@my_pacs.local:104") == .address(host: "my_pacs.local", port: 104, aeTitle: "QR"))
+        for text in [
+            "QR@pacs\n-aet:104", "pacs\u{1B}]0;x\u{07}:104", "QR@" + String(repeating: "h", count: 100_000) + ":104",
+            "h h:QR:104", "[::1:104", "[::1]104", "QR@[nothost]:104", "[::1]:a:b:104", "QR@::1:104",
+        ] {
+            let error = #expect(throws: PXError.self, "\(text.prefix(40).debugDescription)") {
+                try PeerSpec.parse(text)
+            }
+            #expect(error?.code == .usage)
+            #expect((error?.message.count ?? 0) < 300)
+            #expect(error?.message.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F } == true)
+        }
+    }
+
+    @Test func configNodeHostsAreChecked() throws {
+        for host in ["pacs\\n-aet X", "a b", "::1", String(repeating: "a", count: 300)] {
+            let error = #expect(throws: PXError.self) {
+                try PXConfig(parsing: "[nodes.pacs]\nhost = \"\(host)\"\nport = 104\nae_title = \"P\"\n")
+            }
+            #expect(error?.message.hasPrefix("config: [nodes.pacs] host") == true, "\(error?.message ?? "")")
+        }
+        let error = #expect(throws: PXError.self) {
+            try PXConfig(parsing: "[remote_nodes.pacs]\nhostname = \"x\\u0007\"\n")
+        }
+        #expect(error?.message.hasPrefix("config: [remote_nodes.pacs] host") == true, "\(error?.message ?? "")")
+        let v6 = try PXConfig(parsing: "[nodes.pacs]\nhost = \"[::1]\"\nport = 104\nae_title = \"P\"\n")
+        #expect(v6.nodes["pacs"]?.host == "::1")
+    }
+
+    @Test func hostileHostsNeverReachABackend() async throws {
+        let held = try TestSupport.holdPort()
+        defer { held.release() }
+        for backend in ["dcmtk", "native"] {
+            for arguments in [
+                ["QR@pacs\n-aet:\(held.port)"], ["QR@" + String(repeating: "h", count: 100_000) + ":\(held.port)"],
+                ["--serverIP", "127.0.0.1\r", "--serverPort", "\(held.port)"],
+            ] {
+                let run = try await PeerHarness.run("px-echo", arguments + ["--backend", backend])
+                Self.expectUsage(run, "host")
+            }
+        }
+        try await TestSupport.withTemporaryDirectory(prefix: "px-config-") { work in
+            let config = work + "/config.toml"
+            try Data("[nodes.pacs]\nhost = \"127.0.0.1\\u001b\"\nport = \(held.port)\nae_title = \"P\"\n".utf8).write(
+                to: URL(fileURLWithPath: config))
+            Self.expectUsage(
+                try await PeerHarness.run("px-echo", ["pacs"], environment: ["PX_CONFIG": config]),
+                "config: [nodes.pacs] host")
+        }
+    }
+
     // MARK: Values for people
 
     /// A place whose one instance holds a value of every hostile kind.

@@ -104,4 +104,31 @@ import Testing
         }
     }
 
+    @Test(arguments: [
+        ("pacs.example.org", "pacs.example.org"), ("localhost", "localhost"), ("127.0.0.1", "127.0.0.1"),
+        ("my_pacs-1", "my_pacs-1"), ("[::1]", "::1"), ("[fe80::1:2]", "fe80::1:2"), ("pacs.", "pacs."),
+        (String(repeating: "a.", count: 126) + "b", String(repeating: "a.", count: 126) + "b"),
+    ])
+    func hostsAccepted(text: String, host: String) throws {
+        #expect(try HostName.parse(text) == host)
+    }
+
+    @Test(arguments: [
+        "", "pacs\nx", "pacs\r", "a\u{1B}]0;t\u{07}", "a b", "a/b", "a@b", "ünï.example", "a..b", ".a",
+        String(repeating: "a", count: 64), String(repeating: "a", count: 100_000),
+        String(repeating: "a.", count: 127), "::1", "[::1", "[pacs]", "[]", "[::1]x", "a\u{0}b", "a\u{202E}b",
+    ])
+    func hostsRefused(text: String) {
+        let error = #expect(throws: PXError.self) { try HostName.parse(text, role: "peer host") }
+        #expect(error?.code == .usage)
+        #expect(error?.message.hasPrefix("peer host") == true, "\(error?.message ?? "")")
+        // The message itself carries no control character, and stays short.
+        Self.checkNoRawControl(error?.message ?? "")
+        #expect((error?.message.count ?? 0) < 300)
+    }
+
+    @Test func nodeChecksItsHost() {
+        #expect(throws: PXError.self) { try DICOMNode(host: "pacs\n-aet", port: 104, calledAETitle: "A") }
+        #expect((try? DICOMNode(host: "::1", port: 104, calledAETitle: "A"))?.host == "::1")
+    }
 }

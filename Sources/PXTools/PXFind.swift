@@ -15,7 +15,9 @@ public struct PXFind: PXCommand {
             Keys: Keyword=value after the peer (as dcm writes them), -k Keyword=value,
             -k "(gggg,eeee)=value", -k Keyword (return key only) for any keyword of the
             dictionary; or pypx's flags (--PatientID, --patientID, --StudyDate, ...).
-            Wildcards * and ? as the peer allows.
+            Wildcards * and ? as the peer allows. A key of group 0000 (command), 0002
+            (file meta) or FFFE (items), or a sequence keyword with a value, is a usage
+            error (a sequence keyword alone is a return key).
 
             --model worklist: a Modality Worklist query (PS3.4 Annex K) for scheduled
             procedure steps, no levels; the step's keys (ScheduledStationAETitle,

@@ -142,6 +142,46 @@ import Testing
         }
     }
 
+    // MARK: Query keys
+
+    @Test(arguments: [
+        ("(0002,0010)=1.2.840.10008.1.2", "group 0002"), ("TransferSyntaxUID=1.2", "group 0002"),
+        ("AffectedSOPClassUID=1.2", "group 0000"), ("(0000,0100)=1", "group 0000"), ("(FFFE,E000)", "group FFFE"),
+        ("(FFFE,E00D)=", "group FFFE"), ("(fffe,e0dd)", "group FFFE"), ("ReferencedSeriesSequence=x", "sequence (SQ)"),
+    ])
+    func identifierKeysAreChecked(text: String, reason: String) {
+        let error = #expect(throws: PXError.self) { try QueryKey.parse(text) }
+        #expect(error?.code == .usage)
+        #expect(error?.message.contains(reason) == true, "\(error?.message ?? "")")
+    }
+
+    @Test func aSequenceAloneStaysAReturnKey() throws {
+        #expect(try QueryKey.parse("ReferencedSeriesSequence").vr == .SQ)
+        #expect(try QueryKey.parse("ReferencedSeriesSequence=").value == "")
+    }
+
+    /// Refused before connecting: the port is held and refuses connections, so an error other than `usage`
+    /// (connectionRefused) would mean px tried to send the key.
+    @Test func badKeysAreRefusedBeforeConnecting() async throws {
+        let held = try TestSupport.holdPort()
+        defer { held.release() }
+        let peer = "QR@127.0.0.1:\(held.port)"
+        for arguments in [
+            [peer, "--level", "study", "-k", "(0002,0010)=1.2.840.10008.1.2"], [peer, "TransferSyntaxUID=1.2"],
+            [peer, "-k", "(FFFE,E000)"], [peer, "--level", "study", "-k", "ReferencedSeriesSequence=x"],
+            [peer, "--level", "study", "(0000,0100)=1"],
+        ] {
+            for backend in ["dcmtk", "native"] {
+                let run = try await PeerHarness.run("px-find", arguments + ["--backend", backend])
+                Self.expectUsage(run, "query key")
+            }
+        }
+        // The same command with a sequence as a return key gets as far as the peer.
+        let returnKey = try await PeerHarness.run(
+            "px-find", [peer, "--level", "study", "-k", "ReferencedSeriesSequence", "--backend", "native"])
+        #expect(returnKey.json?["error"]?["code"]?.stringValue == "connectionRefused", "\(returnKey.stdout)")
+    }
+
     // MARK: Values for people
 
     /// A place whose one instance holds a value of every hostile kind.

@@ -243,4 +243,23 @@ import Testing
         }
     }
 
+    @Test func csvNeutralizesFormulasUnlessRaw() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-ls-csv-") { work in
+            let place = work + "/place"
+            try Self.makeHostilePlace(place)
+            // The two-phase query's CSV: the study's PatientName and the series' SeriesDescription in one row.
+            let safe = try await PeerHarness.run("px-ls", [place, "--format", "csv"])
+            #expect(safe.exitCode == 0, "\(safe.stdout) \(safe.stderr)")
+            #expect(safe.stdout.contains("'@SUM(A1)"), "\(safe.stdout.debugDescription)")
+            #expect(safe.stdout.contains("\"'=HYPERLINK(\"\"http://x\"\")^"), "\(safe.stdout.debugDescription)")
+            let raw = try await PeerHarness.run(
+                "px-ls", [place, "--format", "csv", "--csv-raw"])
+            #expect(raw.exitCode == 0)
+            #expect(raw.stdout.contains(",@SUM(A1)"), "\(raw.stdout.debugDescription)")
+            #expect(!raw.stdout.contains("'@SUM"))
+            for run in [safe, raw] { #expect(!run.stdout.unicodeScalars.contains("\u{0}")) }
+            let help = try await PeerHarness.run("px-find", ["--help"])
+            #expect(help.stdout.contains("--csv-raw"))
+        }
+    }
 }

@@ -90,6 +90,27 @@ import Testing
         #expect(dump.contains(#"[CT\\x1b[2J]  # 8, 2 ModalitiesInStudy"#), "\(dump)")
     }
 
+    @Test(arguments: [
+        ("=HYPERLINK(\"http://x\")", "'=HYPERLINK(\"http://x\")"), ("+1", "'+1"), ("-1+2", "'-1+2"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tx", "'\tx"), ("\rx", "'\rx"), ("a=b", "a=b"), ("", ""), ("DOE^JOHN", "DOE^JOHN"),
+    ])
+    func csvNeutralizesFormulas(field: String, safe: String) {
+        #expect(PXOutput.csvNeutralized(field) == safe)
+    }
+
+    @Test func csvRecordsNeutralizeUnlessRawAndNeverHoldNUL() {
+        let fields = ["=1+1", "a\u{0}b", "x,y", "-\"q\""]
+        #expect(PXOutput.csvRecord(fields) == "'=1+1,ab,\"x,y\",\"'-\"\"q\"\"\"\r\n")
+        #expect(PXOutput.csvRecord(fields, raw: true) == "=1+1,ab,\"x,y\",\"-\"\"q\"\"\"\r\n")
+        let study = StudyWithSeries(study: Self.hostileStudy(), series: [], seriesStatus: .success)
+        let columns = ["PatientID", "StudyDescription", "PatientName"]
+        for raw in [false, true] {
+            let csv = PXOutput.csvRecords(study, columns: columns, raw: raw)
+            #expect(!csv.unicodeScalars.contains("\u{0}"), "\(csv.debugDescription)")
+        }
+    }
+
     /// JSON escapes every control character itself: no raw NUL (or other C0 control) in any JSON output.
     @Test func jsonNeverHoldsARawControl() {
         let ds = Self.hostileStudy()

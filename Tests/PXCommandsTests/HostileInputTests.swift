@@ -243,6 +243,28 @@ import Testing
         }
     }
 
+    /// The same values from a real peer: px-serve answers px-find's C-FIND from the hostile place, on both
+    /// backends (findscu's answers are read back from its files).
+    @Test func tableAndTreeFromAPeerHoldNoRawControl() async throws {
+        guard PeerHarness.requireTools(["findscu"]) else { return }
+        try await TestSupport.withTemporaryDirectory(prefix: "px-find-hostile-") { work in
+            let place = work + "/place"
+            try Self.makeHostilePlace(place)
+            let (server, port) = try await ServeCommandTests.start(place, work: work)
+            defer { server.kill() }
+            for backend in ["native", "dcmtk"] {
+                for format in ["table", "tree"] {
+                    let run = try await PeerHarness.run(
+                        "px-find", ["PXSERVE@127.0.0.1:\(port)", "--format", format, "--backend", backend])
+                    #expect(run.exitCode == 0, "\(backend) \(format): \(run.stdout) \(run.stderr)")
+                    #expect(
+                        Self.rawControls(run.stdout).isEmpty, "\(backend) \(format): \(run.stdout.debugDescription)")
+                    #expect(run.stdout.contains(#"\x1b]0;pwned\x07"#), "\(backend) \(format): \(run.stdout)")
+                }
+            }
+        }
+    }
+
     @Test func csvNeutralizesFormulasUnlessRaw() async throws {
         try await TestSupport.withTemporaryDirectory(prefix: "px-ls-csv-") { work in
             let place = work + "/place"

@@ -72,6 +72,7 @@ public struct DICOMWebPlace: Hashable, Sendable, CustomStringConvertible {
             host = String(host[..<colon])
         }
         guard !host.isEmpty else { throw .usage("DICOMweb URL '\(url)' has no host") }
+        try HostName.validateConnectable(host, role: "DICOMweb URL host")
         self.scheme = scheme
         self.host = host
         self.port = port
@@ -133,17 +134,10 @@ public struct DICOMWebPlace: Hashable, Sendable, CustomStringConvertible {
         return .none
     }
 
+    /// The first line of a credentials file: a regular file of at most 64 KiB (``BoundedFile``).
     private static func readSecret(_ path: String) throws(PXError) -> String {
-        guard let f = fopen(path, "rb") else { throw .usage("cannot read the credentials file \(path)") }
-        defer { fclose(f) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1024)
-        while bytes.count < 64 * 1024 {
-            let n = fread(&chunk, 1, chunk.count, f)
-            if n <= 0 { break }
-            bytes += chunk[0..<n]
-        }
-        let line = bytes.prefix { $0 != 0x0A && $0 != 0x0D }
-        return String(decoding: line, as: UTF8.self)
+        guard let text = try BoundedFile.readText(path, limit: BoundedFile.credentialsLimit, role: "credentials file")
+        else { throw .usage("cannot read the credentials file \(path)") }
+        return String(text.prefix { $0 != "\n" && $0 != "\r" && $0 != "\r\n" })
     }
 }

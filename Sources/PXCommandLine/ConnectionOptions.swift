@@ -54,6 +54,9 @@ public struct ConnectionOptions: ParsableArguments {
         if let peer {
             do { _ = try PeerSpec.parse(peer) } catch { throw ValidationError(error.message) }
         }
+        if let serverIP {
+            do { _ = try HostName.parse(serverIP, role: "--serverIP") } catch { throw ValidationError(error.message) }
+        }
         for (name, title) in [("--aec", calledAETitle), ("--aet", callingAETitle)] {
             if let title {
                 do { try AETitle.validate(title, role: name) } catch { throw ValidationError(error.message) }
@@ -97,7 +100,7 @@ public struct ConnectionOptions: ParsableArguments {
             }
         } else {
             guard let serverIP, let serverPort else { throw .usage("no peer given") }
-            (host, port) = (serverIP, serverPort)
+            (host, port) = (try HostName.parse(serverIP, role: "--serverIP"), serverPort)
         }
         let node = try DICOMNode(host: host, port: port, calledAETitle: calledAETitle ?? called ?? "ANY-SCP")
         var connection = Connection(node: node, local: try local(), timeouts: timeouts)

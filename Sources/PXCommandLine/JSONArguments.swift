@@ -43,7 +43,7 @@ public enum JSONArguments {
     static func options(_ value: String) throws(PXError) -> [String] {
         var text = value
         if value.trimmed.first != "{" {
-            guard let file = PXConfig.readFile(value) else {
+            guard let file = try PXConfig.readFile(value, limit: BoundedFile.argumentsLimit, role: "--JSONargs") else {
                 throw .usage("--JSONargs: '\(value)' is neither a JSON object nor a readable file")
             }
             text = file

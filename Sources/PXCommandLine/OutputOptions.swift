@@ -17,6 +17,13 @@ public struct FindOutputOptions: ParsableArguments {
     @Option(name: .long, help: "Output format (see Formats above).")
     public var format: PXOutput.FindFormat = .pypx
 
+    @Flag(
+        name: .customLong("csv-raw"),
+        help:
+            "With --format csv, write cells as the peer sent them: by default a cell starting with =, +, -, @, TAB or CR gets a ' before it, so that a spreadsheet does not run it as a formula."
+    )
+    public var csvRaw = false
+
     @OptionGroup public var common: OutputOptions
 
     public init() {}

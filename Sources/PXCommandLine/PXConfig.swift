@@ -136,13 +136,19 @@ public struct PXConfig: Hashable, Sendable {
     }
 
     /// Loads the config file; an absent default file is an empty config (or dcm's file, when there is one),
-    /// an absent `$PX_CONFIG` an error.
-    /// - Throws: ``PXError/usage(_:)``: an unreadable `$PX_CONFIG`, invalid TOML, a bad node or place.
+    /// an absent `$PX_CONFIG` an error. The file is read by ``readFile(_:limit:role:)``: a regular file of at
+    /// most 1 MiB (``BoundedFile/configLimit``).
+    /// - Throws: ``PXError/usage(_:)``: an unreadable `$PX_CONFIG`, a config that is not a regular file or is
+    ///   over 1 MiB, invalid TOML, a bad node or place.
     public static func load() throws(PXError) -> PXConfig {
         guard let path = defaultPath else { return PXConfig() }
-        if let text = readFile(path) { return try PXConfig(parsing: text, path: path) }
+        if let text = try readFile(path, limit: BoundedFile.configLimit, role: "config file") {
+            return try PXConfig(parsing: text, path: path)
+        }
         if let p = environment("PX_CONFIG"), !p.isEmpty { throw .usage("cannot read config file \(path)") }
-        if let dcm = dcmPath, let text = readFile(dcm) { return try PXConfig(parsing: text, path: dcm) }
+        if let dcm = dcmPath, let text = try readFile(dcm, limit: BoundedFile.configLimit, role: "config file") {
+            return try PXConfig(parsing: text, path: dcm)
+        }
         return PXConfig()
     }
 
@@ -151,18 +157,12 @@ public struct PXConfig: Hashable, Sendable {
         return String(cString: raw)
     }
 
-    /// A file's text, `nil` when it cannot be read (the config file, px-sync's --from-file).
-    public static func readFile(_ path: String) -> String? {
-        guard let f = fopen(path, "rb") else { return nil }
-        defer { fclose(f) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = fread(&buffer, 1, buffer.count, f)
-            if n <= 0 { break }
-            bytes += buffer[0..<n]
-        }
-        return String(decoding: bytes, as: UTF8.self)
+    /// A file's text, `nil` when there is no file at `path` (the config file, `--JSONargs FILE`, px-sync's
+    /// `--from-file`): a regular file of at most `limit` bytes (``BoundedFile/readText(_:limit:role:)``).
+    /// - Throws: ``PXError/usage(_:)`` naming `role`, the file and the reason (a FIFO, a device, a directory,
+    ///   over `limit`, unreadable).
+    public static func readFile(_ path: String, limit: Int, role: String) throws(PXError) -> String? {
+        try BoundedFile.readText(path, limit: limit, role: role)
     }
 }
 
@@ -277,7 +277,8 @@ extension PXConfig {
                 web.transferSyntax = transferSyntax
                 return web
             }
-            guard let host = host ?? hostname else { throw .usage("config: [\(table)] needs host = \"...\"") }
+            guard let written = host ?? hostname else { throw .usage("config: [\(table)] needs host = \"...\"") }
+            let host = try HostName.parse(written, role: "config: [\(table)] host")
             guard let port = port ?? (dcmDefaults ? 11112 : nil) else {
                 throw .usage("config: [\(table)] needs port = <number>")
             }

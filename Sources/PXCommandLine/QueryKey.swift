@@ -41,9 +41,37 @@ public struct QueryKey: Hashable, Sendable {
             hex = hex.replacingOccurrences(of: ",", with: "")
             if hex.count == 8, let raw = UInt32(hex, radix: 16) { tag = Tag(rawValue: raw) }
         }
-        guard let tag else { throw .usage("unknown query key '\(name)': use a DICOM keyword or (gggg,eeee)") }
+        guard let tag else {
+            throw .usage("unknown query key '\(HumanText.escaped(name))': use a DICOM keyword or (gggg,eeee)")
+        }
         let vr = DataDictionary.entry(for: tag)?.vr ?? .LO
-        return QueryKey(tag: tag, vr: vr, value: value)
+        let key = QueryKey(tag: tag, vr: vr, value: value)
+        try key.checkIdentifierKey()
+        return key
+    }
+
+    /// Checks that the key can go in a C-FIND identifier (PS3.4 §C.4.1.1.3): not a command element (group
+    /// 0000, PS3.7 §E.1), not a file meta element (group 0002, PS3.10 §7.1), not an item or delimitation tag
+    /// (group FFFE, PS3.5 §7.5), and a sequence (SQ) only empty, as a return key (a sequence's matching items
+    /// are data sets, which no command-line value spells).
+    /// - Throws: ``PXError/usage(_:)`` naming the key.
+    func checkIdentifierKey() throws(PXError) {
+        let name = DataDictionary.entry(for: tag).map { "\($0.keyword) \(tag)" } ?? "\(tag)"
+        switch tag.group {
+        case 0x0000:
+            throw .usage("query key \(name) is a command element (group 0000): it has no place in an identifier")
+        case 0x0002:
+            throw .usage("query key \(name) is file meta information (group 0002): it has no place in an identifier")
+        case 0xFFFE:
+            throw .usage("query key \(name) is an item or delimitation tag (group FFFE), not an attribute")
+        default:
+            break
+        }
+        if vr == .SQ, let value, !value.isEmpty {
+            throw .usage(
+                "query key \(name) is a sequence (SQ): give it without a value, as a return key (\(keyword) or \(keyword)=)"
+            )
+        }
     }
 
     /// Whether a command-line word is a query key written as dcm writes them, `Keyword=value` or

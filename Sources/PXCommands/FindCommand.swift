@@ -11,6 +11,7 @@ public enum FindCommand {
     ) async throws {
         let logger = logging.makeLogger(label: "px-find")
         let format = outputOptions.format
+        let csvRaw = outputOptions.csvRaw
         var spoolingOutput = outputOptions.output
         // pypx or DICOM JSON shape: each match (a study with its series, in the two-phase query) goes to a
         // temporary file as it is ready and none is kept, so memory stays flat however many the peer sends
@@ -53,7 +54,7 @@ public enum FindCommand {
                     if format == .ndjson {
                         output.write(PXOutput.ndjsonLine(ds), pretty: false)
                     } else if format == .csv {
-                        output.writeText(PXOutput.csvRecord(PXOutput.csvFields([ds], columns: columns)))
+                        output.writeText(PXOutput.csvRecord(PXOutput.csvFields([ds], columns: columns), raw: csvRaw))
                     } else if let spool {
                         spool.append(
                             format.isPypx
@@ -110,7 +111,7 @@ public enum FindCommand {
                             PXOutput.studyEntry(
                                 study, index: spool.count, format: format, seriesCommand: seriesCommand))
                     } else if format == .csv {
-                        output.writeText(PXOutput.csvRecords(study, columns: columns))
+                        output.writeText(PXOutput.csvRecords(study, columns: columns, raw: csvRaw))
                     } else if format == .ndjson {
                         writeLines([study], format: format, to: output)
                         studyCount += 1

@@ -33,6 +33,7 @@ public enum ListCommand {
     ) async throws {
         let logger = logging.makeLogger(label: "px-ls")
         let format = outputOptions.format
+        let csvRaw = outputOptions.csvRaw
         let output = outputOptions.output
         // A table, tree or CSV is for people and spreadsheets: the envelope follows it only to report a failure.
         let forPeople = format == .table || format == .tree || format == .csv
@@ -75,7 +76,9 @@ public enum ListCommand {
                     let columns = PXOutput.csvColumns(identifier)
                     output.writeText(
                         ([PXOutput.csvRecord(columns)]
-                            + matches.map { PXOutput.csvRecord(PXOutput.csvFields([$0], columns: columns)) })
+                            + matches.map {
+                                PXOutput.csvRecord(PXOutput.csvFields([$0], columns: columns), raw: csvRaw)
+                            })
                             .joined())
                 }
                 if format == .ndjson {
@@ -101,7 +104,8 @@ public enum ListCommand {
                 if format == .csv {
                     let columns = PXOutput.csvColumns(study: studyIdentifier, series: seriesIdentifier)
                     output.writeText(
-                        PXOutput.csvRecord(columns) + studies.map { PXOutput.csvRecords($0, columns: columns) }.joined()
+                        PXOutput.csvRecord(columns)
+                            + studies.map { PXOutput.csvRecords($0, columns: columns, raw: csvRaw) }.joined()
                     )
                 }
                 FindCommand.writeLines(studies, format: format, to: output)

@@ -1,3 +1,4 @@
+import DICOMData
 import PXCommandLine
 import PXCore
 import Synchronization
@@ -22,7 +23,8 @@ public enum PushCommand {
                 let n = done.increment()
                 if showProgress {
                     CommandOutput.writeStandardError(
-                        "\rpx-push: \(n)/\(total) \(file.succeeded ? "ok" : "FAILED") \(file.file.path)   ")
+                        "\rpx-push: \(n)/\(total) \(file.succeeded ? "ok" : "FAILED") \(HumanText.escaped(file.file.path))   "
+                    )
                 }
             }
             if showProgress { CommandOutput.writeStandardError("\n") }

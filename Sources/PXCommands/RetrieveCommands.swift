@@ -297,10 +297,14 @@ enum RetrieveLoop {
         "\(level.dicomValue) \(keys.last?.value ?? "")"
     }
 
-    /// Whether progress lines are shown (stderr is a terminal), and the function writing one over the last.
+    /// Whether progress lines are shown (stderr is a terminal), and the function writing one over the last, its
+    /// text escaped (``HumanText``: the keys may come from a peer's answer on stdin).
     static func progress() -> (show: Bool, line: @Sendable (String) -> Void) {
         let show = CommandOutput.standardErrorIsTerminal
-        return (show, { line in if show { CommandOutput.writeStandardError("\r" + line + "   ") } })
+        return (
+            show,
+            { line in if show { CommandOutput.writeStandardError("\r" + HumanText.escaped(line) + "   ") } }
+        )
     }
 
     /// Runs `retrieve` once, which retrieves the request of each of `targets` side by side (one result per

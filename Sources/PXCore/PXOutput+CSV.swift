@@ -21,19 +21,35 @@ extension PXOutput {
     }
 
     /// A study's CSV records: one per series (the series' values, its study's where the series has none), or
-    /// one for the study when it has no series.
-    public static func csvRecords(_ study: StudyWithSeries, columns: [String]) -> String {
+    /// one for the study when it has no series. `raw`: see ``csvRecord(_:raw:)``.
+    public static func csvRecords(_ study: StudyWithSeries, columns: [String], raw: Bool = false) -> String {
         let rows = study.series.isEmpty ? [[study.study]] : study.series.map { [$0, study.study] }
-        return rows.map { csvRecord(csvFields($0, columns: columns)) }.joined()
+        return rows.map { csvRecord(csvFields($0, columns: columns), raw: raw) }.joined()
     }
 
     /// One CSV record (RFC 4180 §2): the fields separated by commas, a field holding a comma, a double quote,
     /// CR or LF enclosed in double quotes with its double quotes doubled, ended with CRLF.
-    public static func csvRecord(_ fields: [String]) -> String {
+    ///
+    /// A field is first made safe for spreadsheets (``csvNeutralized(_:)``) unless `raw` (`--csv-raw`); NUL
+    /// characters are left out either way.
+    public static func csvRecord(_ fields: [String], raw: Bool = false) -> String {
         fields.map { field in
-            field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" })
+            var field = field.contains("\u{0}") ? field.filter { $0 != "\u{0}" } : field
+            if !raw { field = csvNeutralized(field) }
+            return field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" })
                 ? "\"" + field.replacing("\"", with: "\"\"") + "\"" : field
         }.joined(separator: ",") + "\r\n"
+    }
+
+    /// The characters a spreadsheet reads a cell starting with as a formula (OWASP, "CSV Injection"): `=`, `+`,
+    /// `-`, `@`, TAB and CR.
+    public static let csvFormulaStarts: Set<Unicode.Scalar> = ["=", "+", "-", "@", "\t", "\r"]
+
+    /// `field` as a spreadsheet shows it as text: a field starting with one of ``csvFormulaStarts`` gets a `'`
+    /// before it (OWASP's guidance), so that `=HYPERLINK(...)` from a peer is never evaluated.
+    public static func csvNeutralized(_ field: String) -> String {
+        guard let first = field.unicodeScalars.first, csvFormulaStarts.contains(first) else { return field }
+        return "'" + field
     }
 
     /// A data set's text for each column: the value (several joined with `\`, as DICOM writes them; a

@@ -181,6 +181,8 @@ extension PXOutput {
 
     /// A plain-text table: one row per data set, one column per keyword (in first-seen order), the columns
     /// aligned by display width (``displayWidth(_:)-(String)``), a cell wider than 64 columns cut with `…`.
+    /// Every value is written by ``HumanText/escaped(values:)``: no control character from a peer reaches the
+    /// terminal.
     public static func table(_ rows: [DataSet]) -> String {
         var columns: [String] = []
         var flat: [[String: String]] = []
@@ -191,8 +193,8 @@ extension PXOutput {
                 where m.key != "QueryRetrieveLevel" && m.key != "SpecificCharacterSet" && m.key != "RetrieveAETitle" {
                     if !columns.contains(m.key) { columns.append(m.key) }
                     switch m.value {
-                    case .string(let s): row[m.key] = s
-                    case .array(let a): row[m.key] = a.compactMap(\.stringValue).joined(separator: "\\")
+                    case .string(let s): row[m.key] = HumanText.escaped(s)
+                    case .array(let a): row[m.key] = HumanText.escaped(values: a.compactMap(\.stringValue))
                     default: row[m.key] = ""
                     }
                 }

@@ -44,8 +44,9 @@ extension PXOutput {
         func count(_ value: Int?, _ one: String, _ many: String) -> String {
             "\(value.map(String.init) ?? "?") \(value == 1 ? one : many)"
         }
+        // Every value a peer or a file gave is escaped (``HumanText/escaped(_:)``): none acts on the terminal.
         func words(_ parts: [String?]) -> String {
-            parts.compactMap { $0?.trimmed }.filter { !$0.isEmpty }.joined(separator: " ")
+            parts.compactMap { $0?.trimmed }.filter { !$0.isEmpty }.map(HumanText.escaped).joined(separator: " ")
         }
         var out =
             "\(count(patients.count, "patient", "patients")) | \(count(studies.count, "study", "studies")) | "
@@ -62,14 +63,14 @@ extension PXOutput {
                 out +=
                     (lastStudy ? "└─ " : "├─ ")
                     + words([study.studyDate, study.studyDescription, study.accessionNumber])
-                    .ifEmpty(study.studyInstanceUID)
+                    .ifEmpty(HumanText.escaped(study.studyInstanceUID))
                     + "  \(count(entry.seriesCount, "series", "series")), \(count(entry.instanceCount, "instance", "instances"))\n"
                 for (seriesIndex, series) in (entry.series ?? []).enumerated() {
                     let lastSeries = seriesIndex == (entry.series?.count ?? 0) - 1
                     out +=
                         (lastStudy ? "   " : "│  ") + (lastSeries ? "└─ " : "├─ ")
                         + words([series.modality, series.seriesNumber.map { "#" + $0 }, series.seriesDescription])
-                        .ifEmpty(series.seriesInstanceUID)
+                        .ifEmpty(HumanText.escaped(series.seriesInstanceUID))
                         + "  \(count(series.instanceCount, "instance", "instances"))\n"
                 }
             }

@@ -180,7 +180,9 @@ public enum SyncCommand {
     /// every study.
     static func selection(sync: SyncOptions, query: QueryOptions) throws(PXError) -> SyncSelection {
         if let file = sync.fromFile {
-            guard let text = PXConfig.readFile(file) else { throw .usage("--from-file: cannot read \(file)") }
+            guard let text = try PXConfig.readFile(file, limit: BoundedFile.batchLimit, role: "--from-file") else {
+                throw .usage("--from-file: cannot read \(file)")
+            }
             return try SyncSelection.parseBatch(text)
         }
         let keys = try query.matchingKeys()

@@ -84,7 +84,9 @@ public struct PXDump: ParsableCommand {
                 case .pypx:
                     dataSet.pypxJSON().write(into: &out, pretty: !compact, indent: 0)
                 case .text:
-                    out.append(contentsOf: "# \(path) (\(file.transferSyntax.uid))\n".utf8)
+                    out.append(
+                        contentsOf:
+                            "# \(HumanText.escaped(path)) (\(HumanText.escaped(file.transferSyntax.uid)))\n".utf8)
                     out.append(contentsOf: dataSet.textDump().utf8)
                 }
             } catch {

@@ -15,7 +15,9 @@ public struct PXFind: PXCommand {
             Keys: Keyword=value after the peer (as dcm writes them), -k Keyword=value,
             -k "(gggg,eeee)=value", -k Keyword (return key only) for any keyword of the
             dictionary; or pypx's flags (--PatientID, --patientID, --StudyDate, ...).
-            Wildcards * and ? as the peer allows.
+            Wildcards * and ? as the peer allows. A key of group 0000 (command), 0002
+            (file meta) or FFFE (items), or a sequence keyword with a value, is a usage
+            error (a sequence keyword alone is a return key).
 
             --model worklist: a Modality Worklist query (PS3.4 Annex K) for scheduled
             procedure steps, no levels; the step's keys (ScheduledStationAETitle,
@@ -35,12 +37,16 @@ public struct PXFind: PXCommand {
               ndjson      one flat {Keyword: value} line per response, written as each
                           arrives, then the envelope
               csv         RFC 4180: a header row of the keywords asked, one row per
-                          match (per series in the two-phase query), CRLF line ends
+                          match (per series in the two-phase query), CRLF line ends; a
+                          cell starting with =, +, -, @, TAB or CR gets a ' before it
+                          (no spreadsheet formula runs; --csv-raw: as sent), NUL left out
               table       columns aligned by display width (CJK characters count 2)
               tree        a summary line, "2 patients | 3 studies | 56 series | 17174
                           instances", then patient -> study -> series with their counts;
                           with --level study, patient -> study
             csv, table and tree print the JSON envelope only when the command fails.
+            table and tree escape control and bidi characters in values (\\x1b,
+            \\u202e; a backslash \\\\): no value acts on the terminal.
 
             --then retrieve (pypx 3.x) retrieves what was found and prints px-move's
             (px-get's, with --datadir) JSON instead of the matches.

@@ -70,7 +70,12 @@ struct TextDumpTests {
             guard dump.status == 0, !dump.stderr.contains("W: "), !dump.stderr.contains("E: "),
                 let parsed = try? Part10File(contentsOf: file.path)
             else { continue }
-            let (reference, ours) = Self.withoutCP246(Self.rows(dump.text), Self.rows(parsed.dataSet.textDump()))
+            var (reference, ours) = Self.withoutCP246(Self.rows(dump.text), Self.rows(parsed.dataSet.textDump()))
+            // dcmdump writes a value's line breaks as they are, so its length and VM fall on a later line; px escapes
+            // them (HumanText), so its own are on the element's line: compare them where dcmdump's can be read.
+            if reference.count == ours.count {
+                for i in ours.indices where reference[i].lengthAndVM == nil { ours[i].lengthAndVM = nil }
+            }
             compared += 1
             if reference != ours {
                 let first =

@@ -2,7 +2,8 @@ extension DataSet {
     /// A readable dump in the manner of DCMTK's dcmdump: one line per element, nested items indented,
     /// `(gggg,eeee) VR [value]  # length, VM Keyword`.
     ///
-    /// VM is counted on the whole value (PS3.5 §6.4), before a long value is shortened for display.
+    /// VM is counted on the whole value (PS3.5 §6.4), before a long value is shortened for display. Control and
+    /// bidi characters in values, and a value's own backslash, are escaped (``HumanText/escaped(_:)``).
     public func textDump(indent: Int = 0, maximumValueLength: Int = 64) -> String {
         var out = ""
         out.reserveCapacity(64 * elements.count)
@@ -61,11 +62,12 @@ extension DataSet {
                     vm = 1
                 default:
                     switch element.pypxValue(characterSet: characterSet) {
+                    // Each value escaped (``HumanText``): a value's control characters never reach the terminal.
                     case .array(let parts):
-                        text = parts.compactMap(\.stringValue).joined(separator: "\\")
+                        text = HumanText.escaped(values: parts.compactMap(\.stringValue))
                         vm = parts.count
                     case .string(let s):
-                        text = s
+                        text = HumanText.escaped(s)
                         vm = 1
                     default:
                         text = ""

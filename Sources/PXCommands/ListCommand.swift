@@ -45,7 +45,7 @@ public enum ListCommand {
             let listing: Listing
             switch try Self.place(list.place) {
             case .folder(let path, _):
-                let place = try FolderPlace(root: absolutePath(path), logger: logger)
+                let place = try FolderPlace(root: absolutePath(path), index: .readOnly, logger: logger)
                 if !list.noRefresh {
                     let report = try await place.refresh()
                     logger.debug(

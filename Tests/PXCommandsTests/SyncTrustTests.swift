@@ -258,4 +258,46 @@ struct SyncTrustTests {
             #expect(audit.json?["data"]?["alreadyPresent"] == .number("1"), "\(audit.stdout)")
         }
     }
+
+    /// Every entry below `root` (relative paths), px's own folders included.
+    static func entries(under root: String) -> Set<String> {
+        Set(FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? [])
+    }
+
+    @Test("a source folder is never written into (its index is in px's cache); a dry run makes no folder or index")
+    func sourcesAreReadOnly() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-trust-ro-") { work in
+            let source = work + "/source"
+            try Self.write(study: 7, 1...3, into: source)
+            let before = Self.entries(under: source)
+            let cache = ["XDG_CACHE_HOME": work + "/cache"]
+            let run = try await PeerHarness.run("px-sync", [source, work + "/dest"], environment: cache)
+            #expect(run.exitCode == 0, "\(run.stdout) \(run.stderr)")
+            let listed = try await PeerHarness.run("px-ls", [source, "--format", "ndjson"], environment: cache)
+            #expect(listed.exitCode == 0, "\(listed.stderr)")
+            #expect(Self.entries(under: source) == before, "px wrote into the source")
+            #expect(!Self.entries(under: work + "/cache/px/index").isEmpty, "no index in the cache")
+            let again = try await PeerHarness.run("px-sync", [source, work + "/dest"], environment: cache)
+            #expect(again.json?["data"]?["alreadyPresent"] == .number("1"), "\(again.stdout)")
+
+            // A dry run into a folder that does not exist plans everything and makes nothing.
+            let dry = try await PeerHarness.run(
+                "px-sync", [source, work + "/missing", "--dry-run"], environment: cache)
+            #expect(dry.exitCode == 0, "\(dry.stdout) \(dry.stderr)")
+            #expect(dry.json?["data"]?["planned"] == .number("1"), "\(dry.stdout)")
+            #expect(!FileManager.default.fileExists(atPath: work + "/missing"))
+            let dryZip = try await PeerHarness.run(
+                "px-sync", [source, "zip:" + work + "/missing-zips", "--dry-run"], environment: cache)
+            #expect(dryZip.json?["data"]?["planned"] == .number("1"), "\(dryZip.stdout)")
+            #expect(!FileManager.default.fileExists(atPath: work + "/missing-zips"))
+            // Into an existing folder without an index: nothing is added to it.
+            let plain = work + "/plain"
+            try Self.write(study: 7, [1], into: plain)
+            let plainBefore = Self.entries(under: plain)
+            let dryPlain = try await PeerHarness.run("px-sync", [source, plain, "--dry-run"], environment: cache)
+            #expect(dryPlain.exitCode == 0, "\(dryPlain.stdout) \(dryPlain.stderr)")
+            #expect(dryPlain.stdout.contains("\"SOPInstanceUIDs\":2"), "\(dryPlain.stdout)")
+            #expect(Self.entries(under: plain) == plainBefore, "the dry run wrote into the destination")
+        }
+    }
 }

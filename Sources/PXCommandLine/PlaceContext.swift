@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import DICOMWeb
 import Logging
 import PX
@@ -8,6 +5,10 @@ import PXCore
 import PXIndex
 import PXPlaces
 import PXStorage
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What a command needs to turn the places it is given into endpoints, read once per command (like SwiftPM's
 /// `SwiftCommandState`): the config file, the calling AE title, the timeouts, the DIMSE backend and the logger.

@@ -151,7 +151,9 @@ extension DICOMWebClient {
                     duplicate: placement.duplicate,
                     // What Part10File.readHeader would read from the placed file, so an index records it
                     // without reading it again; not the kept file's (another file) or a header cut short.
-                    header: headerIsWhole && placement.duplicate != .keep ? header : nil))
+                    // Compacted: parsed from the part's prefix, its values are slices of it, and an instance
+                    // kept in a result must not keep that prefix (for a CT image, the whole image) alive.
+                    header: headerIsWhole && placement.duplicate != .keep ? header.compacted() : nil))
         } catch {
             return .failure(.storage(error))
         }

@@ -37,12 +37,13 @@ extension DICOMWebClient {
     ///
     /// - Parameters:
     ///   - incoming: the directory for temporary files (on the root's file system).
+    ///   - keepingHeaders: whether each placed instance carries its header (``ReceivedInstance/header``).
     ///   - onInstance: each placed instance, or each part that could not be placed.
     /// - Throws: ``PXError`` for an HTTP error status, a transport failure, a limit of ``timeouts``
     ///   exceeded, or a malformed or truncated multipart answer. A part being written when that happens is
     ///   removed: no partial file is ever at a final name.
     public func retrieve(
-        _ path: String, transferSyntax: String?, placer: InstancePlacer, incoming: String,
+        _ path: String, transferSyntax: String?, placer: InstancePlacer, incoming: String, keepingHeaders: Bool = true,
         onInstance: (Result<ReceivedInstance, PXError>) async -> Void
     ) async throws {
         let address = url(path)
@@ -60,7 +61,8 @@ extension DICOMWebClient {
                     try parser.feed(raw) { event in try sink.handle(event) }
                 }
                 for part in sink.takeCompleted() {
-                    await onInstance(place(part, announced: announced, url: address, placer: placer))
+                    await onInstance(
+                        place(part, announced: announced, url: address, placer: placer, keepingHeader: keepingHeaders))
                 }
                 return true
             }
@@ -119,9 +121,10 @@ extension DICOMWebClient {
     }
 
     /// Places one received file once it is verified; the temporary file is gone afterwards in every case.
-    func place(_ part: ReceivedPart, announced: String?, url: String, placer: InstancePlacer) -> Result<
-        ReceivedInstance, PXError
-    > {
+    /// The instance carries its header only with `keepingHeader`.
+    func place(
+        _ part: ReceivedPart, announced: String?, url: String, placer: InstancePlacer, keepingHeader: Bool = true
+    ) -> Result<ReceivedInstance, PXError> {
         let temporaryFile = part.path
         let header: Part10File
         let headerIsWhole: Bool
@@ -153,7 +156,7 @@ extension DICOMWebClient {
                     // without reading it again; not the kept file's (another file) or a header cut short.
                     // Compacted: parsed from the part's prefix, its values are slices of it, and an instance
                     // kept in a result must not keep that prefix (for a CT image, the whole image) alive.
-                    header: headerIsWhole && placement.duplicate != .keep ? header.compacted() : nil))
+                    header: keepingHeader && headerIsWhole && placement.duplicate != .keep ? header.compacted() : nil))
         } catch {
             return .failure(.storage(error))
         }

@@ -103,6 +103,7 @@ bench: setup
 	PX_BENCH_TRASH=bench-data/trash bash scripts/bench-listen.sh
 	bash scripts/bench-tls.sh
 	PX_BENCH_TRASH=bench-data/trash bash scripts/bench-web.sh
+	bash scripts/bench-web-memory.sh
 	bash scripts/bench-move.sh
 	bash scripts/bench-sync.sh
 	bash scripts/bench-sync-zip.sh

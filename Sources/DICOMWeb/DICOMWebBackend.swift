@@ -269,11 +269,12 @@ public struct DICOMWebBackend: Verifying, Querying, ParallelRetrieving, Storing 
                     while next < resources.count && running < parallel {
                         let resource = resources[next]
                         let staging = placers[resource.request]
+                        let keepsHeaders = requests[resource.request].keepsHeaders
                         group.addTask {
                             var retrieved = Retrieved(request: resource.request)
                             try await client.retrieve(
                                 resource.path, transferSyntax: transferSyntax, placer: staging.placer,
-                                incoming: staging.incoming
+                                incoming: staging.incoming, keepingHeaders: keepsHeaders
                             ) { outcome in
                                 switch outcome {
                                 case .success(let instance): retrieved.instances.append(instance)

@@ -37,12 +37,13 @@ extension DICOMWebClient {
     ///
     /// - Parameters:
     ///   - incoming: the directory for temporary files (on the root's file system).
+    ///   - keepingHeaders: whether each placed instance carries its header (``ReceivedInstance/header``).
     ///   - onInstance: each placed instance, or each part that could not be placed.
     /// - Throws: ``PXError`` for an HTTP error status, a transport failure, a limit of ``timeouts``
     ///   exceeded, or a malformed or truncated multipart answer. A part being written when that happens is
     ///   removed: no partial file is ever at a final name.
     public func retrieve(
-        _ path: String, transferSyntax: String?, placer: InstancePlacer, incoming: String,
+        _ path: String, transferSyntax: String?, placer: InstancePlacer, incoming: String, keepingHeaders: Bool = true,
         onInstance: (Result<ReceivedInstance, PXError>) async -> Void
     ) async throws {
         let address = url(path)
@@ -60,7 +61,8 @@ extension DICOMWebClient {
                     try parser.feed(raw) { event in try sink.handle(event) }
                 }
                 for part in sink.takeCompleted() {
-                    await onInstance(place(part, announced: announced, url: address, placer: placer))
+                    await onInstance(
+                        place(part, announced: announced, url: address, placer: placer, keepingHeader: keepingHeaders))
                 }
                 return true
             }
@@ -119,15 +121,16 @@ extension DICOMWebClient {
     }
 
     /// Places one received file once it is verified; the temporary file is gone afterwards in every case.
-    func place(_ part: ReceivedPart, announced: String?, url: String, placer: InstancePlacer) -> Result<
-        ReceivedInstance, PXError
-    > {
+    /// The instance carries its header only with `keepingHeader`.
+    func place(
+        _ part: ReceivedPart, announced: String?, url: String, placer: InstancePlacer, keepingHeader: Bool = true
+    ) -> Result<ReceivedInstance, PXError> {
         let temporaryFile = part.path
         let header: Part10File
         let headerIsWhole: Bool
         do {
             _ = try Self.verified(part, announced: announced, url: url)
-            (header, headerIsWhole) = try Self.header(of: part)
+            (header, headerIsWhole) = try part.header.get()
         } catch {
             unlink(temporaryFile)
             return .failure(error)
@@ -151,57 +154,61 @@ extension DICOMWebClient {
                     duplicate: placement.duplicate,
                     // What Part10File.readHeader would read from the placed file, so an index records it
                     // without reading it again; not the kept file's (another file) or a header cut short.
-                    header: headerIsWhole && placement.duplicate != .keep ? header : nil))
+                    header: keepingHeader && headerIsWhole && placement.duplicate != .keep ? header : nil))
         } catch {
             return .failure(.storage(error))
         }
     }
 
-    /// The file meta information and the data set up to Pixel Data, parsed from the part's first
-    /// bytes (``PartSink/prefixLimit``) so a peer's huge element cannot make px read it into memory.
-    /// When an element before Pixel Data runs past them, the data set up to InstanceNumber (what the
-    /// default layout uses) is tried; a deflated file, which cannot be parsed from a prefix, is read
-    /// whole.
-    /// - Returns: the header, and whether it is the whole header (up to Pixel Data, as
-    ///   `Part10File.readHeader` reads it) rather than one cut at InstanceNumber.
+    /// The file meta information and the data set up to Pixel Data of a part written to `path`, parsed
+    /// from its first bytes (`prefix`, up to ``PartSink/prefixLimit``) so a peer's huge element cannot make
+    /// px read it into memory. When an element before Pixel Data runs past them, the data set up to
+    /// InstanceNumber (what the default layout uses) is tried; a deflated file, which cannot be parsed from
+    /// a prefix, is read whole.
+    /// - Returns: the header ``DICOMData/Part10File/compacted()`` (it does not keep `prefix` alive), and
+    ///   whether it is the whole header (up to Pixel Data, as `Part10File.readHeader` reads it) rather than
+    ///   one cut at InstanceNumber.
     /// - Throws: ``PXError/notDICOM(path:reason:)``.
-    static func header(of part: ReceivedPart) throws(PXError) -> (header: Part10File, isWhole: Bool) {
-        let isWhole = part.prefix.count >= part.size
+    static func header(prefix: [UInt8], size: Int, path: String) throws(PXError) -> ReceivedPart.Header {
+        let isWhole = prefix.count >= size
         do {
             for stop in [Tag.pixelData, Tag(0x0020, 0x0014)] {
                 do {
-                    let file = try Part10File(bytes: part.prefix, options: .init(dataSet: .init(stopBefore: stop)))
-                    if file.stoppedEarly || isWhole { return (file, stop == .pixelData) }
+                    let file = try Part10File(bytes: prefix, options: .init(dataSet: .init(stopBefore: stop)))
+                    if file.stoppedEarly || isWhole { return (file.compacted(), stop == .pixelData) }
                 } catch  where !isWhole && (error.code == .truncated || error.code == .lengthPastEnd) {
                     continue
                 }
             }
-            let meta = try Part10File(
-                bytes: part.prefix, options: .init(dataSet: .init(stopBefore: Tag(0x0000, 0x0001))))
-            if meta.transferSyntax.isDeflated { return (try Part10File.readHeader(contentsOf: part.path), true) }
+            let meta = try Part10File(bytes: prefix, options: .init(dataSet: .init(stopBefore: Tag(0x0000, 0x0001))))
+            if meta.transferSyntax.isDeflated { return (try Part10File.readHeader(contentsOf: path).compacted(), true) }
         } catch {
-            throw .notDICOM(path: part.path, reason: "a WADO-RS part is not a DICOM file (\(error))")
+            throw .notDICOM(path: path, reason: "a WADO-RS part is not a DICOM file (\(error))")
         }
         throw .notDICOM(
-            path: part.path,
-            reason: "the data set's elements before InstanceNumber exceed \(PartSink.prefixLimit) bytes")
+            path: path, reason: "the data set's elements before InstanceNumber exceed \(PartSink.prefixLimit) bytes")
     }
 }
 
-/// A part written to a temporary file: its size, first bytes and what its headers announced.
+/// A part written to a temporary file: its size, its DICOM header and what its headers announced.
 struct ReceivedPart {
+    /// A parsed header, and whether it is whole (see ``DICOMWebClient/header(prefix:size:path:)``).
+    typealias Header = (file: Part10File, isWhole: Bool)
+
     var path: String
     var size: Int
-    /// Up to ``PartSink/prefixLimit`` bytes.
-    var prefix: [UInt8]
+    /// The header parsed from the part's first bytes when it ended (the bytes themselves are not kept: the
+    /// sink reuses its buffer for the next part), or why it could not be.
+    var header: Result<Header, PXError>
     /// The part's Content-Length header, when it had a valid one.
     var contentLength: Int? = nil
     /// The part's Content-Location header (PS3.18 §8.7.3.1).
     var contentLocation: String? = nil
 }
 
-/// Writes the parts of a multipart answer to temporary files as their bytes arrive, keeping only each
-/// part's first ``prefixLimit`` bytes in memory (for its header).
+/// Writes the parts of a multipart answer to temporary files as their bytes arrive, keeping only the
+/// current part's first ``prefixLimit`` bytes in memory, in one buffer reused from part to part: each
+/// part's header is parsed from them when it ends.
 struct PartSink {
     static let prefixLimit = 1 << 20
     let directory: String
@@ -261,9 +268,15 @@ struct PartSink {
                 unlink(path)
                 throw .io("cannot write (\(String(cString: strerror(errno))))", path: path)
             }
+            let header: Result<ReceivedPart.Header, PXError>
+            do {
+                header = .success(try DICOMWebClient.header(prefix: prefix, size: size, path: path))
+            } catch {
+                header = .failure(error)
+            }
             completed.append(
                 ReceivedPart(
-                    path: path, size: size, prefix: prefix, contentLength: contentLength,
+                    path: path, size: size, header: header, contentLength: contentLength,
                     contentLocation: contentLocation))
         }
     }

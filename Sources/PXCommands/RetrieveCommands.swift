@@ -98,10 +98,13 @@ public enum GetCommand {
             let verb = RetrieveVerb(
                 operation: "C-GET", progress: RetrieveProgressLine(command: "px-get", showsRemaining: false),
                 request: { (t: RetrieveSelection, model: QueryModel) throws(PXError) in
-                    try GetRequest(
+                    var request = try GetRequest(
                         model: model, patientID: t.patientID, studyInstanceUID: t.studyInstanceUID,
                         seriesInstanceUID: t.seriesInstanceUID, sopInstanceUIDs: t.sopInstanceUIDs,
                         root: absoluteRoot)
+                    // The output names each instance's path and UIDs only: no header kept per instance.
+                    request.keepsHeaders = false
+                    return request
                 },
                 send: { session, request, progress throws(PXError) in
                     try await session.get(request, onProgress: progress)

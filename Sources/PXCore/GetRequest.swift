@@ -16,6 +16,10 @@ public struct GetRequest: Hashable, Sendable {
     /// The root of the storage tree.
     public var root: String
     public var layout: StorageLayout
+    /// Whether each retrieved instance carries the header parsed on receipt (``ReceivedInstance/header``)
+    /// where the backend has one: for a caller that records it (a folder place's index). px-get prints only
+    /// paths and UIDs and turns it off, so its result holds no header per instance.
+    public var keepsHeaders = true
 
     /// - Throws: ``PXError/usage(_:)`` for missing UIDs, instance UIDs without a series, or an empty root.
     public init(

@@ -138,3 +138,91 @@ extension String {
         return String(s)
     }
 }
+
+extension DataSet {
+    /// The same data set with its values copied into one buffer of their own, just their bytes.
+    ///
+    /// A data set read from bytes shares them: each value is a slice of the buffer it was read from, and
+    /// keeps all of that buffer alive (the first MiB of a received file, which for a CT image is the whole
+    /// image, when only a header of a few KiB is wanted). Keep the compacted copy of a data set that
+    /// outlives the bytes it was read from.
+    public func compacted() -> DataSet {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(self.valueBytes)
+        self.appendValues(to: &buffer)
+        var offset = 0
+        return self.rebuilt(from: buffer, offset: &offset)
+    }
+
+    /// The bytes of all values, those of nested items and encapsulated fragments included: what
+    /// ``compacted()`` holds.
+    public var valueBytes: Int {
+        var total = 0
+        for element in self.elements {
+            switch element.value {
+            case .bytes(let bytes): total += bytes.count
+            case .sequence(let items): for item in items { total += item.dataSet.valueBytes }
+            case .fragments(let pixels):
+                total += pixels.basicOffsetTable.count + pixels.fragments.reduce(0) { $0 + $1.count }
+            }
+        }
+        return total
+    }
+
+    private func appendValues(to buffer: inout [UInt8]) {
+        for element in self.elements {
+            switch element.value {
+            case .bytes(let bytes): buffer.append(contentsOf: bytes)
+            case .sequence(let items): for item in items { item.dataSet.appendValues(to: &buffer) }
+            case .fragments(let pixels):
+                buffer.append(contentsOf: pixels.basicOffsetTable)
+                for fragment in pixels.fragments { buffer.append(contentsOf: fragment) }
+            }
+        }
+    }
+
+    /// This data set with each value a slice of `buffer` from `offset` on, in the order of
+    /// ``appendValues(to:)``.
+    private func rebuilt(from buffer: [UInt8], offset: inout Int) -> DataSet {
+        func take(_ count: Int) -> ArraySlice<UInt8> {
+            defer { offset += count }
+            return buffer[offset..<(offset + count)]
+        }
+        var elements: [DataElement] = []
+        elements.reserveCapacity(self.elements.count)
+        for element in self.elements {
+            var copy = element
+            switch element.value {
+            case .bytes(let bytes): copy.value = .bytes(take(bytes.count))
+            case .sequence(let items):
+                var rebuiltItems: [Item] = []
+                for item in items {
+                    rebuiltItems.append(
+                        Item(
+                            dataSet: item.dataSet.rebuilt(from: buffer, offset: &offset),
+                            hasUndefinedLength: item.hasUndefinedLength))
+                }
+                copy.value = .sequence(rebuiltItems)
+            case .fragments(let pixels):
+                let table = take(pixels.basicOffsetTable.count)
+                copy.value = .fragments(
+                    EncapsulatedPixelData(basicOffsetTable: table, fragments: pixels.fragments.map { take($0.count) }))
+            }
+            elements.append(copy)
+        }
+        var rebuilt = self
+        rebuilt.elements = elements
+        return rebuilt
+    }
+}
+
+extension Part10File {
+    /// The same file with its meta information and data set ``DataSet/compacted()``: it no longer keeps
+    /// alive the bytes it was read from.
+    public func compacted() -> Part10File {
+        var copy = self
+        copy.meta = self.meta.compacted()
+        copy.dataSet = self.dataSet.compacted()
+        return copy
+    }
+}

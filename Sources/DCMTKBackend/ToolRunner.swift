@@ -54,7 +54,9 @@ struct ToolRunner: Sendable {
         } else {
             throw PXError.toolMissing(tool)
         }
-        logger.debug("running DCMTK tool", metadata: ["tool": "\(tool)", "arguments": "\(arguments)"])
+        logger.debug(
+            "running DCMTK tool",
+            metadata: ["tool": "\(tool)", "arguments": "\(DCMTKBackend.redactedArguments(arguments))"])
         let killedByDeadline = DeadlineFlag()
         var diagnostics: [DCMTKLogLine] = []
         do {

@@ -94,6 +94,21 @@ public struct UserIdentityOptions: ParsableArguments {
         return UserIdentity(passcode.map { .usernameAndPasscode(name, passcode: $0) } ?? .username(name))
     }
 
+    /// The line of a `--require-user` file for `username` (``UserAccounts``): the password from `$PX_PASSWORD`,
+    /// else the first line of standard input; a fresh 16-byte salt.
+    /// - Throws: ``PXError/usage(_:)`` for an empty password or a bad username.
+    public static func accountLine(username: String) throws(PXError) -> String {
+        let password =
+            PXConfig.environment(passwordVariable)
+            ?? String(StandardInput.readText().prefix { $0 != "\n" && $0 != "\r" })
+        guard !password.isEmpty else {
+            throw .usage("--hash-password: give the password in $\(passwordVariable) or on standard input")
+        }
+        var generator = SystemRandomNumberGenerator()
+        let salt = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        return try UserAccounts.line(username: username, password: password, salt: salt)
+    }
+
     private var token: (UserIdentity.TokenKind, String)? {
         if let kerberosFile { return (.kerberos, kerberosFile) }
         if let samlFile { return (.saml, samlFile) }

@@ -2,7 +2,7 @@
 /// (``StorageLayout``). Names are at most a few hundred bytes, hashed once per received instance, so
 /// this favours being small and dependency-free over speed (the swift-crypto package would add its
 /// BoringSSL build to every clean build for this one use).
-enum SHA256 {
+public enum SHA256 {
     /// FIPS 180-4 §4.2.2: the first 32 bits of the fractional parts of the cube roots of the first 64 primes.
     private static let k: [UInt32] = [
         0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
@@ -21,7 +21,7 @@ enum SHA256 {
     ]
 
     /// The 32-byte digest of `message`.
-    static func hash(_ message: some Collection<UInt8>) -> [UInt8] {
+    public static func hash(_ message: some Collection<UInt8>) -> [UInt8] {
         // Padding (§5.1.1): 0x80, zeros to 56 mod 64, then the length in bits, big-endian.
         var bytes = Array(message)
         let bitLength = UInt64(bytes.count) &* 8
@@ -74,7 +74,7 @@ enum SHA256 {
     private static func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { x >> n | x << (32 - n) }
 
     /// Lower-case hex digits of the first `bytes` bytes of the digest of `message`.
-    static func hex(_ message: some Collection<UInt8>, bytes: Int) -> String {
+    public static func hex(_ message: some Collection<UInt8>, bytes: Int) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(bytes * 2)

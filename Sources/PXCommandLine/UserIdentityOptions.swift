@@ -58,8 +58,8 @@ public struct UserIdentityOptions: ParsableArguments {
     public var isGiven: Bool { user != nil || kerberosFile != nil || samlFile != nil || jwtFile != nil }
 
     /// The identity to present: the command line's, else the config node's `user` (when the peer is a node).
-    /// A token is read from its file now; the password is `--password`, else `$PX_PASSWORD`, else the node's
-    /// `password_env` or `password_file`, else none (type 1).
+    /// A token is read from its file now; the password is `--password`, else (for the node's `user`) the node's
+    /// `password_env` or `password_file`, else `$PX_PASSWORD`, else none (type 1).
     /// - Throws: ``PXError/usage(_:)`` for an unreadable file, an unset `password_env`, or `--pos-response`
     ///   without an identity.
     public func userIdentity(node: PXConfig.Node?) throws(PXError) -> UserIdentity? {
@@ -74,8 +74,9 @@ public struct UserIdentityOptions: ParsableArguments {
         } else if let name = user ?? node?.user {
             guard !name.isEmpty else { throw .usage("the user identity's username is empty") }
             let fromNode = user == nil ? node : nil
-            var passcode = password ?? PXConfig.environment(Self.passwordVariable)
+            var passcode = password
             if passcode == nil, let fromNode { passcode = try fromNode.password() }
+            if passcode == nil { passcode = PXConfig.environment(Self.passwordVariable) }
             credential = passcode.map { .usernameAndPasscode(name, passcode: $0) } ?? .username(name)
         } else {
             if positiveResponse { throw .usage("--pos-response needs --user, --kerberos, --saml or --jwt") }

@@ -7,6 +7,7 @@ Usage:
                                                 [--dest AE=HOST:PORT ...] [--abort-on-second-request]
                                                 [--study-root-only] [--patient-level-status 0xC000]
                                                 [--study-status UID=0xC000 ...] [--claim-other-uid SOP ...]
+                                                [--sub-operation-delay SECONDS]
 
 Serves every *.dcm file under FOLDER (read once at start) with the Study Root and Patient Root C-FIND, C-GET
 and C-MOVE SOP classes: a retrieve matches on StudyInstanceUID, and SeriesInstanceUID / SOPInstanceUID when
@@ -29,7 +30,10 @@ Stdout carries one JSON object per line, flushed at once:
   {"event": "find", "level": ..., "matches": N}
   {"event": "refused", "service": ..., "status": "0xC000"}         per --patient-level-status or --study-status answer
   {"event": "aborted", "service": ...}                              per --abort-on-second-request abort
+  {"event": "subOperation", "service": ..., "index": N}            before each sub-operation (with a delay)
+  {"event": "cancelled", "service": ..., "sent": N}                 when a C-CANCEL-RQ stopped a retrieve
   {"event": "stopped"}                                              on exit
+With --sub-operation-delay, each C-STORE sub-operation waits that long first: a slow peer, for C-CANCEL.
 Runs until SIGTERM or SIGINT, or until the process that started it goes away.
 Needs pydicom 3 and pynetdicom 3 (scripts/setup-test-env.sh installs them into .venv).
 """
@@ -39,6 +43,7 @@ import importlib.util
 import os
 import sys
 import threading
+import time
 
 try:
     from pydicom import Dataset, dcmread
@@ -162,7 +167,7 @@ def claim_other_uids(assoc, uids):
 
 
 def handle_retrieve(event, service, files, dests, abort_repeat, served, patient_level_status=None,
-                    study_status=None, claims=None):
+                    study_status=None, claims=None, delay=0.0):
     if abort_repeat and not served.first(event.assoc):
         emit(event="aborted", service=service)
         event.assoc.abort()
@@ -189,8 +194,19 @@ def handle_retrieve(event, service, files, dests, abort_repeat, served, patient_
     if claims and service == "C-GET":
         claim_other_uids(event.assoc, claims)
     yield len(found)
-    for path in found:
-        if event.is_cancelled:
+    for index, path in enumerate(found):
+        # pynetdicom's is_cancelled is true once per C-CANCEL-RQ (it forgets the request when asked).
+        cancelled = event.is_cancelled
+        if delay:
+            emit(event="subOperation", service=service, index=index)
+            # Wait in small steps, so that a C-CANCEL-RQ is seen as soon as it comes.
+            waited = 0.0
+            while waited < delay and not cancelled:
+                time.sleep(0.05)
+                waited += 0.05
+                cancelled = event.is_cancelled
+        if cancelled:
+            emit(event="cancelled", service=service, sent=index)
             yield 0xFE00, None
             return
         yield 0xFF00, dcmread(path)
@@ -209,6 +225,7 @@ def main(argv):
     ap.add_argument("--patient-level-status", type=lambda text: int(text, 0), default=None, metavar="STATUS")
     ap.add_argument("--study-status", action="append", default=[], metavar="UID=STATUS")
     ap.add_argument("--claim-other-uid", action="append", default=[], metavar="SOP")
+    ap.add_argument("--sub-operation-delay", type=float, default=0.0, metavar="SECONDS")
     args = ap.parse_args(argv)
     study_status = {}
     for item in args.study_status:
@@ -241,9 +258,10 @@ def main(argv):
         (evt.EVT_C_FIND, handle_find, [files]),
         (evt.EVT_C_GET, handle_retrieve,
          ["C-GET", files, dests, args.abort_on_second_request, served, args.patient_level_status, study_status,
-          set(args.claim_other_uid)]),
+          set(args.claim_other_uid), args.sub_operation_delay]),
         (evt.EVT_C_MOVE, handle_retrieve,
-         ["C-MOVE", files, dests, args.abort_on_second_request, served, args.patient_level_status, study_status]),
+         ["C-MOVE", files, dests, args.abort_on_second_request, served, args.patient_level_status, study_status,
+          None, args.sub_operation_delay]),
     ]
     return _scp.serve_until_stopped(ae, args.host, args.port, args.aet, handlers, "pynetdicom-qr-scp.py")
 

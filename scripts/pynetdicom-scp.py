@@ -4,6 +4,8 @@
 Usage:
   .venv/bin/python scripts/pynetdicom-scp.py OUTDIR [--host 127.0.0.1] [--port 0] [--aet PYSCP]
                                              [--abort-on SOP_INSTANCE_UID ...]
+                                             [--require-user USER:PASSWORD ...]
+                                             [--accept-token TOKEN ...] [--server-response TEXT]
 
 Accepts C-ECHO and C-STORE of every storage SOP class pynetdicom knows, in every transfer
 syntax it knows (uncompressed, deflated and encapsulated), only when the called AE title is
@@ -21,7 +23,15 @@ Stdout carries one JSON object per line, flushed at once:
   {"event": "stored", "callingAETitle": ..., "calledAETitle": ...,
    "sopClassUID": ..., "sopInstanceUID": ..., "transferSyntaxUID": ..., "path": ...}
   {"event": "aborted", "callingAETitle": ..., "sopInstanceUID": ...}      per --abort-on abort
+  {"event": "userIdentity", "type": N, "username": ..., "positiveResponseRequested": bool,
+   "accepted": bool}                                                        per presented identity
   {"event": "stopped"}                                                      on exit
+With --require-user or --accept-token, a user identity (PS3.7 D.3.3.7, pynetdicom's EVT_USER_ID)
+is checked: a username and password (type 2) must be one of --require-user, a Kerberos, SAML or
+JWT token (types 3-5) one of --accept-token (answered with --server-response when a positive
+response is asked for); anything else is rejected (pynetdicom's A-ASSOCIATE-RJ: transient, ACSE
+provider, no reason given). An association that presents no identity is accepted (pynetdicom
+checks only what is presented). pynetdicom sends no positive response for username types.
 Diagnostics go to stderr. Runs until SIGTERM or SIGINT, and also ends by itself when the
 process that started it goes away (so a crashed test run leaves no SCP behind).
 Needs pynetdicom 3 (scripts/setup-test-env.sh installs it into .venv).
@@ -93,6 +103,24 @@ def handle_store(event, outdir, abort_on):
     return 0x0000
 
 
+def handle_user_id(event, users, tokens, server_response):
+    """EVT_USER_ID: (accepted, server response) for the identity the requestor presented."""
+    kind = event.user_id_type
+    primary = bytes(event.primary_field or b"")
+    secondary = bytes(event.secondary_field or b"")
+    if kind == 2:
+        accepted = (primary.decode("utf-8", "replace"), secondary.decode("utf-8", "replace")) in users
+    elif kind in (3, 4, 5):
+        accepted = primary.decode("utf-8", "replace").strip() in tokens
+    else:
+        accepted = False
+    requested = bool(event.assoc.requestor.user_identity.positive_response_requested)
+    emit(event="userIdentity", type=kind,
+         username=primary.decode("utf-8", "replace") if kind in (1, 2) else None,
+         positiveResponseRequested=requested, accepted=accepted)
+    return accepted, (server_response.encode() if accepted and kind in (3, 4, 5) else None)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -102,6 +130,12 @@ def main(argv):
     ap.add_argument("--aet", default="PYSCP")
     ap.add_argument("--abort-on", action="append", default=[], metavar="UID",
                     help="abort the association (A-ABORT) on a C-STORE of this SOP Instance UID")
+    ap.add_argument("--require-user", action="append", default=[], metavar="USER:PASSWORD",
+                    help="accept this username and password (user identity type 2); repeatable")
+    ap.add_argument("--accept-token", action="append", default=[], metavar="TOKEN",
+                    help="accept this Kerberos/SAML/JWT token (types 3-5); repeatable")
+    ap.add_argument("--server-response", default="px-test-server-response",
+                    help="the positive response sent for an accepted token")
     args = ap.parse_args(argv)
     if not 0 <= args.port <= 65535:
         ap.error("--port must be 0..65535")
@@ -115,6 +149,9 @@ def main(argv):
         ae.add_supported_context(context.abstract_syntax, ALL_TRANSFER_SYNTAXES)
 
     handlers = [(evt.EVT_C_ECHO, handle_echo), (evt.EVT_C_STORE, handle_store, [outdir, set(args.abort_on)])]
+    if args.require_user or args.accept_token:
+        users = {tuple(entry.split(":", 1)) for entry in args.require_user if ":" in entry}
+        handlers.append((evt.EVT_USER_ID, handle_user_id, [users, set(args.accept_token), args.server_response]))
     return serve_until_stopped(ae, args.host, args.port, args.aet, handlers, "pynetdicom-scp.py")
 
 

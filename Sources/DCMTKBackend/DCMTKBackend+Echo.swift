@@ -16,7 +16,9 @@ extension DCMTKBackend {
     public func echo(connection: Connection, logger: Logger) async throws(PXError) -> EchoResult {
         let start = monotonicSeconds()
         var status: DIMSEStatus?
-        let arguments = ["-v"] + Self.associationArguments(connection) + Self.peerArguments(connection)
+        let arguments =
+            ["-v"] + Self.associationArguments(connection)
+            + (try Self.userIdentityArguments(connection, tool: "echoscu")) + Self.peerArguments(connection)
         let outcome = try await CommandDictionary.withFile { (dictionary) async throws(PXError) in
             var echoscu = runner("echoscu")
             echoscu.childEnvironment = ToolRunner.environment.updating(["DCMDICTPATH": dictionary])

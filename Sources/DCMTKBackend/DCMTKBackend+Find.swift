@@ -25,6 +25,7 @@ extension DCMTKBackend {
         var arguments = [Self.modelOption(request.model), "-v", "-X", "-od", directory.path]
         if let cancel = request.cancelAfter { arguments += ["--cancel", String(cancel)] }
         arguments += Self.associationArguments(connection)
+        arguments += try Self.userIdentityArguments(connection, tool: "findscu")
         arguments += Self.keyArguments(request.identifierWithLevel)
         arguments += Self.peerArguments(connection)
 

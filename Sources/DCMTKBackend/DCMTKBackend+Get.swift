@@ -26,6 +26,7 @@ extension DCMTKBackend {
         defer { staging.remove(logger: logger) }
         var arguments = [request.model == .studyRoot ? "-S" : "-P", "-v", "+B", "-od", staging.path]
         arguments += Self.associationArguments(connection)
+        arguments += try Self.userIdentityArguments(connection, tool: "getscu")
         for key in request.keys { arguments += ["-k", "\(key.keyword)=\(key.value)"] }
         arguments += Self.peerArguments(connection)
 

@@ -15,6 +15,7 @@ extension DCMTKBackend {
         try Self.requirePlain(connection, tool: "movescu")
         var arguments = [request.model == .studyRoot ? "-S" : "-P", "-d", "-aem", request.destination]
         arguments += Self.associationArguments(connection)
+        arguments += try Self.userIdentityArguments(connection, tool: "movescu")
         for key in request.keys { arguments += ["-k", "\(key.keyword)=\(key.value)"] }
         arguments += Self.peerArguments(connection)
 

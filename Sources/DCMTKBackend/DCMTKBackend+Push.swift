@@ -34,7 +34,9 @@ extension DCMTKBackend {
         defer { profiles.remove(logger: logger) }
         var profileCount = 0
 
-        let base = ["-v", "-nh"] + Self.associationArguments(connection)
+        let base =
+            ["-v", "-nh"] + Self.associationArguments(connection)
+            + (try Self.userIdentityArguments(connection, tool: "storescu"))
         var open: [Int] = []  // files of the current batch not yet resolved, in argument order
         func record(_ event: StoreSCULogParser.Event, associationWentOn: Bool) async {
             let path: String

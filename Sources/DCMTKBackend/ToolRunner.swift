@@ -54,7 +54,9 @@ struct ToolRunner: Sendable {
         } else {
             throw PXError.toolMissing(tool)
         }
-        logger.debug("running DCMTK tool", metadata: ["tool": "\(tool)", "arguments": "\(arguments)"])
+        logger.debug(
+            "running DCMTK tool",
+            metadata: ["tool": "\(tool)", "arguments": "\(DCMTKBackend.redactedArguments(arguments))"])
         let killedByDeadline = DeadlineFlag()
         var diagnostics: [DCMTKLogLine] = []
         do {
@@ -63,6 +65,21 @@ struct ToolRunner: Sendable {
                 input: .none, output: .discarded, error: .sequence
             ) { execution in
                 let pid = execution.processIdentifier.value
+                let running = RunningFlag()
+                defer { running.end() }
+                // px-move, px-get on SIGINT/SIGTERM: the signal goes to the tool (movescu and getscu end on it), and
+                // after the grace it is killed.
+                let cancellation = RetrieveCancellation.current
+                cancellation?.onRequest { signal in
+                    guard running.isRunning else { return }
+                    logger.notice("forwarding the signal to the DCMTK tool", metadata: ["tool": "\(tool)"])
+                    kill(pid, signal)
+                    let grace = cancellation?.grace ?? 0
+                    Task {
+                        do { try await Task.sleep(for: .seconds(grace)) } catch { return }
+                        if running.isRunning { kill(pid, SIGKILL) }
+                    }
+                }
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     if let deadline {
                         group.addTask {
@@ -124,6 +141,13 @@ extension ToolRunner {
         }
         return nil
     }
+}
+
+/// Whether a tool's process is still ours to signal (its ID is not reused before it is reaped).
+final class RunningFlag: Sendable {
+    private let value = Atomic<Bool>(true)
+    var isRunning: Bool { value.load(ordering: .acquiring) }
+    func end() { value.store(false, ordering: .releasing) }
 }
 
 /// Set when the deadline killed a tool.

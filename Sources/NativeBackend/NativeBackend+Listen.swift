@@ -97,6 +97,15 @@ extension NativeBackend {
             serverConfiguration.maximumAssociationLifetime = .seconds(configuration.limits.maximumAssociationSeconds)
         }
         serverConfiguration.tls = configuration.tls?.network
+        if let accounts = configuration.userAccounts {
+            // Only a username and passcode (type 2) can be checked against the accounts (PS3.7 §D.3.3.7).
+            serverConfiguration.userIdentityCheck = { identity in
+                guard let identity, identity.identityType == .usernameAndPasscode else { return false }
+                return accounts.verify(
+                    username: String(decoding: identity.primaryField.readableBytesView, as: UTF8.self),
+                    password: Array(identity.secondaryField.readableBytesView))
+            }
+        }
         serverConfiguration.queryRetrieve = queryRetrieve
         let server: DICOMServer
         do {
@@ -173,7 +182,10 @@ final class LayoutStorage: StorageDelegate {
         events.yield(
             .associationOpened(
                 peerHost: association.peerHost, callingAETitle: association.callingAETitle,
-                calledAETitle: association.calledAETitle, association: association.id))
+                calledAETitle: association.calledAETitle, association: association.id,
+                userIdentity: association.userIdentity.map {
+                    PresentedUserIdentity(type: UserIdentity.typeName(code: $0.type), username: $0.username)
+                }))
     }
 
     func associationClosed(_ association: ServedAssociation, aborted: Bool) async {

@@ -133,7 +133,17 @@ actor NativeRetrieveSession: RetrieveSession {
         while true {
             let worker = self.worker(for: key, contexts: contexts)
             let (events, continuation) = AsyncStream<RetrieveJob.Event>.makeStream()
-            guard case .enqueued = worker.jobs.yield(RetrieveJob(operation: operation, events: continuation)) else {
+            let cancellation = RetrieveCancellation.current
+            let job = RetrieveJob(operation: operation, events: continuation, cancellation: cancellation)
+            // After a cancellation request the peer has the grace to send its final response; then the
+            // association is aborted (the worker's task cancelled) and the request ends with what it had.
+            cancellation?.onRequest { _ in
+                Task {
+                    do { try await Task.sleep(for: .seconds(cancellation?.grace ?? 0)) } catch { return }
+                    worker.task.cancel()
+                }
+            }
+            guard case .enqueued = worker.jobs.yield(job) else {
                 retire(worker)
                 continue
             }
@@ -232,18 +242,29 @@ struct RetrieveJob: Sendable {
 
     let operation: Operation
     let events: AsyncStream<Event>.Continuation
+    /// The command's request to cancel (SIGINT, SIGTERM): the C-CANCEL-RQ goes out when it comes
+    /// (PS3.7 §9.3.2.3, §9.3.3.3), and the final response (status Cancel) ends the request as usual.
+    let cancellation: RetrieveCancellation?
 
-    func run(on association: DICOMAssociation) async throws -> RetrieveResult {
+    func run(on association: DICOMAssociation, logger: Logger) async throws -> RetrieveResult {
         let events = self.events
+        let cancellation = self.cancellation
+        func cancelling(_ canceller: RetrieveCanceller) {
+            cancellation?.onRequest { signal in
+                if canceller.cancel() {
+                    logger.notice("sent C-CANCEL-RQ", metadata: ["signal": "\(signal)"])
+                }
+            }
+        }
         switch operation {
         case .move(let keys, let model, let destination):
-            return try await association.move(keys, model: model, destination: destination) {
-                events.yield(.progress($0))
-            }
+            return try await association.move(
+                keys, model: model, destination: destination, progress: { events.yield(.progress($0)) },
+                cancelling: cancelling)
         case .get(let keys, let model, let storage, let directory):
-            return try await association.get(keys, model: model, storage: storage, directory: directory) {
-                events.yield(.progress($0))
-            }
+            return try await association.get(
+                keys, model: model, storage: storage, directory: directory, progress: { events.yield(.progress($0)) },
+                cancelling: cancelling)
         }
     }
 
@@ -277,7 +298,7 @@ struct RetrieveWorker: Sendable {
             try await client.withAssociation(to: peer, proposing: contexts) { association in
                 while let job = current {
                     guard association.isEstablished else { return }
-                    let result = try await job.run(on: association)
+                    let result = try await job.run(on: association, logger: logger)
                     job.finish(.finished(result))
                     served += 1
                     current = nil

@@ -25,6 +25,7 @@ public struct NativeBackend: DICOMBackend {
         )
         configuration.maximumOutstandingRequests = window
         configuration.tls = connection.tls?.network
+        configuration.userIdentity = connection.userIdentity?.network
         return DICOMClient(configuration: configuration, logger: logger)
     }
 
@@ -93,6 +94,24 @@ public struct NativeBackend: DICOMBackend {
         default:
             return Self.pxTLSError(error) ?? .aborted(error.detail)
         }
+    }
+}
+
+extension UserIdentity {
+    /// The A-ASSOCIATE-RQ's User Identity sub-item (0x58, PS3.7 §D.3.3.7.1).
+    var network: UserIdentityRQ {
+        UserIdentityRQ(
+            identityType: UserIdentityRQ.IdentityType(rawValue: typeCode),
+            positiveResponseRequested: positiveResponseRequested,
+            primaryField: ByteBuffer(bytes: primaryField), secondaryField: ByteBuffer(bytes: secondaryField))
+    }
+
+    /// What the acceptor answered: its 0x59 sub-item, or none.
+    func outcome(_ response: UserIdentityAC?) -> UserIdentityOutcome {
+        guard positiveResponseRequested else { return UserIdentityOutcome(self, positiveResponseReceived: nil) }
+        return UserIdentityOutcome(
+            self, positiveResponseReceived: response != nil,
+            serverResponse: response.map { Array($0.serverResponse.readableBytesView) } ?? [])
     }
 }
 

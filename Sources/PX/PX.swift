@@ -45,6 +45,9 @@ public enum BackendOperation: String, Hashable, Sendable, CaseIterable {
         }
     }
 
+    /// Whether its DCMTK tool can present a user identity (PS3.7 §D.3.3.7): in DCMTK 3.6.7 only storescu.
+    public var dcmtkPresentsUserIdentity: Bool { DCMTKBackend.toolsWithUserIdentity.contains(dcmtkTool) }
+
     /// Whether `auto` runs it with DCMTK when the tool is installed. Not C-GET: getscu 3.6.7 proposes only
     /// uncompressed transfer syntaxes, so a compressed study would arrive transcoded by the peer (or be
     /// refused), where the native C-GET keeps every file as stored.
@@ -74,9 +77,12 @@ public enum PX {
     ///   - operation: what the backend is for: its DCMTK tool (``BackendOperation/dcmtkTool``) must be there for
     ///     `dcmtk`; `auto` picks DCMTK only when that tool is there and the operation prefers it
     ///     (``BackendOperation/autoPrefersDCMTK``: never C-GET).
+    ///   - userIdentity: whether the association presents a user identity: `auto` then picks DCMTK only when its
+    ///     tool can present one (``BackendOperation/dcmtkPresentsUserIdentity``); `dcmtk` fails when it runs.
     /// - Throws: ``PXError/toolMissing(_:)`` when `dcmtk` is chosen and the tool is missing.
     public static func backend(
-        _ choice: BackendChoice, executables: [String: String] = [:], for operation: BackendOperation = .echo
+        _ choice: BackendChoice, executables: [String: String] = [:], for operation: BackendOperation = .echo,
+        userIdentity: Bool = false
     ) throws(PXError) -> any DICOMBackend {
         let tool = operation.dcmtkTool
         switch choice {
@@ -86,7 +92,9 @@ public enum PX {
             if executables[tool] == nil && !DCMTKBackend.isInstalled(tool) { throw .toolMissing(tool) }
             return DCMTKBackend(executables: executables)
         case .auto:
-            if operation.autoPrefersDCMTK && (executables[tool] != nil || DCMTKBackend.isInstalled(tool)) {
+            if operation.autoPrefersDCMTK && (!userIdentity || operation.dcmtkPresentsUserIdentity)
+                && (executables[tool] != nil || DCMTKBackend.isInstalled(tool))
+            {
                 return DCMTKBackend(executables: executables)
             }
             return NativeBackend()

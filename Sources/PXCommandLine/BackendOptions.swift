@@ -18,12 +18,12 @@ public struct BackendOptions: ParsableArguments {
     /// The name the envelope reports before a backend exists (for usage errors).
     public var reportedName: String { backend == .native ? "native" : "dcmtk" }
 
-    /// The backend to use for `operation` (``PX/backend(_:executables:for:)``).
+    /// The backend to use for `operation` (``PX/backend(_:executables:for:userIdentity:)``).
     /// - Throws: ``PXError/toolMissing(_:)`` for `dcmtk` without the operation's tool.
     public func make(
-        executables: [String: String], for operation: BackendOperation = .echo
+        executables: [String: String], for operation: BackendOperation = .echo, userIdentity: Bool = false
     ) throws(PXError) -> any DICOMBackend {
-        try PX.backend(backend, executables: executables, for: operation)
+        try PX.backend(backend, executables: executables, for: operation, userIdentity: userIdentity)
     }
 }
 

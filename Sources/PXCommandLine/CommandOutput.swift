@@ -24,8 +24,26 @@ public struct CommandOutput: Sendable {
         sink: @escaping @Sendable ([UInt8]) -> Void = CommandOutput.writeStandardOutput
     ) {
         self.pretty = pretty
-        self.command = command
+        self.command = Self.redacted(command)
         self.sink = sink
+    }
+
+    /// `argv` with the value of `--password` (``UserIdentityOptions/password``) replaced by `***`, in both
+    /// spellings (`--password PW`, `--password=PW`): the envelope echoes the command line, never the secret.
+    public static func redacted(_ argv: [String]) -> [String] {
+        var out = argv
+        var index = out.startIndex
+        while index < out.endIndex {
+            if out[index] == "--" { break }
+            if out[index] == "--password", index + 1 < out.endIndex {
+                out[index + 1] = "***"
+                index += 1
+            } else if out[index].hasPrefix("--password=") {
+                out[index] = "--password=***"
+            }
+            index += 1
+        }
+        return out
     }
 
     /// Writes one JSON value and a newline.

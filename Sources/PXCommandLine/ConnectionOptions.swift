@@ -29,6 +29,10 @@ public struct ConnectionOptions: ParsableArguments {
     /// DICOM TLS: part of the connection, so every command that connects has it (issue 15).
     @OptionGroup(title: "TLS") public var tls: TLSOptions
 
+    /// User Identity Negotiation (PS3.7 §D.3.3.7): part of the association request, so every command that
+    /// connects has it (issue 35).
+    @OptionGroup(title: "User identity") public var identity: UserIdentityOptions
+
     @Option(name: .customLong("echoscu"), help: .hidden) public var echoscuPath: String?
     @Option(name: .customLong("findscu"), help: .hidden) public var findscuPath: String?
     @Option(name: .customLong("movescu"), help: .hidden) public var movescuPath: String?
@@ -105,7 +109,19 @@ public struct ConnectionOptions: ParsableArguments {
         let node = try DICOMNode(host: host, port: port, calledAETitle: calledAETitle ?? called ?? "ANY-SCP")
         var connection = Connection(node: node, local: try local(), timeouts: timeouts)
         connection.tls = try tls.settings(node: configNode)
+        connection.userIdentity = try identity.userIdentity(node: configNode)
         return connection
+    }
+
+    /// Whether the association request presents a user identity: one of the identity options, or a config
+    /// node with `user` (for the backend choice: DCMTK's tools other than storescu cannot present one).
+    /// - Throws: ``PXError/usage(_:)`` for an unreadable config file.
+    public func presentsUserIdentity() throws(PXError) -> Bool {
+        if identity.isGiven { return true }
+        guard let peer, !QueryKey.isAssignment(peer), case .node(let name) = try PeerSpec.parse(peer) else {
+            return false
+        }
+        return try PXConfig.load().nodes[name]?.user != nil
     }
 
     /// Explicit tool paths for the DCMTK backend: `--executable` for the tool of `operation`, and pypx 3.x's

@@ -75,6 +75,7 @@ public struct ListenOptions: ParsableArguments {
             maximumAssociations: server.maxAssociations, acceptsAnyCalledAETitle: anyCalledAET,
             allowedCallingAETitles: allowed, shutdownGrace: server.shutdownGrace)
         configuration.limits = try server.limits()
+        configuration.userAccounts = try server.userAccounts()
         return try tls.applied(to: configuration)
     }
 }

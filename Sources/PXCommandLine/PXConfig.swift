@@ -58,11 +58,33 @@ public struct PXConfig: Hashable, Sendable {
         public var transferSyntax: String?
         /// `tls = true` and `ca`, `cert`, `key`, `verify` (DICOM TLS, see ``TLSOptions``); `nil`: plain TCP.
         public var tls: TLSSettings? = nil
+        /// `user`: the username presented to the node (User Identity Negotiation, PS3.7 §D.3.3.7; see
+        /// ``UserIdentityOptions``), with its password from `password_env` (a variable's name) or
+        /// `password_file` (the file's first line); never the password itself in this file.
+        public var user: String? = nil
+        public var passwordEnvironmentVariable: String? = nil
+        public var passwordFile: String? = nil
 
         public init(host: String, port: Int, aeTitle: String) {
             self.host = host
             self.port = port
             self.aeTitle = aeTitle
+        }
+
+        /// The password for ``user``: `password_env`'s variable, else `password_file`'s first line, else `nil`.
+        /// - Throws: ``PXError/usage(_:)`` for an unset variable or an unreadable file.
+        public func password() throws(PXError) -> String? {
+            if let variable = passwordEnvironmentVariable {
+                guard let value = PXConfig.environment(variable) else {
+                    throw .usage("config: the node's password_env names \(variable), which is not set")
+                }
+                return value
+            }
+            guard let passwordFile else { return nil }
+            guard let text = PXConfig.readFile(passwordFile) else {
+                throw .usage("config: cannot read the node's password_file \(passwordFile)")
+            }
+            return String(text.prefix { $0 != "\n" && $0 != "\r" })
         }
 
         /// The DICOMweb place of a node with a `url`, its credentials read now.
@@ -253,9 +275,14 @@ extension PXConfig {
         var cert: String?
         var key: String?
         var verify: String?
+        var user: String?
+        var passwordEnvironmentVariable: String?
+        var passwordFile: String?
 
         enum CodingKeys: String, CodingKey {
-            case host, hostname, port, aet, url, auth, tls, ca, cert, key, verify
+            case host, hostname, port, aet, url, auth, tls, ca, cert, key, verify, user
+            case passwordEnvironmentVariable = "password_env"
+            case passwordFile = "password_file"
             case aeTitle = "ae_title"
             case credentialsEnvironmentVariable = "credentials_env"
             case credentialsFile = "credentials_file"
@@ -287,6 +314,12 @@ extension PXConfig {
             }
             var node = Node(host: host, port: port, aeTitle: ae)
             node.tls = try tlsSettings(table: table)
+            if user == nil && (passwordEnvironmentVariable != nil || passwordFile != nil) {
+                throw .usage("config: [\(table)] has password_env or password_file but no user")
+            }
+            node.user = user
+            node.passwordEnvironmentVariable = passwordEnvironmentVariable
+            node.passwordFile = passwordFile
             return node
         }
 

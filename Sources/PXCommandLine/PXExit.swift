@@ -18,6 +18,7 @@ public enum PXExit {
         case .usage, .tls(.configuration): return usage
         case .toolMissing, .backendUnavailable, .tls(.unsupported): return unavailable
         case .timeout, .placeBusy: return timeout
+        case .interrupted: return 128 + (error.signal ?? 2)
         default: return dicomFailure
         }
     }
@@ -31,5 +32,6 @@ public enum PXExit {
           64  usage error
           69  DCMTK tool missing or backend unavailable
           75  timeout (a peer, or another px holding the place's lock)
+          130 interrupted by SIGINT, 143 by SIGTERM (px-move, px-get: after C-CANCEL)
         """
 }

@@ -115,7 +115,8 @@ extension ConnectionOptions {
     }
 
     /// The backend for a command, chosen in this one place: a DICOMweb peer selects the DICOMweb
-    /// backend (QIDO-RS, WADO-RS, STOW-RS), any other peer the `--backend` choice for `operation`.
+    /// backend (QIDO-RS, WADO-RS, STOW-RS), any other peer the `--backend` choice for `operation` (with `auto`, the
+    /// native backend when a user identity is presented and the operation's DCMTK tool cannot present one).
     /// - Throws: ``PXError/usage(_:)`` for `--backend dcmtk|native` with a DICOMweb peer, and what
     ///   ``BackendOptions/make(executables:for:)`` throws.
     public func backend(_ options: BackendOptions, for operation: BackendOperation) throws(PXError) -> ResolvedBackend {
@@ -125,6 +126,8 @@ extension ConnectionOptions {
             }
             return .web(DICOMWebBackend(place: web.place, transferSyntax: web.transferSyntax))
         }
-        return .dimse(try options.make(executables: executables(for: operation), for: operation))
+        return .dimse(
+            try options.make(
+                executables: executables(for: operation), for: operation, userIdentity: try presentsUserIdentity()))
     }
 }

@@ -50,6 +50,7 @@ public struct PlaceContext: Sendable {
         switch place {
         case .node(let peer):
             var tls: TLSSettings?
+            var identity: UserIdentity?
             let node: DICOMNode
             switch peer {
             case .address(let host, let port, let ae):
@@ -59,11 +60,13 @@ public struct PlaceContext: Sendable {
                 if entry.url != nil { return try web(entry: entry) }
                 node = try DICOMNode(host: entry.host, port: entry.port, calledAETitle: entry.aeTitle)
                 tls = entry.tls
+                identity = try UserIdentityOptions.userIdentity(of: entry)
             case .url(let url):
                 return try await resolve(.web(url: url), asDestination: asDestination)
             }
             var connection = Connection(node: node, local: calling, timeouts: timeouts)
             connection.tls = tls
+            connection.userIdentity = identity
             return .node(NodePlace(backend: backend, connection: connection, logger: logger))
         case .folder(let path, let template):
             let layout: StorageLayout

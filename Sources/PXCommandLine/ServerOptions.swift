@@ -9,6 +9,12 @@ public struct ServerOptions: ParsableArguments {
     @Option(
         name: .customLong("max-associations"), help: "Associations served at once; more are rejected (native backend).")
     public var maxAssociations: Int = 32
+    @Option(
+        name: .customLong("require-user"),
+        help: ArgumentHelp(
+            "Accept only associations presenting a username and password listed in this file (lines USER:sha256:SALT_HEX:HASH_HEX, see --hash-password); reject others (PS3.7 D.3.3.7). Native backend.",
+            valueName: "file"))
+    public var requireUser: String?
     @Option(name: .customLong("acse-timeout"), help: "Association negotiation and release timeout (s).") public
         var acse: Double = 30
     @Option(name: .customLong("dimse-timeout"), help: "How long a peer may stay silent on an association (s).") public
@@ -62,6 +68,12 @@ public struct ServerOptions: ParsableArguments {
 
     /// The defences against hostile peers these options describe.
     /// - Throws: ``PXError/usage(_:)`` for a value out of range.
+    /// The accounts of `--require-user`, read now; `nil` without it.
+    /// - Throws: ``PXError/usage(_:)`` for an unreadable or malformed file.
+    public func userAccounts() throws(PXError) -> UserAccounts? {
+        try requireUser.map { (path: String) throws(PXError) in try UserAccounts.load(path) }
+    }
+
     public func limits() throws(PXError) -> ListenLimits {
         var limits = ListenLimits()
         limits.minimumTransferRate = minTransferRate

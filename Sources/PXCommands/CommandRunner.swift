@@ -14,12 +14,13 @@ public enum CommandRunner {
     /// noted without stopping (a failure status), or throws what stopped it. Either way the envelope's
     /// `data` is `data(state)`: a command that stops early still lists what it did. With
     /// `envelopeOnSuccess` false nothing more is printed when there is no failure (px-find's table).
-    /// `executables` are the DCMTK tool paths when there is no `peer` (a peer has its own).
+    /// `executables` are the DCMTK tool paths when there is no `peer` (a peer has its own); `userIdentity`, whether
+    /// the command checks or presents a user identity then (``PX/backend(_:executables:for:userIdentity:)``).
     ///
     /// - Throws: `ExitCode` with the envelope's status when it is not 0.
     public static func run<State, Capability>(
         output: CommandOutput, backend options: BackendOptions, executables: [String: String] = [:],
-        need: PeerNeed<Capability>, peer: ConnectionOptions? = nil, state initial: State,
+        userIdentity: Bool = false, need: PeerNeed<Capability>, peer: ConnectionOptions? = nil, state initial: State,
         data: (State) -> JSONValue?, envelopeOnSuccess: Bool = true,
         _ body: (Capability, inout State) async throws -> PXError?
     ) async throws {
@@ -31,7 +32,8 @@ public enum CommandRunner {
             if let peer {
                 backend = try peer.backend(options, for: need.operation)
             } else {
-                backend = .dimse(try options.make(executables: executables, for: need.operation))
+                backend = .dimse(
+                    try options.make(executables: executables, for: need.operation, userIdentity: userIdentity))
             }
             backendName = backend.name
             failure = try await body(try need.capability(of: backend), &state)
@@ -43,15 +45,17 @@ public enum CommandRunner {
         if status != PXExit.success { throw ExitCode(status) }
     }
 
-    /// ``run(output:backend:executables:need:peer:state:data:envelopeOnSuccess:_:)`` for a command whose
+    /// ``run(output:backend:executables:userIdentity:need:peer:state:data:envelopeOnSuccess:_:)`` for a command whose
     /// `data` is built once, when it succeeds.
     public static func run<Capability>(
         output: CommandOutput, backend options: BackendOptions, executables: [String: String] = [:],
-        need: PeerNeed<Capability>, peer: ConnectionOptions? = nil, envelopeOnSuccess: Bool = true,
+        userIdentity: Bool = false, need: PeerNeed<Capability>, peer: ConnectionOptions? = nil,
+        envelopeOnSuccess: Bool = true,
         _ body: (Capability, inout JSONValue?) async throws -> PXError?
     ) async throws {
         try await run(
-            output: output, backend: options, executables: executables, need: need, peer: peer, state: nil,
+            output: output, backend: options, executables: executables, userIdentity: userIdentity, need: need,
+            peer: peer, state: nil,
             data: { $0 },
             envelopeOnSuccess: envelopeOnSuccess, body)
     }

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Logging
 import PXCommandLine
 import PXCore
@@ -7,13 +8,26 @@ import UnixSignals
 /// px-listen: the C-STORE receiver until SIGTERM/SIGINT, one NDJSON event per line on stdout, the
 /// series-complete hook, then the envelope.
 public enum ListenCommand {
+    /// `px-listen --hash-password USER`: prints the `--require-user` line (``UserIdentityOptions/accountLine(username:)``);
+    /// a usage error as the envelope.
+    /// - Throws: `ExitCode` when it fails.
+    public static func printAccountLine(username: String) throws {
+        let output = CommandOutput(pretty: false)
+        do {
+            output.writeText(try UserIdentityOptions.accountLine(username: username) + "\n")
+        } catch {
+            throw ExitCode(output.finish(backend: "native", data: nil, error: error))
+        }
+    }
+
     public static func run(listen: ListenOptions, backend: BackendOptions, logging: LoggingOptions) async throws {
         MallocTuning.keepFreedBuffers()
         let logger = logging.makeLogger(label: "px-listen")
         let output = CommandOutput(pretty: false)
         let hooks = SeriesHookRunner(command: listen.onSeriesComplete, logger: logger)
         try await CommandRunner.run(
-            output: output, backend: backend, executables: listen.executables, need: .receive
+            output: output, backend: backend, executables: listen.executables,
+            userIdentity: listen.server.requireUser != nil, need: .receive
         ) { dicomBackend, _ in
             var failure: PXError?
             do {

@@ -3,6 +3,7 @@ import DICOMWeb
 import Logging
 import PXCommandLine
 import PXCore
+import UnixSignals
 
 /// What a retrieve retrieves, asked once the backend and connection are known: ``RetrieveOptions`` (px-move,
 /// px-get) or a find's matches (px-find --then retrieve).
@@ -247,39 +248,69 @@ enum RetrieveLoop {
             run.results += done.results
             run.targets += done.targets
         }
-        return try await backend.withRetrieveSession(connection: connection, logger: logger) {
-            session throws(PXError) in
-            var first: PXError?
-            for (index, target) in targets.enumerated() {
-                do throws(PXError) {
-                    let out = try await RetrieveResolution.retrieve(
-                        target, model: model, backend: backend, connection: connection, logger: logger,
-                        status: \.status, completed: \.completed
-                    ) { target, model throws(PXError) in
-                        let request = try verb.request(target, model)
-                        let format = verb.progress
-                        return try await verb.send(session, request) { progress in
-                            progressLine(format.line(request, progress))
+        // SIGINT/SIGTERM from here on cancel the retrieve in progress (C-CANCEL, PS3.7 §9.3.2.3, §9.3.3.3) and
+        // stop the run once its final response has come or the grace is over.
+        let cancellation = RetrieveCancellation()
+        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
+        let watcher = Task {
+            for await signal in signals {
+                logger.notice("cancelling the retrieve in progress", metadata: ["signal": "\(signal)"])
+                cancellation.request(signal: signal.rawValue)
+            }
+        }
+        defer { watcher.cancel() }
+        let sessionBackend = backend
+        do {
+            return try await RetrieveCancellation.$current.withValue(cancellation) { () async throws(PXError) in
+                try await sessionBackend.withRetrieveSession(connection: connection, logger: logger) {
+                    session throws(PXError) in
+                    var first: PXError?
+                    for (index, target) in targets.enumerated() {
+                        do throws(PXError) {
+                            let out = try await RetrieveResolution.retrieve(
+                                target, model: model, backend: backend, connection: connection, logger: logger,
+                                status: \.status, completed: \.completed
+                            ) { target, model throws(PXError) in
+                                let request = try verb.request(target, model)
+                                let format = verb.progress
+                                return try await verb.send(session, request) { progress in
+                                    progressLine(format.line(request, progress))
+                                }
+                            }
+                            if showProgress { CommandOutput.writeStandardError("\n") }
+                            let failure = RetrieveRun.failure(of: out, operation: verb.operation)
+                            done.record(target, out, failure: failure)
+                            first = first ?? failure
+                        } catch {
+                            if showProgress { CommandOutput.writeStandardError("\n") }
+                            logger.notice(
+                                "a retrieve failed; going on with the next target",
+                                metadata: ["target": "\(target.studyInstanceUID)", "error": "\(error)"])
+                            done.record(target, [], failure: error)
+                            first = first ?? error
+                            if stopsTheRun(error) {
+                                for rest in targets[(index + 1)...] {
+                                    done.record(rest, [], failure: error, tried: false)
+                                }
+                                break
+                            }
+                        }
+                        if let signal = cancellation.requestedSignal {
+                            let completed = done.results.reduce(0) { $0 + $1.completed }
+                            let interrupted = PXError.interrupted(
+                                signal: signal,
+                                detail: "\(verb.operation) cancelled after \(completed) completed sub-operations")
+                            for rest in targets[(index + 1)...] {
+                                done.record(rest, [], failure: interrupted, tried: false)
+                            }
+                            return interrupted
                         }
                     }
-                    if showProgress { CommandOutput.writeStandardError("\n") }
-                    let failure = RetrieveRun.failure(of: out, operation: verb.operation)
-                    done.record(target, out, failure: failure)
-                    first = first ?? failure
-                } catch {
-                    if showProgress { CommandOutput.writeStandardError("\n") }
-                    logger.notice(
-                        "a retrieve failed; going on with the next target",
-                        metadata: ["target": "\(target.studyInstanceUID)", "error": "\(error)"])
-                    done.record(target, [], failure: error)
-                    first = first ?? error
-                    if stopsTheRun(error) {
-                        for rest in targets[(index + 1)...] { done.record(rest, [], failure: error, tried: false) }
-                        break
-                    }
+                    return first
                 }
             }
-            return first
+        } catch {
+            throw PXError.from(error)
         }
     }
 

@@ -77,6 +77,7 @@ public struct ServeOptions: ParsableArguments {
             port: port, aeTitle: aeTitle, root: absolutePath(place), layout: layout, timeouts: server.timeouts,
             duplicates: .keep, maximumAssociations: server.maxAssociations, shutdownGrace: server.shutdownGrace)
         configuration.limits = try server.limits()
+        configuration.userAccounts = try server.userAccounts()
         return try tls.applied(to: configuration)
     }
 

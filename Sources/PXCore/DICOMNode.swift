@@ -166,6 +166,8 @@ public struct Connection: Hashable, Sendable {
     public var timeouts: Timeouts
     /// DICOM TLS (PS3.15 Annex B.9); `nil`: plain TCP.
     public var tls: TLSSettings? = nil
+    /// The user identity to present (PS3.7 §D.3.3.7); `nil`: none.
+    public var userIdentity: UserIdentity? = nil
 
     public init(node: DICOMNode, local: LocalAE, timeouts: Timeouts = .standard) {
         self.node = node

@@ -8,12 +8,18 @@ public struct EchoResult: Hashable, Sendable {
     public var status: DIMSEStatus
     /// Wall time from start to release, in seconds.
     public var elapsed: Double
+    /// The user identity presented and the acceptor's answer to it (PS3.7 §D.3.3.7); `nil`: none presented.
+    public var userIdentity: UserIdentityOutcome?
 
-    public init(node: DICOMNode, callingAETitle: String, status: DIMSEStatus, elapsed: Double) {
+    public init(
+        node: DICOMNode, callingAETitle: String, status: DIMSEStatus, elapsed: Double,
+        userIdentity: UserIdentityOutcome? = nil
+    ) {
         self.node = node
         self.callingAETitle = callingAETitle
         self.status = status
         self.elapsed = elapsed
+        self.userIdentity = userIdentity
     }
 }
 
@@ -62,13 +68,15 @@ public enum Verification: Hashable, Sendable {
 }
 
 extension PXOutput {
-    /// px-echo's data for a DIMSE node: `{"host", "port", "calledAETitle", "callingAETitle", "dimseStatus"}`.
+    /// px-echo's data for a DIMSE node: `{"host", "port", "calledAETitle", "callingAETitle", "dimseStatus"}`, and
+    /// `"userIdentity"` (``UserIdentityOutput``) when one was presented.
     public struct EchoOutput: Encodable {
         public var host: String
         public var port: Int
         public var calledAETitle: String
         public var callingAETitle: String
         public var dimseStatus: StatusOutput
+        public var userIdentity: UserIdentityOutput?
 
         public init(_ result: EchoResult) {
             host = result.node.host
@@ -76,6 +84,29 @@ extension PXOutput {
             calledAETitle = result.node.calledAETitle
             callingAETitle = result.callingAETitle
             dimseStatus = StatusOutput(result.status)
+            userIdentity = result.userIdentity.map(UserIdentityOutput.init)
+        }
+    }
+
+    /// The user identity presented (PS3.7 §D.3.3.7) and the acceptor's answer: `{"type", "username",
+    /// "positiveResponseRequested", "positiveResponseReceived", "serverResponse"}`. `username` is absent for token
+    /// types, `positiveResponseReceived` and `serverResponse` (the Server-response field as UTF-8 text, empty for
+    /// username types) are present only when a positive response was asked for. Never the passcode.
+    public struct UserIdentityOutput: Encodable {
+        public var type: String
+        public var username: String?
+        public var positiveResponseRequested: Bool
+        public var positiveResponseReceived: Bool?
+        public var serverResponse: String?
+
+        public init(_ outcome: UserIdentityOutcome) {
+            type = outcome.type
+            username = outcome.username
+            positiveResponseRequested = outcome.positiveResponseRequested
+            positiveResponseReceived = outcome.positiveResponseReceived
+            serverResponse =
+                outcome.positiveResponseReceived == true
+                ? String(decoding: outcome.serverResponse, as: UTF8.self) : nil
         }
     }
 

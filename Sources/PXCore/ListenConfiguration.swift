@@ -29,6 +29,9 @@ public struct ListenConfiguration: Hashable, Sendable {
     public var limits = ListenLimits()
     /// DICOM TLS (PS3.15 Annex B.9): our certificate and key, and the CA for client certificates; `nil`: plain TCP.
     public var tls: TLSSettings? = nil
+    /// The users whose identity (username and password, PS3.7 §D.3.3.7) an association must present; `nil`:
+    /// no identity required. Native backend (storescp cannot check one).
+    public var userAccounts: UserAccounts? = nil
 
     public init(
         port: Int, aeTitle: String, root: String, layout: StorageLayout = StorageLayout(),
@@ -95,8 +98,10 @@ public enum ListenEvent: Hashable, Sendable {
     /// The receiver is ready for associations.
     case listening(port: Int, aeTitle: String)
     /// A peer opened an association.
+    /// `userIdentity`: what it presented, when the receiver requires one (``ListenConfiguration/userAccounts``).
     case associationOpened(
-        peerHost: String?, callingAETitle: String?, calledAETitle: String?, association: UInt64? = nil)
+        peerHost: String?, callingAETitle: String?, calledAETitle: String?, association: UInt64? = nil,
+        userIdentity: PresentedUserIdentity? = nil)
     /// The association ended; `aborted` when it was not released normally.
     case associationClosed(peerHost: String?, callingAETitle: String?, aborted: Bool, association: UInt64? = nil)
     /// An instance is stored at its final path.

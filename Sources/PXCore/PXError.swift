@@ -13,7 +13,7 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
             case connectionRefused, unknownHost, timeout, associationRejected
             case noAcceptablePresentationContext, dimseFailure, toolMissing, backendUnavailable
             case invalidResponse, aborted, io, usage, notDICOM, partialFailure, malformedFile, tooManyResponses,
-                httpFailure, placeBusy, contentMismatch
+                httpFailure, placeBusy, contentMismatch, interrupted
             case tlsUntrustedCertificate, tlsHostnameMismatch, tlsExpiredCertificate, tlsPeerNotTLS, tlsPeerExpectsTLS
             case tlsCertificateRequired, tlsHandshakeFailed, tlsConfiguration, tlsUnsupported
         }
@@ -22,6 +22,8 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
 
         /// The peer refused the TCP connection.
         public static let connectionRefused = Code(.connectionRefused)
+        /// A signal (SIGINT, SIGTERM) stopped the command.
+        public static let interrupted = Code(.interrupted)
         /// The peer's host name could not be resolved.
         public static let unknownHost = Code(.unknownHost)
         /// A connect, ACSE or DIMSE timeout, or the overall deadline, expired.
@@ -180,6 +182,17 @@ public struct PXError: Error, Hashable, Sendable, CustomStringConvertible {
     public static func aborted(_ message: String = "association aborted") -> PXError {
         PXError(.aborted, message)
     }
+
+    /// A signal stopped the command (px-move, px-get: after C-CANCEL, PS3.7 §9.3.2.3, §9.3.3.3); `detail` says
+    /// what became of the operation in progress.
+    public static func interrupted(signal: Int32, detail: String) -> PXError {
+        let name = signal == 2 ? "SIGINT" : signal == 15 ? "SIGTERM" : "signal \(signal)"
+        return PXError(
+            .interrupted, "interrupted by \(name): \(detail)", details: ["signal": name, "signalNumber": "\(signal)"])
+    }
+
+    /// The signal number of an ``Code/interrupted`` error.
+    public var signal: Int32? { code == .interrupted ? details["signalNumber"].flatMap { Int32($0) } : nil }
 
     /// A file-system failure.
     public static func io(_ message: String, path: String? = nil) -> PXError {

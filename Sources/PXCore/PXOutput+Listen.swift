@@ -16,11 +16,15 @@ extension PXOutput {
             switch event {
             case .listening(let port, let aeTitle):
                 self = .listening(Listening(port: port, aeTitle: aeTitle))
-            case .associationOpened(let host, let calling, let called, let association):
+            case .associationOpened(let host, let calling, let called, let association, let identity):
                 self = .associationOpened(
                     AssociationOpened(
                         peerHost: Nullable(host), callingAETitle: Nullable(calling), calledAETitle: Nullable(called),
-                        association: Nullable(association)))
+                        association: Nullable(association),
+                        userIdentity: identity.map {
+                            UserIdentityOutput(type: $0.type, username: Nullable($0.username))
+                        }
+                    ))
             case .associationClosed(let host, let calling, let aborted, let association):
                 self = .associationClosed(
                     AssociationClosed(
@@ -57,13 +61,22 @@ extension PXOutput {
             public var aeTitle: String
         }
 
-        /// `{"event": "associationOpened", "peerHost", "callingAETitle", "calledAETitle", "association"}`.
+        /// `{"event": "associationOpened", "peerHost", "callingAETitle", "calledAETitle", "association"}`, and
+        /// `"userIdentity": {"type", "username"}` when the receiver requires an identity (`--require-user`, PS3.7
+        /// §D.3.3.7): what the requestor presented (never the password).
         public struct AssociationOpened: Encodable {
             public let event = "associationOpened"
             public var peerHost: Nullable<String>
             public var callingAETitle: Nullable<String>
             public var calledAETitle: Nullable<String>
             public var association: Nullable<UInt64>
+            public var userIdentity: UserIdentityOutput?
+        }
+
+        /// An association's user identity: `{"type", "username"}` (``UserIdentity/typeName(code:)``).
+        public struct UserIdentityOutput: Encodable {
+            public var type: String
+            public var username: Nullable<String>
         }
 
         /// `{"event": "associationClosed", "peerHost", "callingAETitle", "aborted", "association"}`.

@@ -21,7 +21,7 @@ public enum SHA256 {
     ]
 
     /// The 32-byte digest of `message`.
-    static func hash(_ message: some Collection<UInt8>) -> [UInt8] {
+    public static func hash(_ message: some Collection<UInt8>) -> [UInt8] {
         // Padding (§5.1.1): 0x80, zeros to 56 mod 64, then the length in bits, big-endian.
         var bytes = Array(message)
         let bitLength = UInt64(bytes.count) &* 8

@@ -15,6 +15,10 @@ public struct PXEcho: PXCommand {
               px-echo 127.0.0.1:11112
               px-echo ORTHANC@pacs.example:4242 --aet MYSCU
               px-echo --aec ORTHANC --serverIP 127.0.0.1 --serverPort 4242   (pypx 0.8)
+              PX_PASSWORD=s3cret px-echo PACS@pacs:104 --user alice --pos-response
+
+            With a user identity (PS3.7 D.3.3.7) data.userIdentity reports what was
+            presented and, with --pos-response, the peer's positive response.
 
             \(PXExit.helpTable)
             """,

@@ -39,6 +39,12 @@ public struct PXGet: PXCommand {
             into its series. Each instance streams to a temporary file and is placed once
             complete; data.gets has one entry per target, in the targets' order.
 
+            SIGINT (Ctrl-C) or SIGTERM cancels the C-GET in progress: C-CANCEL-RQ (native;
+            dcmtk forwards the signal to its tool), up to 5 s for the final response, then
+            the envelope with what completed (error.code interrupted) and exit 130 / 143.
+            --user/--password ($PX_PASSWORD), --kerberos, --saml, --jwt present a user
+            identity (PS3.7 D.3.3.7).
+
             \(PXExit.helpTable)
             """,
         version: PXVersion.description

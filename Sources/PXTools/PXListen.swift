@@ -26,6 +26,14 @@ public struct PXListen: PXCommand {
             progress finish for --shutdown-grace seconds and aborts the rest (native
             backend; the dcmtk backend stops at once).
 
+            --require-user FILE accepts only associations that present a username and
+            password listed in FILE (User Identity Negotiation, PS3.7 D.3.3.7), one
+            USER:sha256:SALT_HEX:HASH_HEX a line; others get an A-ASSOCIATE-RJ (rejected
+            permanent, service user, no reason given), and associationOpened reports
+            "userIdentity": {"type", "username"}. Make a line with
+              PX_PASSWORD=s3cret px-listen --hash-password alice >> users.txt
+            (or the password on standard input). Native backend.
+
             pypx 0.8's -t (tmpdir) and -l (logdir) are accepted and ignored; -d is the
             root.
 
@@ -34,6 +42,13 @@ public struct PXListen: PXCommand {
         version: PXVersion.description
     )
 
+    @Option(
+        name: .customLong("hash-password"),
+        help: ArgumentHelp(
+            "Print a --require-user line for this user (password from $PX_PASSWORD or standard input) and exit.",
+            valueName: "user"))
+    var hashPassword: String?
+
     @OptionGroup var listen: ListenOptions
     @OptionGroup(title: "Backend") var backend: BackendOptions
     @OptionGroup(title: "Logging") var logging: LoggingOptions
@@ -41,6 +56,10 @@ public struct PXListen: PXCommand {
     public init() {}
 
     public func run() async throws {
+        if let hashPassword {
+            try ListenCommand.printAccountLine(username: hashPassword)
+            return
+        }
         try await ListenCommand.run(listen: listen, backend: backend, logging: logging)
     }
 }

@@ -28,6 +28,12 @@ public struct PXMove: PXCommand {
             backend, reopened once if the peer ends it between two C-MOVEs; the dcmtk
             backend runs movescu once per target.
 
+            SIGINT (Ctrl-C) or SIGTERM cancels the C-MOVE in progress: C-CANCEL-RQ (native;
+            dcmtk forwards the signal to its tool), up to 5 s for the final response, then
+            the envelope with what completed (error.code interrupted) and exit 130 / 143.
+            --user/--password ($PX_PASSWORD), --kerberos, --saml, --jwt present a user
+            identity (PS3.7 D.3.3.7).
+
             \(PXExit.helpTable)
             """,
         version: PXVersion.description

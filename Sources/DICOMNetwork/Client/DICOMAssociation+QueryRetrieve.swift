@@ -2,6 +2,7 @@ import DICOMData
 import DICOMProtocol
 import Logging
 import NIOCore
+import Synchronization
 
 extension DICOMAssociation {
     /// Sends a C-FIND-RQ (PS3.4 §C.4.1) and returns its responses as they arrive.
@@ -46,7 +47,8 @@ extension DICOMAssociation {
         model: QueryRetrieveModel,
         level: QueryRetrieveLevel? = nil,
         destination: String,
-        progress: (SubOperationCounts) -> Void = { _ in }
+        progress: (SubOperationCounts) -> Void = { _ in },
+        cancelling: (RetrieveCanceller) -> Void = { _ in }
     ) async throws -> RetrieveResult {
         let context = try self.context(for: model.moveSOPClass, "C-MOVE")
         let messageID = self.nextMessageID()
@@ -55,6 +57,9 @@ extension DICOMAssociation {
         try await self.connection.send(
             .cMoveRQ(request), presentationContextID: context.id,
             dataSet: try self.encode(Self.keys(identifier, level), in: context))
+        let canceller = try self.canceller(messageID, on: context)
+        defer { canceller.disarm() }
+        cancelling(canceller)
         while true {
             let (message, dataSet) = try await self.response(to: messageID, waitingFor: "a C-MOVE-RSP")
             guard case .cMoveRSP(let response) = message else {
@@ -77,7 +82,8 @@ extension DICOMAssociation {
         level: QueryRetrieveLevel? = nil,
         storage: any StorageDelegate,
         directory: String,
-        progress: (SubOperationCounts) -> Void = { _ in }
+        progress: (SubOperationCounts) -> Void = { _ in },
+        cancelling: (RetrieveCanceller) -> Void = { _ in }
     ) async throws -> RetrieveResult {
         let context = try self.context(for: model.getSOPClass, "C-GET")
         let messageID = self.nextMessageID()
@@ -85,6 +91,9 @@ extension DICOMAssociation {
         try await self.connection.send(
             .cGetRQ(request), presentationContextID: context.id,
             dataSet: try self.encode(Self.keys(identifier, level), in: context))
+        let canceller = try self.canceller(messageID, on: context)
+        defer { canceller.disarm() }
+        cancelling(canceller)
         let incoming = IncomingStorage(directory: directory, storage: storage)
         while true {
             let (message, dataSet) = try await self.response(
@@ -121,6 +130,17 @@ extension DICOMAssociation {
         }
         return RetrieveResult(
             status: status, subOperations: counts, errorComment: comment, failedSOPInstanceUIDs: failed)
+    }
+
+    /// The canceller of the request `messageID`: its C-CANCEL-RQ encoded now, for one P-DATA-TF.
+    private func canceller(_ messageID: UInt16, on context: NegotiatedAssociation.Context) throws -> RetrieveCanceller {
+        let connection = self.connection
+        let command = DIMSEMessage.cCancelRQ(CCancelRQ(messageIDBeingRespondedTo: messageID)).commandSet.encoded(
+            allocator: connection.channel.allocator)
+        let fragments = try PDataFragmenter(
+            presentationContextID: context.id, command: command, dataset: nil,
+            peerMaximumPDULength: connection.negotiated?.peerMaximumPDULength ?? 0)
+        return RetrieveCanceller(channel: connection.channel, pdus: fragments.map { PDU.dataTF($0) })
     }
 
     /// Sends one C-CANCEL-RQ (PS3.7 §9.3.2.3).
@@ -184,4 +204,42 @@ public struct FindResponses: AsyncSequence {
     }
 
     public typealias Iterator = AsyncIterator
+}
+
+/// Cancels one C-MOVE or C-GET in progress from any task (PS3.7 §9.3.2.3, §9.3.3.3): ``cancel()`` sends its
+/// C-CANCEL-RQ while the task that holds the association goes on reading the responses, the last of which
+/// has status Cancel (0xFE00) and the sub-operation counts so far. Handed out by
+/// ``DICOMAssociation/move(_:model:level:destination:progress:cancelling:)`` and
+/// ``DICOMAssociation/get(_:model:level:storage:directory:progress:cancelling:)``; disarmed when the final response
+/// has come (or the request failed), so a late ``cancel()`` sends nothing.
+///
+/// The P-DATA-TF goes straight to the channel: in Sta6 a P-DATA request changes no state (DT-1, PS3.8 §9.2), and
+/// the channel's writes are ordered on its event loop, so it never lands after the A-RELEASE-RQ that follows the
+/// final response (``disarm()`` comes first, under the same lock).
+public final class RetrieveCanceller: Sendable {
+    private let armed = Mutex(true)
+    private let channel: any Channel
+    private let pdus: [PDU]
+
+    init(channel: any Channel, pdus: [PDU]) {
+        self.channel = channel
+        self.pdus = pdus
+    }
+
+    /// Sends the C-CANCEL-RQ, once, if the request is still waiting for its final response.
+    /// - Returns: whether it was sent now.
+    @discardableResult
+    public func cancel() -> Bool {
+        armed.withLock { armed in
+            guard armed else { return false }
+            armed = false
+            for pdu in pdus { channel.write(pdu, promise: nil) }
+            channel.flush()
+            return true
+        }
+    }
+
+    func disarm() {
+        armed.withLock { $0 = false }
+    }
 }

@@ -27,6 +27,12 @@ public final class DICOMAssociation {
     /// The negotiated presentation contexts, roles and maximum lengths.
     public var negotiated: NegotiatedAssociation? { self.connection.negotiated }
 
+    /// The acceptor's User Identity sub-item (0x59, PS3.7 §D.3.3.7.2): sent only when the request asked for a
+    /// positive response and the acceptor verified the identity; `nil` otherwise.
+    public var userIdentityResponse: UserIdentityAC? {
+        self.connection.negotiated?.acceptorUserInformation.userIdentityResponse
+    }
+
     /// Whether the association is established (Sta6).
     public var isEstablished: Bool { self.connection.state == .sta6 }
 

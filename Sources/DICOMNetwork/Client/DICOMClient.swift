@@ -41,6 +41,10 @@ public struct DICOMClient: Sendable {
         /// DICOM TLS (PS3.15 Annex B.9); `nil` (the default): plain TCP. The handshake gets its own
         /// ``connectTimeout`` once the TCP connection is up.
         public var tls: DICOMTLSConfiguration? = nil
+        /// The user identity to present in the A-ASSOCIATE-RQ (sub-item 0x58, PS3.7 §D.3.3.7); `nil` (the
+        /// default): none. A rejection comes back as ``DICOMNetworkError/associationRejected(_:)``; the
+        /// acceptor's positive response, when asked for, is ``DICOMAssociation/userIdentityResponse``.
+        public var userIdentity: UserIdentityRQ? = nil
 
         public init(
             callingAETitle: String,
@@ -98,7 +102,8 @@ public struct DICOMClient: Sendable {
                 ? AsynchronousOperationsWindow(
                     maximumOperationsInvoked: self.configuration.maximumOutstandingRequests,
                     maximumOperationsPerformed: 1)
-                : nil
+                : nil,
+            userIdentity: self.configuration.userIdentity
         )
         let request = try parameters.makeAssociateRQ()
         let (channel, tls) = try await self.connect(to: peer)

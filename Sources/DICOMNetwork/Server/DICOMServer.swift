@@ -54,6 +54,12 @@ public struct DICOMServer: Sendable {
         /// DICOM TLS (PS3.15 Annex B.9); `nil` (the default): plain TCP. The handshake must complete within
         /// ``artimTimeout``; a failed handshake is logged and ends only that connection.
         public var tls: DICOMTLSConfiguration? = nil
+        /// Whether a requestor's user identity is accepted (User Identity Negotiation, PS3.7 §D.3.3.7); `nil`
+        /// (the default): identities are not checked, and an A-ASSOCIATE-RQ's sub-item 0x58 is ignored. When
+        /// set, an association without an identity or with one it refuses is rejected (A-ASSOCIATE-RJ, rejected
+        /// permanent, service user, no reason given: PS3.8 §9.3.4 has no reason of its own for it), and one that
+        /// asks for a positive response gets the AC's sub-item 0x59 (an empty server response, PS3.7 §D.3.3.7.2).
+        public var userIdentityCheck: (@Sendable (UserIdentityRQ?) -> Bool)? = nil
         /// Query/Retrieve SCP (C-FIND, C-MOVE, C-GET, PS3.4 Annex C); `nil` (the default) serves none.
         public var queryRetrieve: QueryRetrieveSCPConfiguration? = nil
         /// Limits on each connection that a hostile peer cannot reset: transfer rate, write timeout,

@@ -48,7 +48,25 @@ struct ServerAssociationHandler {
             try await connection.handle(.associateRejectResponse(rejection))
             try await connection.drainUntilClosed()
             return
-        case .accept(let accept, let negotiated):
+        case .accept(var accept, var negotiated):
+            let identity = request.userInformation.userIdentityRequest
+            if let check = self.configuration.userIdentityCheck {
+                guard check(identity) else {
+                    // PS3.7 §D.3.3.7: an acceptor that requires an identity and does not verify it rejects.
+                    let rejection = AssociateRJ(
+                        result: .rejectedPermanent, source: .serviceUser, reason: .noReasonGiven)
+                    connection.logger.info(
+                        "association rejected: user identity not accepted",
+                        metadata: ["identity.type": "\(identity.map { "\($0.identityType.rawValue)" } ?? "none")"])
+                    try await connection.handle(.associateRejectResponse(rejection))
+                    try await connection.drainUntilClosed()
+                    return
+                }
+                if identity?.positiveResponseRequested == true {
+                    accept.userInformation.userIdentityResponse = UserIdentityAC()
+                    negotiated.acceptorUserInformation = accept.userInformation
+                }
+            }
             connection.negotiated = negotiated
             try await connection.handle(.associateAcceptResponse(accept))
             connection.logger.debug(
@@ -63,7 +81,9 @@ struct ServerAssociationHandler {
             id: ServedAssociationIDs.next(),
             peerHost: connection.channel.remoteAddress?.ipAddress,
             callingAETitle: request.callingAETitle,
-            calledAETitle: request.calledAETitle
+            calledAETitle: request.calledAETitle,
+            userIdentity: self.configuration.userIdentityCheck == nil
+                ? nil : request.userInformation.userIdentityRequest.map(ServedAssociation.PresentedIdentity.init)
         )
         connection.logger[metadataKey: "association"] = "\(served.id)"
         await self.storage.associationOpened(served)

@@ -1,5 +1,6 @@
 import DICOMData
 import DICOMProtocol
+import NIOCore
 
 /// A SOP instance received by a C-STORE SCP (``DICOMServer``, or the C-GET sub-operations of
 /// ``DICOMAssociation/get(_:model:level:storage:directory:progress:)``), already on disk as a Part 10 file.
@@ -94,11 +95,33 @@ public struct ServedAssociation: Sendable, Hashable {
     public var peerHost: String?
     public var callingAETitle: String
     public var calledAETitle: String
+    /// The user identity the requestor presented and the server accepted (PS3.7 §D.3.3.7); `nil` when the
+    /// server does not check identities (``DICOMServer/Configuration/userIdentityCheck``).
+    public var userIdentity: PresentedIdentity?
 
-    public init(id: UInt64, peerHost: String?, callingAETitle: String, calledAETitle: String) {
+    /// What a requestor's User Identity sub-item (0x58) says about who it is: never the passcode or a token.
+    public struct PresentedIdentity: Sendable, Hashable {
+        /// User-Identity-Type (PS3.7 Table D.3-14).
+        public var type: UInt8
+        /// The Primary-field as UTF-8 text for types 1 and 2 (the username); `nil` for token types.
+        public var username: String?
+
+        public init(_ request: UserIdentityRQ) {
+            self.type = request.identityType.rawValue
+            let isUsername = request.identityType == .username || request.identityType == .usernameAndPasscode
+            self.username =
+                isUsername ? String(decoding: request.primaryField.readableBytesView, as: UTF8.self) : nil
+        }
+    }
+
+    public init(
+        id: UInt64, peerHost: String?, callingAETitle: String, calledAETitle: String,
+        userIdentity: PresentedIdentity? = nil
+    ) {
         self.id = id
         self.peerHost = peerHost
         self.callingAETitle = callingAETitle
         self.calledAETitle = calledAETitle
+        self.userIdentity = userIdentity
     }
 }

@@ -81,7 +81,10 @@ public struct PXConfig: Hashable, Sendable {
                 return value
             }
             guard let passwordFile else { return nil }
-            guard let text = PXConfig.readFile(passwordFile) else {
+            guard
+                let text = try PXConfig.readFile(
+                    passwordFile, limit: BoundedFile.credentialsLimit, role: "the node's password_file")
+            else {
                 throw .usage("config: cannot read the node's password_file \(passwordFile)")
             }
             return String(text.prefix { $0 != "\n" && $0 != "\r" })

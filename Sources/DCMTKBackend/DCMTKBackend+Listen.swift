@@ -41,6 +41,10 @@ extension DCMTKBackend {
                 "--allow-calling is not supported by the dcmtk backend (storescp has no allow-list); use --backend native"
             )
         }
+        if !configuration.acceptsAnyCalledAETitle {
+            throw PXError.backendUnavailable(
+                "dcmtk", reason: "storescp answers any called AE title: --strict-called-aet needs the native backend")
+        }
         if configuration.userAccounts != nil {
             throw PXError.backendUnavailable(
                 "dcmtk", reason: "storescp (DCMTK 3.6.7) cannot check a user identity: use --backend native or auto")

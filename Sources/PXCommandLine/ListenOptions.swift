@@ -10,9 +10,14 @@ public struct ListenOptions: ParsableArguments {
     public var port: Int = 11113
     @Option(name: .customLong("aet"), help: "The AE title to answer to.") public var aeTitle: String = "PXLISTEN"
     @Flag(
-        name: .customLong("any-called-aet"),
-        help: "Accept associations whatever AE title they call (native; dcmtk always does).")
-    public var anyCalledAET = false
+        name: .customLong("strict-called-aet"),
+        help: ArgumentHelp(
+            "Refuse associations that call another AE title than --aet (native backend).",
+            discussion: "By default px-listen, like storescp and pypx's listener, answers whatever AE title a "
+                + "peer calls; a refusal is logged as a warning."))
+    public var strictCalledAET = false
+    /// Before answering any called AE title was the default: kept so that scripts giving it still run.
+    @Flag(name: .customLong("any-called-aet"), help: .hidden) public var anyCalledAET = false
     @Option(
         name: .customLong("allow-calling"),
         help: "Accept only these calling AE titles (comma-separated; native backend).")
@@ -72,7 +77,7 @@ public struct ListenOptions: ParsableArguments {
             } ?? StorageLayout(),
             timeouts: server.timeouts,
             duplicates: onDuplicate, fsync: fsync, seriesTimeout: seriesTimeout,
-            maximumAssociations: server.maxAssociations, acceptsAnyCalledAETitle: anyCalledAET,
+            maximumAssociations: server.maxAssociations, acceptsAnyCalledAETitle: !strictCalledAET,
             allowedCallingAETitles: allowed, shutdownGrace: server.shutdownGrace)
         configuration.limits = try server.limits()
         configuration.userAccounts = try server.userAccounts()

@@ -27,7 +27,8 @@ public enum ListenCommand {
         let hooks = SeriesHookRunner(command: listen.onSeriesComplete, logger: logger)
         try await CommandRunner.run(
             output: output, backend: backend, executables: listen.executables,
-            userIdentity: listen.server.requireUser != nil, need: .receive
+            // Checking identities or the called AE title is the native receiver's: `auto` then runs it.
+            userIdentity: listen.server.requireUser != nil || listen.strictCalledAET, need: .receive
         ) { dicomBackend, _ in
             var failure: PXError?
             do {

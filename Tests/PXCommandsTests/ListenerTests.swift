@@ -310,14 +310,15 @@ import Testing
         #expect(listener.events().last?["status"]?.stringValue == "success")
     }
 
-    /// The native receiver answers only its AE title (unless --any-called-aet), only the allowed calling
-    /// AE titles, and rejects associations over --max-associations.
+    /// The native receiver answers only its AE title with --strict-called-aet (any by default, as storescp),
+    /// only the allowed calling AE titles, and logs each refusal as a warning.
     @Test func calledAndCallingAETitles() async throws {
         guard PeerHarness.requireTools(Self.tools) else { return }
         let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
         defer { try? FileManager.default.removeItem(atPath: work) }
         let listener = try await ListenerProcess.start(
-            backend: "native", root: work + "/root", work: work, extra: ["--allow-calling", "GOOD,ALSOGOOD"])
+            backend: "native", root: work + "/root", work: work,
+            extra: ["--allow-calling", "GOOD,ALSOGOOD", "--strict-called-aet"])
         let port = String(listener.port)
         #expect(
             try await PeerHarness.runAsync("/usr/bin/echoscu", ["-aet", "GOOD", "-aec", "PXLISTEN", "127.0.0.1", port])
@@ -332,12 +333,23 @@ import Testing
         #expect(wrongCalling.stderr.contains("Calling AE Title Not Recognized"), "\(wrongCalling.stderr)")
         await listener.stop()
 
-        let any = try await ListenerProcess.start(
-            backend: "native", root: work + "/root2", work: work, extra: ["--any-called-aet"])
-        #expect(
-            try await PeerHarness.runAsync("/usr/bin/echoscu", ["-aec", "WHATEVER", "127.0.0.1", String(any.port)])
-                .exitCode == 0)
-        await any.stop()
+        // By default, on either backend, any called AE title is answered (a PACS moving to "CHIPS" works on
+        // every host, whether DCMTK is installed or not).
+        for backend in ["native", "dcmtk"] {
+            let any = try await ListenerProcess.start(backend: backend, root: work + "/root-\(backend)", work: work)
+            #expect(
+                try await PeerHarness.runAsync("/usr/bin/echoscu", ["-aec", "CHIPS", "127.0.0.1", String(any.port)])
+                    .exitCode == 0, "\(backend)")
+            await any.stop()
+        }
+        // --strict-called-aet cannot be kept by storescp: a clear error, not a silently different listener.
+        let strict = try await PeerHarness.runAsync(
+            "px-listen",
+            [
+                "--backend", "dcmtk", "--strict-called-aet", "--port", String(try TestSupport.freePort()), "-d",
+                work + "/root-strict",
+            ])
+        #expect(strict.exitCode == 69, "\(strict.stdout) \(strict.stderr)")
     }
 
     /// Starts storescu in the background (output in `log`); the caller stops it.

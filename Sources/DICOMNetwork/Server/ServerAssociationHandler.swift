@@ -33,7 +33,7 @@ struct ServerAssociationHandler {
         connection.logger[metadataKey: "peer.aet"] = "\(request.callingAETitle)"
 
         guard self.counter.acquire(limit: self.configuration.maximumAssociations) else {
-            connection.logger.info("association rejected: too many associations")
+            connection.logger.warning("association rejected: too many associations")
             let rejection = AssociateRJ(
                 result: .rejectedTransient, source: .serviceProviderPresentation, reason: .localLimitExceeded)
             try await connection.handle(.associateRejectResponse(rejection))
@@ -44,7 +44,7 @@ struct ServerAssociationHandler {
 
         switch self.configuration.policy.evaluate(request) {
         case .reject(let rejection):
-            connection.logger.info("association rejected", metadata: ["dul.rejection": "\(rejection)"])
+            connection.logger.warning("association rejected", metadata: ["dul.rejection": "\(rejection)"])
             try await connection.handle(.associateRejectResponse(rejection))
             try await connection.drainUntilClosed()
             return
@@ -55,7 +55,7 @@ struct ServerAssociationHandler {
                     // PS3.7 §D.3.3.7: an acceptor that requires an identity and does not verify it rejects.
                     let rejection = AssociateRJ(
                         result: .rejectedPermanent, source: .serviceUser, reason: .noReasonGiven)
-                    connection.logger.info(
+                    connection.logger.warning(
                         "association rejected: user identity not accepted",
                         metadata: ["identity.type": "\(identity.map { "\($0.identityType.rawValue)" } ?? "none")"])
                     try await connection.handle(.associateRejectResponse(rejection))

@@ -83,6 +83,12 @@ public struct QueryKey: Hashable, Sendable {
         return text[..<eq].allSatisfy { ($0.isASCII && ($0.isLetter || $0.isNumber)) || "(),".contains($0) }
     }
 
+    /// The words that are not `Keyword=value` (places, in order) and those that are (keys, in order): px-sync's
+    /// positional words, where several places stand.
+    public static func partition(_ words: [String]) -> (others: [String], keys: [String]) {
+        (words.filter { !isAssignment($0) }, words.filter(isAssignment))
+    }
+
     /// Sorts the positional words of px-find (`PEER KEY=VALUE...`) or px-ls (`PLACE KEY=VALUE...`): the one word
     /// that is not a `KEY=VALUE` is the peer or place, wherever it stands (ArgumentParser gives the first word
     /// to the peer, so `--serverIP h --serverPort p StudyDate=2024` would otherwise take the key for a peer).

@@ -1,5 +1,6 @@
 import ArgumentParser
 import PXCommandLine
+import PXCore
 import PXSync
 
 public struct PXSyncMain: PXCommand {
@@ -21,7 +22,8 @@ public struct PXSyncMain: PXCommand {
               layout = "{PatientID}/{StudyInstanceUID}/{SOPInstanceUID}.dcm"
 
             SELECTION (one of)
-              px-find's keys: --PatientID P1, --StudyDate 20240101-20241231, -k K=V
+              px-find's keys: --PatientID P1, --StudyDate 20240101-20241231, -k K=V,
+                or dcm's Keyword=value among the places: px-sync pacs ./d StudyDate=2024
               a px-find result on stdin: px-find pacs --PatientID P1 | px-sync pacs ./d
               --from-file ids.csv: a header naming a PatientID, AccessionNumber or
                 StudyInstanceUID column, then one value a line; bad or unknown lines
@@ -29,10 +31,20 @@ public struct PXSyncMain: PXCommand {
               nothing: every study of each source
 
             PLAN
-              Each study is compared with DEST: study counts, then series counts, then
-              SOP Instance UIDs where counts differ or a node leaves them empty (as
-              dcmqrscp does). Only what is missing is sent; --force sends all;
-              --dry-run prints the plan. A second run transfers nothing.
+              A study is there only when DEST holds every SOP Instance UID the source
+              lists for it: where DEST has the study, both sides list its instances
+              (a place's index, one IMAGE-level C-FIND, a QIDO-RS search); counts
+              never stand in for them. Only what is missing is sent; --force sends
+              all; --dry-run prints the plan and writes nothing anywhere; --verify
+              also compares the bytes (size, CRC-32) of the copies two folder or zip
+              places hold. A second run transfers nothing. A source is only read: a
+              folder without an index of its own is indexed in px's cache.
+
+            LOCK
+              A run locks each folder or zip DEST (DEST/.px/lock) while it plans and
+              transfers: a second px-sync into it waits up to --lock-timeout (600 s),
+              then fails with placeBusy (exit 75). px-listen and px-serve may keep
+              receiving into the same folder.
 
             TRANSFER
               Any place to any place: the source delivers the instances (a folder's
@@ -69,6 +81,18 @@ public struct PXSyncMain: PXCommand {
     @OptionGroup var output: OutputOptions
 
     public init() {}
+
+    /// dcm's `Keyword=value` words among the places are query keys (`px-sync pacs ./d StudyDate=2024`).
+    public mutating func validate() throws {
+        let (places, keys) = QueryKey.partition(sync.places)
+        guard !keys.isEmpty else { return }
+        for key in keys {
+            do { _ = try QueryKey.parse(key) } catch { throw ValidationError(error.message) }
+        }
+        sync.places = places
+        query.keys += keys
+        try sync.validate()
+    }
 
     public func run() async throws {
         try await SyncCommand.run(

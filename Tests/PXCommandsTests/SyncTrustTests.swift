@@ -300,4 +300,21 @@ struct SyncTrustTests {
             #expect(Self.entries(under: plain) == plainBefore, "the dry run wrote into the destination")
         }
     }
+
+    @Test("dcm's Keyword=value among the places selects studies: px-sync SRC DEST PatientID=TRUST9")
+    func keywordValueSelects() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-trust-keys-") { work in
+            let source = work + "/source"
+            try Self.write(study: 8, 1...2, into: source)
+            try Self.write(study: 9, 1...3, into: source)
+            let run = try await SyncTests.sync([source, "PatientID=TRUST9", work + "/dest"])
+            #expect(run.exitCode == 0, "\(run.stdout) \(run.stderr)")
+            #expect(run.json?["data"]?["found"] == .number("1"), "\(run.stdout)")
+            #expect(try Self.uids(under: work + "/dest") == Set((1...3).map { Self.uid(9, $0) }))
+            let unknown = try await SyncTests.sync([source, work + "/dest", "NoSuchKeyword=1"])
+            #expect(unknown.exitCode == 64, "\(unknown.stdout) \(unknown.stderr)")
+            let alone = try await SyncTests.sync([source, "StudyDate=20240315"])
+            #expect(alone.exitCode == 64, "\(alone.stdout) \(alone.stderr)")
+        }
+    }
 }

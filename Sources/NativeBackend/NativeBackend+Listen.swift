@@ -30,7 +30,7 @@ extension NativeBackend {
     ///   0xA900 (Error: Data Set does not match SOP Class, PS3.4 §B.2.3) and not stored;
     /// - up to ``ListenConfiguration/maximumAssociations`` associations at once, more are rejected
     ///   (A-ASSOCIATE-RJ transient, local limit exceeded, PS3.8 §9.3.4); other called AE titles are rejected
-    ///   unless ``ListenConfiguration/acceptsAnyCalledAETitle``;
+    ///   unless ``ListenConfiguration/acceptsAnyCalledAETitle``; each refusal is an `associationRejected` event;
     /// - ARTIM bounds negotiation and release, the DIMSE timeout bounds every wait on an established
     ///   association (a silent sender is aborted, its partial file removed);
     /// - when the task is cancelled it stops accepting, lets the associations in progress run for
@@ -105,6 +105,14 @@ extension NativeBackend {
                     username: String(decoding: identity.primaryField.readableBytesView, as: UTF8.self),
                     password: Array(identity.secondaryField.readableBytesView))
             }
+        }
+        serverConfiguration.onAssociationRejected = { rejected in
+            let rejection = rejected.rejection
+            continuation.yield(
+                .associationRejected(
+                    peerHost: rejected.peerHost, callingAETitle: rejected.callingAETitle,
+                    calledAETitle: rejected.calledAETitle, result: rejection.result.description,
+                    source: rejection.source.description, reason: rejection.reasonDescription))
         }
         serverConfiguration.queryRetrieve = queryRetrieve
         let server: DICOMServer

@@ -102,6 +102,12 @@ public enum ListenEvent: Hashable, Sendable {
     case associationOpened(
         peerHost: String?, callingAETitle: String?, calledAETitle: String?, association: UInt64? = nil,
         userIdentity: PresentedUserIdentity? = nil)
+    /// A peer's association was refused with an A-ASSOCIATE-RJ (PS3.8 §9.3.4): `result`, `source` and `reason`
+    /// in px's words, as ``PXError/associationRejected(result:source:reason:)`` names them ("Rejected
+    /// Permanent", "Service User", "Called AE Title Not Recognized").
+    case associationRejected(
+        peerHost: String?, callingAETitle: String?, calledAETitle: String?, result: String, source: String,
+        reason: String)
     /// The association ended; `aborted` when it was not released normally.
     case associationClosed(peerHost: String?, callingAETitle: String?, aborted: Bool, association: UInt64? = nil)
     /// An instance is stored at its final path.

@@ -8,6 +8,7 @@ extension PXOutput {
         case listening(Listening)
         case associationOpened(AssociationOpened)
         case associationClosed(AssociationClosed)
+        case associationRejected(AssociationRejected)
         case instanceReceived(InstanceReceived)
         case seriesComplete(SeriesComplete)
         case storeFailed(StoreFailed)
@@ -30,6 +31,11 @@ extension PXOutput {
                     AssociationClosed(
                         peerHost: Nullable(host), callingAETitle: Nullable(calling), aborted: aborted,
                         association: Nullable(association)))
+            case .associationRejected(let host, let calling, let called, let result, let source, let reason):
+                self = .associationRejected(
+                    AssociationRejected(
+                        peerHost: Nullable(host), callingAETitle: Nullable(calling), calledAETitle: Nullable(called),
+                        result: result, source: source, reason: reason))
             case .instanceReceived(let instance):
                 self = .instanceReceived(InstanceReceived(instance))
             case .seriesComplete(let completion):
@@ -48,6 +54,7 @@ extension PXOutput {
             case .listening(let event): try event.encode(to: encoder)
             case .associationOpened(let event): try event.encode(to: encoder)
             case .associationClosed(let event): try event.encode(to: encoder)
+            case .associationRejected(let event): try event.encode(to: encoder)
             case .instanceReceived(let event): try event.encode(to: encoder)
             case .seriesComplete(let event): try event.encode(to: encoder)
             case .storeFailed(let event): try event.encode(to: encoder)
@@ -86,6 +93,19 @@ extension PXOutput {
             public var callingAETitle: Nullable<String>
             public var aborted: Bool
             public var association: Nullable<UInt64>
+        }
+
+        /// `{"event": "associationRejected", "peerHost", "callingAETitle", "calledAETitle", "result", "source",
+        /// "reason"}`: px-listen refused an association (A-ASSOCIATE-RJ, PS3.8 §9.3.4), in the words of the
+        /// `associationRejected` error ("Rejected Permanent", "Service User", "Called AE Title Not Recognized").
+        public struct AssociationRejected: Encodable {
+            public let event = "associationRejected"
+            public var peerHost: Nullable<String>
+            public var callingAETitle: Nullable<String>
+            public var calledAETitle: Nullable<String>
+            public var result: String
+            public var source: String
+            public var reason: String
         }
 
         /// `{"event": "instanceReceived", "path", "SOPClassUID", "SOPInstanceUID", "StudyInstanceUID",

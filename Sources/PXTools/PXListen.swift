@@ -19,8 +19,8 @@ public struct PXListen: PXCommand {
             --series-timeout seconds without a new instance).
 
             One NDJSON event per line on stdout: listening, associationOpened,
-            instanceReceived, seriesComplete, associationClosed, storeFailed. Logs go to
-            stderr.
+            instanceReceived, seriesComplete, associationClosed, associationRejected,
+            storeFailed. Logs go to stderr.
 
             Runs until SIGINT/SIGTERM: it then stops accepting, lets the associations in
             progress finish for --shutdown-grace seconds and aborts the rest (native

@@ -18,8 +18,8 @@ public struct PXServe: PXCommand {
             files as px-listen does (atomic, sanitised names, --layout).
 
             One NDJSON event per line on stdout: indexed, listening, associationOpened,
-            instanceReceived, seriesComplete, associationClosed, storeFailed. Logs go to
-            stderr. Runs until SIGINT/SIGTERM. Native backend only.
+            instanceReceived, seriesComplete, associationClosed, associationRejected,
+            storeFailed. Logs go to stderr. Runs until SIGINT/SIGTERM. Native backend only.
 
             \(PXExit.helpTable)
             """,

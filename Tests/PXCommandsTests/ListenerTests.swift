@@ -331,6 +331,26 @@ import Testing
             "/usr/bin/echoscu", ["-aet", "BAD", "-aec", "PXLISTEN", "127.0.0.1", port])
         #expect(wrongCalling.exitCode != 0)
         #expect(wrongCalling.stderr.contains("Calling AE Title Not Recognized"), "\(wrongCalling.stderr)")
+        // Each refusal is an event, not only a log line (issue 36).
+        #expect(
+            await listener.waitFor(seconds: 10) {
+                $0.filter { $0["event"]?.stringValue == "associationRejected" }.count >= 2
+            })
+        let rejected = listener.events("associationRejected")
+        #expect(rejected.count == 2, "\(rejected)")
+        let byCalled = rejected.first { $0["calledAETitle"]?.stringValue == "OTHER" }
+        #expect(byCalled?["callingAETitle"]?.stringValue == "GOOD", "\(rejected)")
+        #expect(byCalled?["peerHost"]?.stringValue == "127.0.0.1", "\(rejected)")
+        #expect(byCalled?["result"]?.stringValue == "Rejected Permanent", "\(rejected)")
+        #expect(byCalled?["source"]?.stringValue == "Service User", "\(rejected)")
+        #expect(byCalled?["reason"]?.stringValue == "Called AE Title Not Recognized", "\(rejected)")
+        let byCalling = rejected.first { $0["callingAETitle"]?.stringValue == "BAD" }
+        #expect(byCalling?["calledAETitle"]?.stringValue == "PXLISTEN", "\(rejected)")
+        #expect(byCalling?["result"]?.stringValue == "Rejected Permanent", "\(rejected)")
+        #expect(byCalling?["source"]?.stringValue == "Service User", "\(rejected)")
+        #expect(byCalling?["reason"]?.stringValue == "Calling AE Title Not Recognized", "\(rejected)")
+        // The accepted association is not one of them.
+        #expect(listener.events("associationOpened").count == 1)
         await listener.stop()
 
         // By default, on either backend, any called AE title is answered (a PACS moving to "CHIPS" works on

@@ -129,6 +129,14 @@ struct OutputGoldenTests {
                     + #""association":null}"#
             ),
             (
+                .associationRejected(
+                    peerHost: "10.0.0.7", callingAETitle: "BAD", calledAETitle: "PX", result: "Rejected Permanent",
+                    source: "Service User", reason: "Calling AE Title Not Recognized"),
+                #"{"event":"associationRejected","peerHost":"10.0.0.7","callingAETitle":"BAD","calledAETitle":"PX","#
+                    + #""result":"Rejected Permanent","source":"Service User","#
+                    + #""reason":"Calling AE Title Not Recognized"}"#
+            ),
+            (
                 .instanceReceived(Self.instance("/d/a.dcm", duplicate: .rename, association: 2)),
                 #"{"event":"instanceReceived","path":"/d/a.dcm","SOPClassUID":"1.2.840.10008.5.1.4.1.1.7","#
                     + #""SOPInstanceUID":"1.2.3.4","StudyInstanceUID":"1.2","SeriesInstanceUID":"1.2.3","#

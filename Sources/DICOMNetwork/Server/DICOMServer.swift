@@ -60,6 +60,10 @@ public struct DICOMServer: Sendable {
         /// permanent, service user, no reason given: PS3.8 §9.3.4 has no reason of its own for it), and one that
         /// asks for a positive response gets the AC's sub-item 0x59 (an empty server response, PS3.7 §D.3.3.7.2).
         public var userIdentityCheck: (@Sendable (UserIdentityRQ?) -> Bool)? = nil
+        /// Told of every association refused with an A-ASSOCIATE-RJ (called or calling AE title not accepted,
+        /// user identity refused, too many associations...), before the RJ is sent; `nil` (the default): each
+        /// is only logged, as a warning.
+        public var onAssociationRejected: (@Sendable (RejectedAssociation) -> Void)? = nil
         /// Query/Retrieve SCP (C-FIND, C-MOVE, C-GET, PS3.4 Annex C); `nil` (the default) serves none.
         public var queryRetrieve: QueryRetrieveSCPConfiguration? = nil
         /// Limits on each connection that a hostile peer cannot reset: transfer rate, write timeout,

@@ -36,6 +36,7 @@ struct ServerAssociationHandler {
             connection.logger.warning("association rejected: too many associations")
             let rejection = AssociateRJ(
                 result: .rejectedTransient, source: .serviceProviderPresentation, reason: .localLimitExceeded)
+            self.reportRejection(request, rejection)
             try await connection.handle(.associateRejectResponse(rejection))
             try await connection.drainUntilClosed()
             return
@@ -45,6 +46,7 @@ struct ServerAssociationHandler {
         switch self.configuration.policy.evaluate(request) {
         case .reject(let rejection):
             connection.logger.warning("association rejected", metadata: ["dul.rejection": "\(rejection)"])
+            self.reportRejection(request, rejection)
             try await connection.handle(.associateRejectResponse(rejection))
             try await connection.drainUntilClosed()
             return
@@ -58,6 +60,7 @@ struct ServerAssociationHandler {
                     connection.logger.warning(
                         "association rejected: user identity not accepted",
                         metadata: ["identity.type": "\(identity.map { "\($0.identityType.rawValue)" } ?? "none")"])
+                    self.reportRejection(request, rejection)
                     try await connection.handle(.associateRejectResponse(rejection))
                     try await connection.drainUntilClosed()
                     return
@@ -94,6 +97,14 @@ struct ServerAssociationHandler {
             throw error
         }
         await self.storage.associationClosed(served, aborted: connection.state != .sta1)
+    }
+
+    /// Tells ``DICOMServer/Configuration/onAssociationRejected`` of a refused association.
+    private func reportRejection(_ request: AssociateRQ, _ rejection: AssociateRJ) {
+        self.configuration.onAssociationRejected?(
+            RejectedAssociation(
+                peerHost: self.connection.channel.remoteAddress?.ipAddress, callingAETitle: request.callingAETitle,
+                calledAETitle: request.calledAETitle, rejection: rejection))
     }
 
     /// Serves requests until the peer releases (A-RELEASE) or the association ends otherwise.

@@ -88,6 +88,24 @@ extension StorageDelegate {
 }
 
 /// An association a ``DICOMServer`` accepted: who is on the other side.
+/// An association the server refused with an A-ASSOCIATE-RJ (PS3.8 §9.3.4), as
+/// ``DICOMServer/Configuration/onAssociationRejected`` is told of it.
+public struct RejectedAssociation: Sendable, Hashable {
+    /// The peer's IP address, when known.
+    public var peerHost: String?
+    public var callingAETitle: String
+    public var calledAETitle: String
+    /// The A-ASSOCIATE-RJ the server sent.
+    public var rejection: AssociateRJ
+
+    public init(peerHost: String?, callingAETitle: String, calledAETitle: String, rejection: AssociateRJ) {
+        self.peerHost = peerHost
+        self.callingAETitle = callingAETitle
+        self.calledAETitle = calledAETitle
+        self.rejection = rejection
+    }
+}
+
 public struct ServedAssociation: Sendable, Hashable {
     /// Unique within the process; ``ReceivedInstance/associationID`` refers to it.
     public var id: UInt64

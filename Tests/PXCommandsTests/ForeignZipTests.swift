@@ -253,4 +253,54 @@ struct ForeignZipTests {
             #expect(!FileManager.default.fileExists(atPath: root + "/escaped.dcm"))
         }
     }
+
+    @Test("a foreign zip's bad entries are named, its good ones transferred, and the study fails (exit 1)")
+    func badEntriesOfAForeignZip() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-foreign-zip-") { work in
+            let root = work + "/zips"
+            // One study's three instances (pydicom's SC_rgb series), a README (skipped quietly), a .dcm cut
+            // short inside its header, and a stored copy of an instance whose bytes no longer match its CRC-32.
+            let made = try await TestSupport.run(
+                TestSupport.python,
+                [
+                    "-c",
+                    """
+                    import os, sys, zipfile, pydicom.data
+                    data = os.path.join(os.path.dirname(pydicom.data.__file__), "test_files")
+                    root = sys.argv[1]
+                    os.makedirs(os.path.join(root, "patient"))
+                    path = os.path.join(root, "patient/study.zip")
+                    names = ["SC_rgb_rle.dcm", "SC_rgb_jpeg_dcmtk.dcm", "SC_rgb_dcmtk_+eb+cr.dcm"]
+                    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+                        for name in names:
+                            z.writestr("study/" + name, open(os.path.join(data, name), "rb").read())
+                        z.writestr("study/README.txt", "not DICOM")
+                        z.writestr("study/cut.dcm", open(os.path.join(data, "CT_small.dcm"), "rb").read()[:300])
+                        z.writestr("study/crc.dcm", open(os.path.join(data, "SC_rgb_rle.dcm"), "rb").read(),
+                                   zipfile.ZIP_STORED)
+                    with zipfile.ZipFile(path) as z:
+                        info = z.getinfo("study/crc.dcm")
+                    raw = bytearray(open(path, "rb").read())
+                    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+                    raw[start + info.file_size - 1] ^= 0xFF
+                    open(path, "wb").write(bytes(raw))
+                    """,
+                    root,
+                ], separateErrorOutput: true)
+            try #require(made.status == 0, "\(made.output) \(made.errorOutput)")
+
+            let synced = try await PeerHarness.runAsync("px-sync", ["zip:" + root, work + "/back"])
+            #expect(synced.exitCode == 1, "\(synced.stdout) \(synced.stderr)")
+            #expect(synced.json?["data"]?["instancesTransferred"] == .number("3"), "\(synced.stdout)")
+            let studies = synced.json?["data"]?["studies"]?.arrayValue ?? []
+            #expect(studies.count == 1, "\(synced.stdout)")
+            let study = studies.first
+            #expect(study?["result"] == .string("failed"), "\(synced.stdout)")
+            let message = study?["error"]?["message"]?.stringValue ?? ""
+            #expect(message.contains("study/cut.dcm") && message.contains("not a readable DICOM file"), "\(message)")
+            #expect(message.contains("study/crc.dcm") && message.contains("CRC-32"), "\(message)")
+            #expect(!message.contains("README"), "\(message)")
+            #expect(try Self.contents(under: work + "/back").count == 3)
+        }
+    }
 }

@@ -22,18 +22,32 @@ extension ZipPlace {
 
     /// Lists an archive without a manifest from its entries' headers: each entry that is a DICOM Part 10
     /// file (`DICM` at offset 128, PS3.10 §7.1) is an instance of the study and series its header names;
-    /// folders, a DICOMDIR (PS3.10 §8.6) and entries that are not Part 10 files are skipped.
+    /// folders, a DICOMDIR (PS3.10 §8.6) and entries that are not Part 10 files are skipped quietly.
     ///
-    /// - Throws: The reader's ``ZipError`` (a damaged, hostile or bomb entry fails the archive);
-    ///   ``ZipError/Code/notDICOM`` when no entry is a DICOM file or one lacks its UIDs;
-    ///   ``ZipError/Code/malformed`` for a DICOM entry whose header cannot be read.
+    /// An entry that cannot be read (its header cut short or unreadable, a DICOM file without its UIDs, a
+    /// failed CRC-32 or size check: ``isEntryFault(_:)``) does not fail the archive: another tool's archive
+    /// is not px's to vouch for, and its good entries are still worth having. Each such entry is kept, with
+    /// why, in every listed study's ``Study/badEntries`` (its study cannot be known), so that extracting the
+    /// study delivers the good entries and then fails naming the bad ones.
+    ///
+    /// - Throws: The reader's ``ZipError`` that concerns the archive as a whole (hostile, overlapping,
+    ///   unsupported, unreadable file); ``ZipError/Code/notDICOM`` when no entry is a readable DICOM file
+    ///   (naming the bad ones, if any).
     static func listForeign(_ reader: ZipReader) throws(ZipError) -> [Study] {
+        var badEntries: [BadEntry] = []
         var studies: [Study] = []
         var studyIndex: [String: Int] = [:]
         var seriesIndex: [String: (study: Int, series: Int)] = [:]
         var sopInstances = Set<String>()
         for entry in reader.entries where !entry.isDirectory && !isDICOMDIR(entry.name) {
-            guard let header = try header(of: entry, in: reader) else { continue }
+            let read: Part10File?
+            do {
+                read = try header(of: entry, in: reader)
+            } catch let error where isEntryFault(error) {
+                badEntries.append(BadEntry(name: entry.name, reason: error.message))
+                continue
+            }
+            guard let header = read else { continue }
             if header.meta.string(.mediaStorageSOPClassUID)?.trimmingSpaces
                 == WellKnownUID.mediaStorageDirectoryStorage
             {
@@ -44,8 +58,8 @@ extension ZipPlace {
                 let seriesUID = ds.string(.seriesInstanceUID)?.trimmingSpaces, !seriesUID.isEmpty,
                 let sop = ds.string(.sopInstanceUID)?.trimmingSpaces, !sop.isEmpty
             else {
-                throw .notDICOM(
-                    "entry \(entry.name.debugDescription) lacks a Study, Series or SOP Instance UID", path: reader.path)
+                badEntries.append(BadEntry(name: entry.name, reason: "lacks a Study, Series or SOP Instance UID"))
+                continue
             }
             // One instance, one entry: a second copy of an instance is not listed (nor extracted).
             guard sopInstances.insert(sop).inserted else { continue }
@@ -75,10 +89,26 @@ extension ZipPlace {
         }
         guard !studies.isEmpty else {
             throw .notDICOM(
-                "no DICOM file among the archive's \(reader.entries.count) entries (and no \(manifestName))",
+                "no readable DICOM file among the archive's \(reader.entries.count) entries (and no \(manifestName))"
+                    + (badEntries.isEmpty ? "" : "; " + BadEntry.describe(badEntries)),
                 path: reader.path)
         }
+        if !badEntries.isEmpty {
+            for index in studies.indices { studies[index].badEntries = badEntries }
+        }
         return studies
+    }
+
+    /// Whether an error reading one entry of another tool's archive is that entry's fault (the entry is
+    /// skipped and reported) rather than the archive's or the file system's (the archive fails): a header
+    /// that cannot be read or does not end, missing UIDs, data cut short, a failed size or CRC-32 check.
+    /// Hostile constructions (overlapping entries, unsafe names, bombs) are refused when the central directory
+    /// is read, before any entry is.
+    static func isEntryFault(_ error: ZipError) -> Bool {
+        switch error.code {
+        case .malformed, .tooLarge, .truncated, .sizeMismatch, .checksum, .notDICOM: return true
+        default: return false
+        }
     }
 
     /// `DICOMDIR` (any case) as a file name in any folder.

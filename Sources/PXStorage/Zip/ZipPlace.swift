@@ -64,6 +64,9 @@ public struct ZipPlace: Sendable, Hashable {
         public var series: [Series]
         /// Whether the archive has px's manifest (`false`: another tool's archive, read from its headers).
         public var hasManifest: Bool = true
+        /// In another tool's archive: the entries that look like DICOM but cannot be read, each with why
+        /// (the archive's, whichever study they hold; ``ZipPlace/listForeign(_:)``).
+        public var badEntries: [BadEntry] = []
 
         public var instanceCount: Int { series.reduce(0) { $0 + $1.sopInstanceUIDs.count } }
 
@@ -72,6 +75,22 @@ public struct ZipPlace: Sendable, Hashable {
         public func entryName(series seriesInstanceUID: String, instance sopInstanceUID: String) -> String {
             series.first { $0.seriesInstanceUID == seriesInstanceUID }?.entryNames[sopInstanceUID]
                 ?? ZipPlace.entryName(series: seriesInstanceUID, instance: sopInstanceUID)
+        }
+    }
+
+    /// An entry of another tool's archive that is skipped because it cannot be read.
+    public struct BadEntry: Sendable, Hashable {
+        /// The entry's name in the archive.
+        public var name: String
+        /// Why it cannot be read.
+        public var reason: String
+
+        /// `N entries cannot be read: "a.dcm" (why); ...`, the first ten named.
+        static func describe(_ entries: [BadEntry]) -> String {
+            let named = entries.prefix(10).map { "\($0.name.debugDescription) (\($0.reason))" }
+            let more = entries.count > 10 ? "; and \(entries.count - 10) more" : ""
+            return "\(entries.count) entr\(entries.count == 1 ? "y" : "ies") cannot be read: "
+                + named.joined(separator: "; ") + more
         }
     }
 
@@ -169,6 +188,7 @@ public struct ZipPlace: Sendable, Hashable {
         var study = parts[0]
         for part in parts.dropFirst() {
             study.hasManifest = study.hasManifest && part.hasManifest
+            study.badEntries += part.badEntries
             for series in part.series {
                 if let index = study.series.firstIndex(where: { $0.seriesInstanceUID == series.seriesInstanceUID }) {
                     study.series[index].sopInstanceUIDs.formUnion(series.sopInstanceUIDs)
@@ -478,6 +498,11 @@ public struct ZipPlace: Sendable, Hashable {
     /// CRC-32) the first is kept and, after every archive is extracted, ``ZipError/Code/conflict`` names it:
     /// two different data sets under one SOP Instance UID are reported, never dropped silently.
     ///
+    /// Another tool's archive with entries that cannot be read (``Study/badEntries``, or an entry that fails
+    /// its CRC-32 or header read as it is extracted) has its good entries placed all the same; after every
+    /// archive is extracted, ``ZipError/Code/malformed`` names each bad entry and why. In px's own archives
+    /// any bad entry fails the archive at once.
+    ///
     /// - Returns: Where each instance went.
     /// - Parameter onPlaced: Called with each placement as it is made, so that a caller learns what was placed
     ///   before an entry further on fails.
@@ -490,11 +515,21 @@ public struct ZipPlace: Sendable, Hashable {
         var placements: [InstancePlacer.Placement] = []
         var seen: [String: (crc32: UInt32, size: UInt64, path: String)] = [:]
         var conflicts: [String] = []
+        var bad: [(path: String, entries: [BadEntry])] = []
         for study in parts {
-            try extract(study, into: placer, seen: &seen, conflicts: &conflicts) { placement in
+            var badEntries = study.badEntries
+            try extract(study, into: placer, seen: &seen, conflicts: &conflicts, bad: &badEntries) { placement in
                 placements.append(placement)
                 onPlaced(placement)
             }
+            if !badEntries.isEmpty { bad.append((study.path, badEntries)) }
+        }
+        if !bad.isEmpty {
+            let described = bad.map { "\($0.path): " + BadEntry.describe($0.entries) }
+            let others = conflicts.isEmpty ? "" : "; and \(conflicts.count) SOP Instance UID(s) in conflict"
+            throw .malformed(
+                "\(placements.count) instance(s) extracted; " + described.joined(separator: "; ") + others,
+                path: bad.count == 1 ? bad[0].path : root)
         }
         if !conflicts.isEmpty {
             throw .conflict(
@@ -507,12 +542,13 @@ public struct ZipPlace: Sendable, Hashable {
     /// ``extract(study:into:onPlaced:)`` of one archive of the study.
     private func extract(
         _ study: Study, into placer: InstancePlacer, seen: inout [String: (crc32: UInt32, size: UInt64, path: String)],
-        conflicts: inout [String], onPlaced: (InstancePlacer.Placement) -> Void
+        conflicts: inout [String], bad: inout [BadEntry], onPlaced: (InstancePlacer.Placement) -> Void
     ) throws(ZipError) {
         let path = study.path
         let reader = try ZipReader(path: path, limits: limits)
         var entries: [ZipEntry] = []
-        if reader.entry(named: Self.manifestName) != nil {
+        let foreign = reader.entry(named: Self.manifestName) == nil
+        if !foreign {
             _ = try Self.list(reader)  // only entries of the place's shape
             entries = reader.entries.filter { $0.name != Self.manifestName && !$0.isDirectory }
         } else {
@@ -529,14 +565,20 @@ public struct ZipPlace: Sendable, Hashable {
         do { staging = try placer.storage.stagingFolder() } catch { throw .placement(error) }
         for entry in entries {
             let temporary = staging + "/" + StagingName.next("zip")
-            try reader.extract(entry, to: temporary, fsync: false)
             let dataSet: DataSet
-            do {
-                dataSet = try Part10File.readHeader(contentsOf: temporary).dataSet
-            } catch {
-                unlink(temporary)
-                throw .malformed(
-                    "entry \(entry.name.debugDescription) is not a readable DICOM file (\(error))", path: path)
+            do throws(ZipError) {
+                try reader.extract(entry, to: temporary, fsync: false)
+                do {
+                    dataSet = try Part10File.readHeader(contentsOf: temporary).dataSet
+                } catch {
+                    unlink(temporary)
+                    throw ZipError.malformed(
+                        "entry \(entry.name.debugDescription) is not a readable DICOM file (\(error))", path: path)
+                }
+            } catch let error where foreign && Self.isEntryFault(error) {
+                // Another tool's entry that fails its checks: skipped, reported once every entry is extracted.
+                bad.append(BadEntry(name: entry.name, reason: error.message))
+                continue
             }
             let sop = dataSet.string(.sopInstanceUID)?.trimmingSpaces ?? ""
             if let first = seen[sop] {

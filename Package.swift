@@ -228,6 +228,7 @@ let package = Package(
                 "DICOMWeb",
                 "NativeBackend",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
             ],
             swiftSettings: strictSettings
         ),
@@ -255,7 +256,6 @@ let package = Package(
                 "DICOMData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
             ],
             swiftSettings: strictSettings
         ),
@@ -266,6 +266,7 @@ let package = Package(
             name: "PXCommands",
             dependencies: [
                 "PXCommandLine",
+                "PXPlaces",
                 "DICOMWeb",
                 "PXCore",
                 "PXIndex",

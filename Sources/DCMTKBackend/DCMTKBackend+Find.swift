@@ -89,7 +89,7 @@ extension DCMTKBackend {
         do {
             outcome = try await runner("findscu").run(
                 arguments, deadline: connection.timeouts.deadline, logger: logger, onLine: handle)
-        } catch where ignoredCancel {
+        } catch  where ignoredCancel {
             // findscu is ended: what was asked for has come (the limit, or proof the bound was passed).
             logger.warning("\(error.message); findscu ended")
             if exceeded, let bound = request.maxResponses { throw PXError.tooManyResponses(limit: bound) }

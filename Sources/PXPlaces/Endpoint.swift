@@ -97,6 +97,13 @@ public enum Endpoint: Sendable {
         }
     }
 
+    /// The place as a source that can hold entries it cannot read (another tool's zip archive): only a zip
+    /// folder.
+    public var unreadableReporter: (any UnreadableEntriesReporting)? {
+        if case .zip(let zip) = self { return zip }
+        return nil
+    }
+
     /// The folder whose lock (``PXStorage/PlaceLock``) a writer of this place takes: a folder's or a zip folder's
     /// root; `nil` for a node or a DICOMweb service, which order their own writes.
     public var lockRoot: String? {

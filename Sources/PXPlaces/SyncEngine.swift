@@ -361,11 +361,14 @@ public final class SyncEngine: Sendable {
             return audited
         }
         if plan.units.isEmpty {
-            if mismatched.isEmpty {
-                finish(SyncStudyResult(study: study, result: .alreadyPresent, outcome: nil))
-            } else {
-                finish(SyncStudyResult(study: study, result: .failed, outcome: withAudit(SyncTransfer.Outcome())))
+            var outcome = withAudit(SyncTransfer.Outcome())
+            if outcome.failure == nil, let reporter = source.unreadableReporter {
+                do { outcome.failure = try await reporter.unreadableEntries(ofStudy: holding.studyInstanceUID) } catch {
+                    outcome.failure = error
+                }
             }
+            let result: SyncStudyResult.Result = outcome.failure == nil ? .alreadyPresent : .failed
+            finish(SyncStudyResult(study: study, result: result, outcome: result == .failed ? outcome : nil))
             return
         }
         onEvent(.planned(study, plan))

@@ -301,6 +301,14 @@ struct ForeignZipTests {
             #expect(message.contains("study/crc.dcm") && message.contains("CRC-32"), "\(message)")
             #expect(!message.contains("README"), "\(message)")
             #expect(try Self.contents(under: work + "/back").count == 3)
+            // A second run has nothing to transfer (every readable UID is there) and still fails, naming the
+            // entry it cannot read: never a Success while the source holds what px could not move.
+            let again = try await PeerHarness.runAsync("px-sync", ["zip:" + root, work + "/back"])
+            #expect(again.exitCode == 1, "\(again.stdout) \(again.stderr)")
+            #expect(again.json?["data"]?["instancesTransferred"] == .number("0"), "\(again.stdout)")
+            let second = again.json?["data"]?["studies"]?.arrayValue?.first
+            #expect(second?["result"] == .string("failed"), "\(again.stdout)")
+            #expect(second?["error"]?["message"]?.stringValue?.contains("study/cut.dcm") == true, "\(again.stdout)")
         }
     }
 }

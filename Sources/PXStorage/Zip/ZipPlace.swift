@@ -86,7 +86,7 @@ public struct ZipPlace: Sendable, Hashable {
         public var reason: String
 
         /// `N entries cannot be read: "a.dcm" (why); ...`, the first ten named.
-        static func describe(_ entries: [BadEntry]) -> String {
+        public static func describe(_ entries: [BadEntry]) -> String {
             let named = entries.prefix(10).map { "\($0.name.debugDescription) (\($0.reason))" }
             let more = entries.count > 10 ? "; and \(entries.count - 10) more" : ""
             return "\(entries.count) entr\(entries.count == 1 ? "y" : "ies") cannot be read: "

@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 
-.PHONY: all build stamp release install dist setup test demo bench lint format clean fuzz fuzz-smoke fuzz-seed
+.PHONY: all build stamp release install dist setup test demo bench bench-check lint format clean fuzz fuzz-smoke fuzz-seed
 
 all: build
 
@@ -119,6 +119,11 @@ fuzz:
 	bash scripts/fuzz.sh run $(FUZZ_SECONDS)
 
 # What CI runs after `make test`: 30 s per target.
+# The benchmark gate (docs/benchmarks.rst, "Benchmark gate"): px side by side with its anchors, ratios
+# against the committed budgets, memory at two sizes. PX_BENCH_BIN=PATH checks that px (no build).
+bench-check: setup
+	bash scripts/bench-check.sh
+
 fuzz-smoke:
 	bash scripts/fuzz.sh build
 	bash scripts/fuzz.sh run 30

@@ -9,7 +9,7 @@ import Testing
 /// storescu sending one of pydicom's test files: what each handler is told, and what the peer gets back.
 @Suite(
     "DICOMServer handlers with DCMTK peers", .tags(.integration), .integrationTier, .serialized,
-    .requires("echoscu", "storescu"), .timeLimit(.minutes(5))
+    .requires("echoscu", "storescu", "findscu", "getscu"), .timeLimit(.minutes(5))
 )
 struct ServerHandlersTests {
     static let sample = TestSupport.pydicomTestFiles + "/CT_small.dcm"
@@ -127,6 +127,70 @@ struct ServerHandlersTests {
             #expect(wrong.output.contains("Called AE Title Not Recognized"), "\(wrong.output)")
             #expect(
                 await events.next() == .rejected(calling: "PINGER", called: "ELSEWHERE", result: .rejectedPermanent))
+        }
+    }
+
+    @Test("QueryRetrieveHandlers answer findscu and getscu; without onStore, storescu is refused 0x0122")
+    func queryRetrieveHandlers() async throws {
+        let header = try Part10File.readHeader(contentsOf: Self.sample)
+        let study = try #require(header.dataSet.string(.studyInstanceUID))
+        let instance = try #require(header.dataSet.string(.sopInstanceUID))
+        try await TestSupport.withTemporaryDirectory { dir in
+            var configuration = DICOMServer.Configuration(
+                host: "127.0.0.1", port: 0, aeTitle: "CUSTOMQR", temporaryDirectory: dir)
+            configuration.queryRetrieve = QueryRetrieveSCPConfiguration(
+                provider: QueryRetrieveHandlers(
+                    onFind: { request in
+                        guard request.level == .study, request.calledAETitle == "CUSTOMQR" else { return [] }
+                        var match = DataSet()
+                        match.set(.queryRetrieveLevel, vr: .CS, string: "STUDY")
+                        match.set(.studyInstanceUID, vr: .UI, string: study)
+                        return [match]
+                    },
+                    onRetrieve: { request in
+                        guard request.identifier.string(.studyInstanceUID) == study else { return [] }
+                        return [try StorableFile(readingHeaderOf: Self.sample)]
+                    }))
+            let server = try await DICOMServer.bind(
+                configuration: configuration, handlers: DICOMServer.Handlers(),
+                logger: TestSupport.logger("px.test.server"))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await server.run() }
+                defer { group.cancelAll() }
+                let found = dir + "/found"
+                let got = dir + "/got"
+                for folder in [found, got] {
+                    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                }
+                let find = try await TestSupport.run(
+                    "findscu",
+                    [
+                        "-S", "-X", "-od", found, "-aec", "CUSTOMQR", "-k", "QueryRetrieveLevel=STUDY", "-k",
+                        "StudyInstanceUID", "127.0.0.1", "\(server.localPort)",
+                    ])
+                #expect(find.status == 0, "\(find.output)")
+                let responses = try TestSupport.dicomFiles(in: found).map { try Part10File(contentsOf: $0).dataSet }
+                #expect(responses.map { $0.string(.studyInstanceUID) } == [study])
+
+                let get = try await TestSupport.run(
+                    "getscu",
+                    [
+                        "-S", "-od", got, "-aec", "CUSTOMQR", "-k", "QueryRetrieveLevel=STUDY", "-k",
+                        "StudyInstanceUID=\(study)", "127.0.0.1", "\(server.localPort)",
+                    ])
+                #expect(get.status == 0, "\(get.output)")
+                let retrieved = try TestSupport.dicomFiles(in: got).map {
+                    try Part10File(contentsOf: $0).dataSet.string(.sopInstanceUID)
+                }
+                #expect(retrieved == [instance])
+
+                // No onStore: a C-STORE is refused 0x0122 and its temporary file removed.
+                let store = try await TestSupport.run(
+                    "storescu", ["-v", "-aec", "CUSTOMQR", "127.0.0.1", "\(server.localPort)", Self.sample])
+                #expect(
+                    store.output.contains("Received Store Response (Refused: SOPClassNotSupported)"), "\(store.output)")
+                #expect(try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == ["found", "got"])
+            }
         }
     }
 }

@@ -48,8 +48,8 @@ public struct DICOMServer: Sendable {
         public var artimTimeout: TimeAmount
         /// How long a peer may stay silent on an established association before it is aborted.
         public var idleTimeout: TimeAmount
-        /// Where incoming instances are written: temporary files, handed to ``Handlers/onStore``. Same file system
-        /// as where the handler puts them, so that moving one is a rename.
+        /// Where incoming instances are written: temporary files, handed to ``Handlers/onStore``. Choose one on the
+        /// file system where the handler keeps them, so that moving one is a rename.
         public var temporaryDirectory: String
         /// Abstract syntaxes and their transfer syntaxes, in preference order.
         public var supportedAbstractSyntaxes: [String: [String]]

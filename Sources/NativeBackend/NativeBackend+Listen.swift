@@ -12,7 +12,8 @@ import Synchronization
 #endif
 
 extension NativeBackend {
-    /// A C-STORE SCP (PS3.4 Annex B) on ``DICOMServer``.
+    /// A C-STORE SCP (PS3.4 Annex B): a ``DICOMServer`` whose ``DICOMServer/Handlers`` place each instance and
+    /// report ``ListenEvent``s.
     ///
     /// What it promises:
     /// - each instance is streamed to a temporary file under `<root>/.px-incoming` (same file system as the
@@ -97,27 +98,49 @@ extension NativeBackend {
             serverConfiguration.maximumAssociationLifetime = .seconds(configuration.limits.maximumAssociationSeconds)
         }
         serverConfiguration.tls = configuration.tls?.network
+        serverConfiguration.queryRetrieve = queryRetrieve
+        var handlers = DICOMServer.Handlers(
+            onAssociationAccepted: { association in
+                continuation.yield(
+                    .associationOpened(
+                        peerHost: association.peerHost, callingAETitle: association.callingAETitle,
+                        calledAETitle: association.calledAETitle, association: association.id,
+                        userIdentity: association.userIdentity.map {
+                            PresentedUserIdentity(type: UserIdentity.typeName(code: $0.type), username: $0.username)
+                        }))
+            },
+            onAssociationRejected: { rejected in
+                let rejection = rejected.rejection
+                continuation.yield(
+                    .associationRejected(
+                        peerHost: rejected.peerHost, callingAETitle: rejected.callingAETitle,
+                        calledAETitle: rejected.calledAETitle, result: rejection.result.description,
+                        source: rejection.source.description, reason: rejection.reasonDescription))
+            },
+            onAssociationClosed: { association, aborted in
+                // Associations aborted at shutdown leave their series incomplete.
+                if !(aborted && storage.shuttingDown.load(ordering: .relaxed)) {
+                    await book.associationEnded(association.id)
+                }
+                continuation.yield(
+                    .associationClosed(
+                        peerHost: association.peerHost, callingAETitle: association.callingAETitle, aborted: aborted,
+                        association: association.id))
+            },
+            onStore: { try await storage.didReceive($0) },
+            onStoreFailed: { await storage.didFailToStore(sopInstanceUID: $0, associationID: $1, reason: $2) })
         if let accounts = configuration.userAccounts {
             // Only a username and passcode (type 2) can be checked against the accounts (PS3.7 §D.3.3.7).
-            serverConfiguration.userIdentityCheck = { identity in
+            handlers.checkUserIdentity = { identity in
                 guard let identity, identity.identityType == .usernameAndPasscode else { return false }
                 return accounts.verify(
                     username: String(decoding: identity.primaryField.readableBytesView, as: UTF8.self),
                     password: Array(identity.secondaryField.readableBytesView))
             }
         }
-        serverConfiguration.onAssociationRejected = { rejected in
-            let rejection = rejected.rejection
-            continuation.yield(
-                .associationRejected(
-                    peerHost: rejected.peerHost, callingAETitle: rejected.callingAETitle,
-                    calledAETitle: rejected.calledAETitle, result: rejection.result.description,
-                    source: rejection.source.description, reason: rejection.reasonDescription))
-        }
-        serverConfiguration.queryRetrieve = queryRetrieve
         let server: DICOMServer
         do {
-            server = try await DICOMServer.bind(configuration: serverConfiguration, storage: storage, logger: logger)
+            server = try await DICOMServer.bind(configuration: serverConfiguration, handlers: handlers, logger: logger)
         } catch let error as DICOMNetworkError where error.code == .tlsConfiguration {
             throw Self.pxTLSError(error) ?? PXError.io(error.detail)
         } catch {
@@ -184,26 +207,6 @@ final class LayoutStorage: StorageDelegate {
         self.events = events
         self.reportsDataSetLength = reportsDataSetLength
         self.senderAETitle = senderAETitle
-    }
-
-    func associationOpened(_ association: ServedAssociation) async {
-        events.yield(
-            .associationOpened(
-                peerHost: association.peerHost, callingAETitle: association.callingAETitle,
-                calledAETitle: association.calledAETitle, association: association.id,
-                userIdentity: association.userIdentity.map {
-                    PresentedUserIdentity(type: UserIdentity.typeName(code: $0.type), username: $0.username)
-                }))
-    }
-
-    func associationClosed(_ association: ServedAssociation, aborted: Bool) async {
-        if !(aborted && shuttingDown.load(ordering: .relaxed)) {
-            await book?.associationEnded(association.id)
-        }
-        events.yield(
-            .associationClosed(
-                peerHost: association.peerHost, callingAETitle: association.callingAETitle, aborted: aborted,
-                association: association.id))
     }
 
     func didFailToStore(sopInstanceUID: String, associationID: UInt64, reason: String) async {

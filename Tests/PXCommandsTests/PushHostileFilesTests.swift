@@ -9,13 +9,7 @@ import Testing
 /// the peer. px-find against a raw-socket SCP that floods pending responses (issue 14 item 7).
 @Suite(.tags(.integration), .integrationTier, .serialized, .timeLimit(.minutes(10))) struct PushHostileFilesTests {
     /// pydicom's test data in the venv (.venv/lib/python3.X/site-packages/pydicom/data/test_files).
-    static let pydicomFiles: String = {
-        let lib = TestSupport.venv + "/lib"
-        let python =
-            (try? FileManager.default.contentsOfDirectory(atPath: lib))?.sorted().last { $0.hasPrefix("python3") }
-            ?? "python3"
-        return lib + "/" + python + "/site-packages/pydicom/data/test_files"
-    }()
+    static let pydicomFiles = TestSupport.pydicomTestFiles
     static let python = TestSupport.python
 
     /// pydicom's files: four good ones (rtplan.dcm's meta names another SOP Instance UID than its data set,

@@ -33,6 +33,15 @@ public enum TestSupport {
     /// Python with pydicom and pynetdicom, for the corpus scripts and the pynetdicom peers.
     public static var python: String { venv + "/bin/python" }
 
+    /// pydicom's test data in the venv (.venv/lib/python3.X/site-packages/pydicom/data/test_files).
+    public static let pydicomTestFiles: String = {
+        let lib = venv + "/lib"
+        let python =
+            (try? FileManager.default.contentsOfDirectory(atPath: lib))?.sorted().last { $0.hasPrefix("python3") }
+            ?? "python3"
+        return lib + "/" + python + "/site-packages/pydicom/data/test_files"
+    }()
+
     /// The folder holding the built px executables: the test bundle's own folder (SwiftPM builds the
     /// executables the tests depend on beside it, whatever the triple, configuration or scratch path), else
     /// `.build/debug` in this checkout (a px executable missing there fails the test that starts it).

@@ -6,7 +6,7 @@ import DICOMProtocol
 /// statuses, sub-operations and cancellation are the server's.
 ///
 /// Set it through ``DICOMServer/Configuration/queryRetrieve``. ``DirectoryArchive`` is an implementation over a
-/// folder of Part 10 files.
+/// folder of Part 10 files; ``QueryRetrieveHandlers`` one made of closures.
 public protocol QueryRetrieveProvider: Sendable {
     /// C-FIND (PS3.4 §C.4.1): the response identifiers, one per matching entity at ``QueryRetrieveRequest/level``,
     /// produced as they are found; the server sends one pending response per element and stops reading the

@@ -5,19 +5,30 @@ import NIOCore
 import NIOPosix
 import Synchronization
 
-/// A DICOM SCP: accepts associations and serves C-ECHO (Verification) and C-STORE (all storage SOP classes),
-/// streaming every received instance to a file (PS3.4 Annexes A and B, PS3.8 §9.2).
+/// A DICOM SCP: accepts associations (PS3.8 §9.2), answers C-ECHO (Verification, PS3.7 §9.1.5), and calls its
+/// ``Handlers`` for what else happens: each received C-STORE instance (PS3.4 Annex B), streamed to a file first,
+/// and the associations accepted, rejected and closed. With ``Configuration/queryRetrieve`` it also serves C-FIND,
+/// C-MOVE and C-GET (PS3.4 Annex C). px-listen and px-serve are two uses of it.
+///
+/// A small storage SCP:
 ///
 /// ```swift
-/// let server = try await DICOMServer.bind(configuration: config, storage: DirectoryStorage(directory: dir), logger: logger)
-/// print(server.localPort)
-/// try await server.run()   // until the task is cancelled
+/// var handlers = DICOMServer.Handlers()
+/// handlers.onStore = { instance in
+///     logger.info("received \(instance.sopInstanceUID) from \(instance.callingAETitle)")
+///     return .success                      // the file at instance.path is removed when this returns
+/// }
+/// let server = try await DICOMServer.bind(
+///     configuration: .init(port: 0, aeTitle: "MYSCP", temporaryDirectory: "/tmp"), handlers: handlers, logger: logger)
+/// print(server.localPort)                  // port 0: the port the system chose
+/// try await server.run()                   // until the task is cancelled
 /// ```
 ///
 /// Each association runs in its own task. Cancelling ``run()`` stops accepting and lets the associations in
-/// progress finish (each is bounded by the idle timeout).
+/// progress finish (each is bounded by the idle timeout); ``abortAssociations()`` ends them sooner.
 public struct DICOMServer: Sendable {
-    /// Server settings.
+    /// Server settings: where to listen, who may associate, what is negotiated, and the limits. Plain values;
+    /// what the server does with associations and instances is its ``Handlers``.
     public struct Configuration: Sendable {
         /// Address to listen on.
         public var host: String
@@ -37,7 +48,8 @@ public struct DICOMServer: Sendable {
         public var artimTimeout: TimeAmount
         /// How long a peer may stay silent on an established association before it is aborted.
         public var idleTimeout: TimeAmount
-        /// Where incoming instances are written (temporary files, handed to the ``StorageDelegate``).
+        /// Where incoming instances are written: temporary files, handed to ``Handlers/onStore``. Choose one on the
+        /// file system where the handler keeps them, so that moving one is a rename.
         public var temporaryDirectory: String
         /// Abstract syntaxes and their transfer syntaxes, in preference order.
         public var supportedAbstractSyntaxes: [String: [String]]
@@ -54,16 +66,6 @@ public struct DICOMServer: Sendable {
         /// DICOM TLS (PS3.15 Annex B.9); `nil` (the default): plain TCP. The handshake must complete within
         /// ``artimTimeout``; a failed handshake is logged and ends only that connection.
         public var tls: DICOMTLSConfiguration? = nil
-        /// Whether a requestor's user identity is accepted (User Identity Negotiation, PS3.7 §D.3.3.7); `nil`
-        /// (the default): identities are not checked, and an A-ASSOCIATE-RQ's sub-item 0x58 is ignored. When
-        /// set, an association without an identity or with one it refuses is rejected (A-ASSOCIATE-RJ, rejected
-        /// permanent, service user, no reason given: PS3.8 §9.3.4 has no reason of its own for it), and one that
-        /// asks for a positive response gets the AC's sub-item 0x59 (an empty server response, PS3.7 §D.3.3.7.2).
-        public var userIdentityCheck: (@Sendable (UserIdentityRQ?) -> Bool)? = nil
-        /// Told of every association refused with an A-ASSOCIATE-RJ (called or calling AE title not accepted,
-        /// user identity refused, too many associations...), before the RJ is sent; `nil` (the default): each
-        /// is only logged, as a warning.
-        public var onAssociationRejected: (@Sendable (RejectedAssociation) -> Void)? = nil
         /// Query/Retrieve SCP (C-FIND, C-MOVE, C-GET, PS3.4 Annex C); `nil` (the default) serves none.
         public var queryRetrieve: QueryRetrieveSCPConfiguration? = nil
         /// Limits on each connection that a hostile peer cannot reset: transfer rate, write timeout,
@@ -89,6 +91,9 @@ public struct DICOMServer: Sendable {
             return syntaxes
         }
 
+        /// Settings with the defaults: every storage SOP class and Verification accepted in
+        /// ``defaultAbstractSyntaxes``, only `aeTitle` as called AE title, any calling AE title, 16 associations.
+        /// `port` 0 lets the system choose a free port (``DICOMServer/localPort``).
         public init(
             host: String = "0.0.0.0",
             port: Int,
@@ -142,20 +147,18 @@ public struct DICOMServer: Sendable {
     /// The port actually bound.
     public let localPort: Int
     private let serverChannel: NIOAsyncChannel<NIOAsyncChannel<PDUFrame, PDU>, Never>
-    private let storage: any StorageDelegate
+    private let handlers: Handlers
     private let logger: Logger
     private let activeAssociations: ActiveAssociationCounter
     private let openChannels = OpenChannels()
 
-    /// Binds the listening socket.
-    ///
-    /// - Throws: NIO's error when the address cannot be bound.
-    public static func bind(
+    /// Binds the listening socket (``bind(configuration:handlers:eventLoopGroup:logger:)``).
+    init(
         configuration: Configuration,
-        storage: any StorageDelegate,
-        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        handlers: Handlers,
+        eventLoopGroup: any EventLoopGroup,
         logger: Logger
-    ) async throws -> DICOMServer {
+    ) async throws {
         let maximumPDULength = configuration.maximumPDULength
         let idleTimeout = configuration.idleTimeout
         let connectionLimits = configuration.connectionLimits
@@ -203,14 +206,12 @@ public struct DICOMServer: Sendable {
                 host: configuration.host, port: configuration.port,
                 DICOMNetworkError.invalidArgument("no local address"))
         }
-        return DICOMServer(
-            configuration: configuration,
-            localPort: port,
-            serverChannel: channel,
-            storage: storage,
-            logger: logger,
-            activeAssociations: ActiveAssociationCounter()
-        )
+        self.configuration = configuration
+        self.localPort = port
+        self.serverChannel = channel
+        self.handlers = handlers
+        self.logger = logger
+        self.activeAssociations = ActiveAssociationCounter()
     }
 
     /// Accepts and serves associations until the task is cancelled; then stops accepting and waits for the
@@ -269,7 +270,7 @@ public struct DICOMServer: Sendable {
                 try await ServerAssociationHandler(
                     connection: association,
                     configuration: self.configuration,
-                    storage: self.storage,
+                    handlers: self.handlers,
                     counter: self.activeAssociations
                 ).run()
             }

@@ -9,7 +9,7 @@ import Synchronization
 struct ServerAssociationHandler {
     let connection: AssociationConnection
     let configuration: DICOMServer.Configuration
-    let storage: any StorageDelegate
+    let handlers: DICOMServer.Handlers
     let counter: ActiveAssociationCounter
 
     func run() async throws {
@@ -36,7 +36,7 @@ struct ServerAssociationHandler {
             connection.logger.warning("association rejected: too many associations")
             let rejection = AssociateRJ(
                 result: .rejectedTransient, source: .serviceProviderPresentation, reason: .localLimitExceeded)
-            self.reportRejection(request, rejection)
+            await self.reportRejection(request, rejection)
             try await connection.handle(.associateRejectResponse(rejection))
             try await connection.drainUntilClosed()
             return
@@ -46,21 +46,21 @@ struct ServerAssociationHandler {
         switch self.configuration.policy.evaluate(request) {
         case .reject(let rejection):
             connection.logger.warning("association rejected", metadata: ["dul.rejection": "\(rejection)"])
-            self.reportRejection(request, rejection)
+            await self.reportRejection(request, rejection)
             try await connection.handle(.associateRejectResponse(rejection))
             try await connection.drainUntilClosed()
             return
         case .accept(var accept, var negotiated):
             let identity = request.userInformation.userIdentityRequest
-            if let check = self.configuration.userIdentityCheck {
-                guard check(identity) else {
+            if let check = self.handlers.checkUserIdentity {
+                guard await check(identity) else {
                     // PS3.7 §D.3.3.7: an acceptor that requires an identity and does not verify it rejects.
                     let rejection = AssociateRJ(
                         result: .rejectedPermanent, source: .serviceUser, reason: .noReasonGiven)
                     connection.logger.warning(
                         "association rejected: user identity not accepted",
                         metadata: ["identity.type": "\(identity.map { "\($0.identityType.rawValue)" } ?? "none")"])
-                    self.reportRejection(request, rejection)
+                    await self.reportRejection(request, rejection)
                     try await connection.handle(.associateRejectResponse(rejection))
                     try await connection.drainUntilClosed()
                     return
@@ -85,23 +85,23 @@ struct ServerAssociationHandler {
             peerHost: connection.channel.remoteAddress?.ipAddress,
             callingAETitle: request.callingAETitle,
             calledAETitle: request.calledAETitle,
-            userIdentity: self.configuration.userIdentityCheck == nil
+            userIdentity: self.handlers.checkUserIdentity == nil
                 ? nil : request.userInformation.userIdentityRequest.map(ServedAssociation.PresentedIdentity.init)
         )
         connection.logger[metadataKey: "association"] = "\(served.id)"
-        await self.storage.associationOpened(served)
+        await self.handlers.onAssociationAccepted?(served)
         do {
             try await self.serveDIMSE(served)
         } catch {
-            await self.storage.associationClosed(served, aborted: true)
+            await self.handlers.onAssociationClosed?(served, true)
             throw error
         }
-        await self.storage.associationClosed(served, aborted: connection.state != .sta1)
+        await self.handlers.onAssociationClosed?(served, connection.state != .sta1)
     }
 
-    /// Tells ``DICOMServer/Configuration/onAssociationRejected`` of a refused association.
-    private func reportRejection(_ request: AssociateRQ, _ rejection: AssociateRJ) {
-        self.configuration.onAssociationRejected?(
+    /// Tells ``DICOMServer/Handlers/onAssociationRejected`` of a refused association.
+    private func reportRejection(_ request: AssociateRQ, _ rejection: AssociateRJ) async {
+        await self.handlers.onAssociationRejected?(
             RejectedAssociation(
                 peerHost: self.connection.channel.remoteAddress?.ipAddress, callingAETitle: request.callingAETitle,
                 calledAETitle: request.calledAETitle, rejection: rejection))
@@ -132,7 +132,7 @@ struct ServerAssociationHandler {
                     store,
                     presentationContextID: context,
                     directory: self.configuration.temporaryDirectory,
-                    storage: self.storage,
+                    storage: HandlerStorage(handlers: self.handlers),
                     peerAETitle: served.callingAETitle,
                     localAETitle: served.calledAETitle,
                     timeout: nil,

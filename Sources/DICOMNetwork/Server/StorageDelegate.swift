@@ -3,9 +3,12 @@ import DICOMProtocol
 import NIOCore
 
 /// A SOP instance received by a C-STORE SCP (``DICOMServer``, or the C-GET sub-operations of
-/// ``DICOMAssociation/get(_:model:level:storage:directory:progress:)``), already on disk as a Part 10 file.
+/// ``DICOMAssociation/get(_:model:level:storage:directory:progress:)``), already on disk as a Part 10 file
+/// (PS3.10 §7: preamble, file meta information, then the data set as received). Its header (file meta
+/// information and data set up to Pixel Data) is ``readHeader()``.
 public struct ReceivedInstance: Sendable, Hashable {
-    /// The temporary Part 10 file; the delegate moves or deletes it.
+    /// The temporary Part 10 file: move it to keep it (``DICOMServer/Handlers/onStore`` removes what is left; a
+    /// ``StorageDelegate`` moves or deletes it).
     public var path: String
     /// Affected SOP Class UID of the C-STORE-RQ.
     public var sopClassUID: String
@@ -28,7 +31,7 @@ public struct ReceivedInstance: Sendable, Hashable {
     /// The file's first bytes (up to ``InstanceFileWriter/keptPrefixLength``), kept as they were written
     /// so that the header can be read without reading the file back (see
     /// `Part10File.readHeader(contentsOf:stopBefore:knownPrefix:fileLength:)`); empty when not kept.
-    public var filePrefix: [UInt8] = []
+    package var filePrefix: [UInt8] = []
     /// What ``readHeader()`` may cost: the receiving server's ``DICOMServer/Configuration/headerLimits``.
     public var headerLimits = HeaderLimits()
     /// The receiving server's budget for ``readHeader()``; `nil` for none.
@@ -87,18 +90,19 @@ extension StorageDelegate {
     public func didFailToStore(sopInstanceUID: String, associationID: UInt64, reason: String) async {}
 }
 
-/// An association a ``DICOMServer`` accepted: who is on the other side.
-/// An association the server refused with an A-ASSOCIATE-RJ (PS3.8 §9.3.4), as
-/// ``DICOMServer/Configuration/onAssociationRejected`` is told of it.
+/// An association a ``DICOMServer`` refused with an A-ASSOCIATE-RJ (PS3.8 §9.3.4), as
+/// ``DICOMServer/Handlers/onAssociationRejected`` is told of it.
 public struct RejectedAssociation: Sendable, Hashable {
     /// The peer's IP address, when known.
     public var peerHost: String?
+    /// The Calling AE Title of the A-ASSOCIATE-RQ (PS3.8 §9.3.2): the peer's AE title.
     public var callingAETitle: String
+    /// The Called AE Title of the A-ASSOCIATE-RQ: the AE title the peer asked for.
     public var calledAETitle: String
-    /// The A-ASSOCIATE-RJ the server sent.
+    /// The A-ASSOCIATE-RJ the server sends: result, source and reason (PS3.8 Table 9-21).
     public var rejection: AssociateRJ
 
-    public init(peerHost: String?, callingAETitle: String, calledAETitle: String, rejection: AssociateRJ) {
+    package init(peerHost: String?, callingAETitle: String, calledAETitle: String, rejection: AssociateRJ) {
         self.peerHost = peerHost
         self.callingAETitle = callingAETitle
         self.calledAETitle = calledAETitle
@@ -106,15 +110,20 @@ public struct RejectedAssociation: Sendable, Hashable {
     }
 }
 
+/// An association a ``DICOMServer`` accepted: who is on the other side, as ``DICOMServer/Handlers`` are told of
+/// it (``DICOMServer/Handlers/onAssociationAccepted``, ``DICOMServer/Handlers/onAssociationClosed``).
 public struct ServedAssociation: Sendable, Hashable {
     /// Unique within the process; ``ReceivedInstance/associationID`` refers to it.
     public var id: UInt64
     /// The peer's IP address, when known.
     public var peerHost: String?
+    /// The Calling AE Title of the A-ASSOCIATE-RQ (PS3.8 §9.3.2): the peer's AE title.
     public var callingAETitle: String
+    /// The Called AE Title of the A-ASSOCIATE-RQ: the AE title the peer asked for (this server's, unless
+    /// ``DICOMServer/Configuration/acceptsAnyCalledAETitle``).
     public var calledAETitle: String
     /// The user identity the requestor presented and the server accepted (PS3.7 §D.3.3.7); `nil` when the
-    /// server does not check identities (``DICOMServer/Configuration/userIdentityCheck``).
+    /// server does not check identities (``DICOMServer/Handlers/checkUserIdentity``).
     public var userIdentity: PresentedIdentity?
 
     /// What a requestor's User Identity sub-item (0x58) says about who it is: never the passcode or a token.
@@ -124,7 +133,7 @@ public struct ServedAssociation: Sendable, Hashable {
         /// The Primary-field as UTF-8 text for types 1 and 2 (the username); `nil` for token types.
         public var username: String?
 
-        public init(_ request: UserIdentityRQ) {
+        package init(_ request: UserIdentityRQ) {
             self.type = request.identityType.rawValue
             let isUsername = request.identityType == .username || request.identityType == .usernameAndPasscode
             self.username =
@@ -132,7 +141,7 @@ public struct ServedAssociation: Sendable, Hashable {
         }
     }
 
-    public init(
+    package init(
         id: UInt64, peerHost: String?, callingAETitle: String, calledAETitle: String,
         userIdentity: PresentedIdentity? = nil
     ) {

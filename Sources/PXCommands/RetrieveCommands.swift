@@ -93,7 +93,8 @@ public enum GetCommand {
                 try await targets(peer, logger), expandPatients: model != .patientRoot || !peer.retrievesWholePatients,
                 model: model, peer: peer, logger: logger)
             let verb = RetrieveVerb(
-                operation: peer.retrieveOperation, progress: RetrieveProgressLine(command: "px-get", showsRemaining: false),
+                operation: peer.retrieveOperation,
+                progress: RetrieveProgressLine(command: "px-get", showsRemaining: false),
                 request: { (t: RetrieveSelection, model: QueryModel) throws(PXError) in
                     var request = try GetRequest(
                         model: model, patientID: t.patientID, studyInstanceUID: t.studyInstanceUID,

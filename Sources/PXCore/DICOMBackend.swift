@@ -238,7 +238,8 @@ extension Querying {
             keepMatches: false)
         studyRequest.keptIfReturned = keptIfReturned
         let studies = try await find(
-            studyRequest, logger: logger, onResponse: { response in if let study = response.identifier { spool.append(study) } })
+            studyRequest, logger: logger,
+            onResponse: { response in if let study = response.identifier { spool.append(study) } })
         guard !studies.status.isFailure else { return studies.status }
         try await spool.readEach { study throws(PXError) in
             guard let uid = study.string(.studyInstanceUID), !uid.isEmpty else { return }

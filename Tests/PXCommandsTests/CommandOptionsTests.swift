@@ -166,7 +166,9 @@ import Testing
         let collected = Collected()
         let output = CommandOutput(pretty: false, command: ["px-test"], sink: collected.sink)
         let status = await Self.status {
-            try await CommandRunner.run(output: output, backend: try Self.native(), need: .verify, peer: try Self.node()) {
+            try await CommandRunner.run(
+                output: output, backend: try Self.native(), need: .verify, peer: try Self.node()
+            ) {
                 _, data in
                 data = .object([JSONMember("n", .integer(1))])
                 return nil
@@ -204,7 +206,9 @@ import Testing
         let collected = Collected()
         let output = CommandOutput(pretty: false, command: ["px-test"], sink: collected.sink)
         let status = await Self.status {
-            try await CommandRunner.run(output: output, backend: try Self.native(), need: .query, peer: try Self.node()) {
+            try await CommandRunner.run(
+                output: output, backend: try Self.native(), need: .query, peer: try Self.node()
+            ) {
                 _, data in
                 data = .array([])
                 return .dimseFailure(DIMSEStatus(code: 0xA700), operation: "C-FIND")

@@ -71,13 +71,35 @@ public struct ConnectionOptions: ParsableArguments {
         }
     }
 
-    /// The connection these options describe, reading the config file when needed.
-    ///
-    /// For a DICOMweb peer (a URL, or a `[nodes.NAME]` with `url`) it is the ``Connection`` the DICOMweb
-    /// backend's calls take (``DICOMWebBackend/connection(for:calledAETitle:local:timeouts:)``): its timeouts
-    /// count, the service is the backend's own (``webService(config:)``).
-    /// - Throws: ``PXError/usage(_:)``.
+    /// The DIMSE connection these options describe, reading the config file when needed: the node, the calling
+    /// AE title, `timeouts`, TLS and the user identity.
+    /// - Throws: ``PXError/usage(_:)``, also for a DICOMweb peer (a URL, or a `[nodes.NAME]` with `url`), which is
+    ///   no DIMSE node: its service is ``backend(_:for:timeouts:)``'s.
     public func connection(timeouts: Timeouts) throws(PXError) -> Connection {
+        switch try address(timeouts: timeouts) {
+        case .node(let connection): return connection
+        case .web(let place, _): throw .usage("\(place.baseURL) is a DICOMweb service, not a DIMSE node")
+        }
+    }
+
+    /// Where pypx's findscu command line (px-find's `command`) says the query goes: the node, or a DICOMweb
+    /// service's host and port with findscu's default called AE title (``FindscuAddress``).
+    /// - Throws: ``PXError/usage(_:)``.
+    public func findscuAddress(timeouts: Timeouts) throws(PXError) -> FindscuAddress {
+        switch try address(timeouts: timeouts) {
+        case .node(let connection): return FindscuAddress(connection)
+        case .web(let place, let local):
+            return FindscuAddress(host: place.host, port: place.port, callingAETitle: local.aeTitle)
+        }
+    }
+
+    /// What the peer is: a DIMSE node's connection, or a DICOMweb service and the calling AE title.
+    private enum Address {
+        case node(Connection)
+        case web(DICOMWebPlace, local: LocalAE)
+    }
+
+    private func address(timeouts: Timeouts) throws(PXError) -> Address {
         let config = try CommandConfig.value()
         func local() throws(PXError) -> LocalAE {
             try LocalAE(aeTitle: callingAETitle ?? config.localAETitle ?? LocalAE.defaultTitle)
@@ -96,14 +118,10 @@ public struct ConnectionOptions: ParsableArguments {
                     throw .usage(
                         "'\(name)' is not host:port and not a node in \(PXConfig.defaultPath ?? "the config file")")
                 }
-                if let url = node.url {
-                    return try DICOMWebBackend.connection(
-                        for: try DICOMWebPlace(url: url), local: try local(), timeouts: timeouts)
-                }
+                if let url = node.url { return .web(try DICOMWebPlace(url: url), local: try local()) }
                 (host, port, called, configNode) = (node.host, node.port, node.aeTitle, node)
             case .url(let url):
-                return try DICOMWebBackend.connection(
-                    for: try DICOMWebPlace(url: url), local: try local(), timeouts: timeouts)
+                return .web(try DICOMWebPlace(url: url), local: try local())
             }
         } else {
             guard let serverIP, let serverPort else { throw .usage("no peer given") }
@@ -113,7 +131,7 @@ public struct ConnectionOptions: ParsableArguments {
         var connection = Connection(node: node, local: try local(), timeouts: timeouts)
         connection.tls = try tls.settings(node: configNode)
         connection.userIdentity = try identity.userIdentity(node: configNode)
-        return connection
+        return .node(connection)
     }
 
     /// Whether the association request presents a user identity: one of the identity options, or a config

@@ -3,44 +3,61 @@ import PX
 import PXCore
 import PXPlaces
 
-/// The backend a command's peer resolves to: a DIMSE backend (the `--backend` choice, every capability) or a
-/// DICOMweb service's (PS3.18: only what its transactions give).
+/// The backend a command's peer resolves to: a DIMSE backend (the `--backend` choice, every capability once
+/// bound to the node's connection) or a DICOMweb service (PS3.18: only what its transactions give).
 public enum ResolvedBackend: Sendable {
     case dimse(any DICOMBackend)
-    case web(DICOMWebBackend)
+    case web(DICOMWebService)
 
     /// What the envelope's `backend` reports: `dcmtk`, `native` or `dicomweb`.
     public var name: String {
         switch self {
         case .dimse(let backend): return backend.name
-        case .web(let backend): return backend.name
+        case .web(let service): return service.name
         }
     }
 }
 
-/// What a command asks its peer's backend for: the operation (which backend `--backend` picks for a DIMSE peer,
-/// ``BackendOperation``) and the capability the command uses. A DIMSE backend has every capability; a DICOMweb
-/// service has only those its type conforms to (``DICOMWebBackend``): for the others a need can only say
-/// ``OnWeb/refused(_:)`` (a DICOMweb backend is not a ``Moving`` one, so `given` would not compile), and the
-/// command refuses the peer with a usage error saying why.
+/// What a command asks its peer for: the operation (which backend `--backend` picks for a DIMSE peer,
+/// ``BackendOperation``) and the capability the command uses, a peer-bound value (``Verifying``, ``Querying``...)
+/// it calls without knowing the protocol. A DIMSE node gives every capability (its backend bound to the
+/// connection, ``DIMSEPeer``); a DICOMweb service gives those its type conforms to (``DICOMWebService``): for the
+/// others a need can only say ``OnWeb/refused(_:)`` (a DICOMweb service is not a ``Moving`` one, so `given`
+/// would not compile), and the command refuses the peer with a usage error saying why.
 public struct PeerNeed<Capability>: Sendable {
+    /// What a DIMSE peer gives for the need.
+    public enum OnDIMSE: Sendable {
+        /// The capability of the backend bound to the node (``DIMSEPeer``).
+        case peer(@Sendable (DIMSEPeer) -> Capability)
+        /// The backend itself, for a need without one node (a receiver, px-sync's places).
+        case backend(@Sendable (any DICOMBackend) -> Capability)
+    }
+
     /// What a DICOMweb peer gives for the need.
     public enum OnWeb: Sendable {
-        /// The capability, from the DICOMweb backend.
-        case given(@Sendable (DICOMWebBackend) -> Capability)
+        /// The capability, from the DICOMweb service.
+        case given(@Sendable (DICOMWebService) -> Capability)
         /// None: why (the usage error's message).
         case refused(String)
     }
 
     public let operation: BackendOperation
-    let dimse: @Sendable (any DICOMBackend) -> Capability
+    let dimse: OnDIMSE
     let web: OnWeb
 
-    /// The capability `backend` gives.
-    /// - Throws: ``PXError/usage(_:)`` when the peer is a DICOMweb service without it.
-    public func capability(of backend: ResolvedBackend) throws(PXError) -> Capability {
+    /// The capability `backend` gives; `connection` is the node's, asked for only when the need binds the
+    /// DIMSE backend to a node.
+    /// - Throws: ``PXError/usage(_:)`` when the peer is a DICOMweb service without it, or when the need binds a
+    ///   node and there is none; what `connection` throws.
+    public func capability(
+        of backend: ResolvedBackend, connection: () throws(PXError) -> Connection = Self.noNode
+    ) throws(PXError) -> Capability {
         switch backend {
-        case .dimse(let dimse): return self.dimse(dimse)
+        case .dimse(let dimse):
+            switch self.dimse {
+            case .peer(let capability): return capability(DIMSEPeer(backend: dimse, connection: try connection()))
+            case .backend(let capability): return capability(dimse)
+            }
         case .web(let service):
             switch web {
             case .given(let capability): return capability(service)
@@ -48,50 +65,58 @@ public struct PeerNeed<Capability>: Sendable {
             }
         }
     }
+
+    /// The connection of a command that names no node.
+    /// - Throws: ``PXError/usage(_:)``, always.
+    public static func noNode() throws(PXError) -> Connection {
+        throw .usage("the command names no peer to connect to")
+    }
 }
 
 extension PeerNeed where Capability == any Verifying {
     /// px-echo: C-ECHO, or a QIDO-RS search of a DICOMweb service.
-    public static var verify: Self { Self(operation: .echo, dimse: { $0 }, web: .given { $0 }) }
+    public static var verify: Self { Self(operation: .echo, dimse: .peer { $0 }, web: .given { $0 }) }
 }
 
 extension PeerNeed where Capability == any Querying {
     /// px-find: C-FIND or QIDO-RS.
-    public static var query: Self { Self(operation: .find, dimse: { $0 }, web: .given { $0 }) }
+    public static var query: Self { Self(operation: .find, dimse: .peer { $0 }, web: .given { $0 }) }
 }
 
 extension PeerNeed where Capability == any Querying & Retrieving {
     /// px-get: C-GET or WADO-RS, and the queries that resolve what to retrieve.
-    public static var retrieve: Self { Self(operation: .get, dimse: { $0 }, web: .given { $0 }) }
+    public static var retrieve: Self { Self(operation: .get, dimse: .peer { $0 }, web: .given { $0 }) }
 }
 
 extension PeerNeed where Capability == any Storing {
     /// px-push: C-STORE or STOW-RS.
-    public static var store: Self { Self(operation: .push, dimse: { $0 }, web: .given { $0 }) }
+    public static var store: Self { Self(operation: .push, dimse: .peer { $0 }, web: .given { $0 }) }
 }
 
 extension PeerNeed where Capability == any Receiving {
     /// px-listen: a C-STORE SCP (it has no peer).
     public static var receive: Self {
         Self(
-            operation: .listen, dimse: { $0 },
+            operation: .listen, dimse: .backend { $0 },
             web: .refused("px-listen is not supported for a DICOMweb peer: it receives DIMSE C-STORE only"))
     }
 }
 
-extension PeerNeed where Capability == any DICOMBackend {
-    /// px-move: C-MOVEs in a retrieve session (DIMSE only: DICOMweb has no C-MOVE, PS3.18).
+extension PeerNeed where Capability == DIMSEPeer {
+    /// px-move: C-MOVEs in a retrieve session on the node (DIMSE only: DICOMweb has no C-MOVE, PS3.18).
     public static var move: Self {
         Self(
-            operation: .move, dimse: { $0 },
+            operation: .move, dimse: .peer { $0 },
             web: .refused("C-MOVE is not supported for a DICOMweb peer: use px-get, which retrieves with WADO-RS"))
     }
+}
 
+extension PeerNeed where Capability == any DICOMBackend {
     /// px-sync's DIMSE nodes, spoken to with C-FIND, C-GET (`auto` keeps it native, ``BackendOperation/get``),
-    /// C-MOVE and C-STORE; its DICOMweb places have their own backend.
+    /// C-MOVE and C-STORE; its DICOMweb places have their own service.
     public static var nodes: Self {
         Self(
-            operation: .get, dimse: { $0 },
+            operation: .get, dimse: .backend { $0 },
             web: .refused("a DICOMweb service is a place of its own, not a DIMSE node"))
     }
 }
@@ -115,17 +140,19 @@ extension ConnectionOptions {
         }
     }
 
-    /// The backend for a command, chosen in this one place: a DICOMweb peer selects the DICOMweb
-    /// backend (QIDO-RS, WADO-RS, STOW-RS), any other peer the `--backend` choice for `operation` (with `auto`, the
+    /// The backend for a command, chosen in this one place: a DICOMweb peer is its service (QIDO-RS, WADO-RS,
+    /// STOW-RS under `timeouts`), any other peer the `--backend` choice for `operation` (with `auto`, the
     /// native backend when a user identity is presented and the operation's DCMTK tool cannot present one).
     /// - Throws: ``PXError/usage(_:)`` for `--backend dcmtk|native` with a DICOMweb peer, and what
     ///   ``BackendOptions/make(executables:for:)`` throws.
-    public func backend(_ options: BackendOptions, for operation: BackendOperation) throws(PXError) -> ResolvedBackend {
+    public func backend(
+        _ options: BackendOptions, for operation: BackendOperation, timeouts: Timeouts = .standard
+    ) throws(PXError) -> ResolvedBackend {
         if let web = try webService(config: CommandConfig.value()) {
             guard options.backend == .auto else {
                 throw .usage("--backend \(options.backend.rawValue) cannot reach a DICOMweb peer; leave --backend out")
             }
-            return .web(DICOMWebBackend(place: web.place, transferSyntax: web.transferSyntax))
+            return .web(DICOMWebService(place: web.place, transferSyntax: web.transferSyntax, timeouts: timeouts))
         }
         return .dimse(
             try options.make(

@@ -10,10 +10,9 @@ public enum EchoCommand {
     ) async throws {
         let logger = logging.makeLogger(label: "px-echo")
         try await CommandRunner.run(
-            output: output.output, backend: backend, need: .verify, peer: connection
-        ) { dicomBackend, data in
-            let conn = try connection.connection(timeouts: timeouts.timeouts)
-            data = PXOutput.json(try await dicomBackend.verify(connection: conn, logger: logger))
+            output: output.output, backend: backend, need: .verify, peer: connection, timeouts: timeouts.timeouts
+        ) { peer, data in
+            data = PXOutput.json(try await peer.verify(logger: logger))
             return nil
         }
     }

@@ -35,11 +35,12 @@ public enum FindCommand {
         // A table, tree or CSV is for people and spreadsheets: the envelope follows it only to report a failure.
         let forPeople = format == .table || format == .tree || format == .csv
         try await CommandRunner.run(
-            output: output, backend: backend, need: .query, peer: connection,
+            output: output, backend: backend, need: .query, peer: connection, timeouts: timeouts.timeouts,
             envelopeOnSuccess: !forPeople
-        ) { dicomBackend, data in
+        ) { peer, data in
             if let spoolFailure { throw spoolFailure }
-            let conn = try connection.connection(timeouts: timeouts.timeouts)
+            // pypx's per-series `command` names the peer as findscu would (``FindscuAddress``).
+            let address = format.isPypx ? try connection.findscuAddress(timeouts: timeouts.timeouts) : nil
             let keys = try query.matchingKeys()
             var failure: PXError?
             try checkTreeLevel(format: format, query: query)
@@ -49,7 +50,7 @@ public enum FindCommand {
                     maxResponses: query.responseBound, keepMatches: forPeople && format != .csv)
                 let columns = PXOutput.csvColumns(identifier)
                 if format == .csv { output.writeText(PXOutput.csvRecord(columns)) }
-                let result = try await dicomBackend.find(request, connection: conn, logger: logger) { response in
+                let result = try await peer.find(request, logger: logger) { response in
                     guard let ds = response.identifier else { return }
                     if format == .ndjson {
                         output.write(PXOutput.ndjsonLine(ds), pretty: false)
@@ -66,8 +67,8 @@ public enum FindCommand {
                     // The counts the peer left empty, one level down.
                     matches = await countingOneLevelDown(
                         matches.map { StudyWithSeries(study: $0, series: [], seriesStatus: .success) },
-                        seriesKnown: false, backend: dicomBackend, model: query.model,
-                        maxResponses: query.responseBound, connection: conn, logger: logger
+                        seriesKnown: false, peer: peer, model: query.model, maxResponses: query.responseBound,
+                        logger: logger
                     ).map(\.study)
                 }
                 if forPeople {
@@ -76,7 +77,7 @@ public enum FindCommand {
                 }
                 spool?.complete()
                 data = forPeople || spool != nil ? nil : PXOutput.findData(result, format: format)
-                if result.status.isFailure { failure = .dimseFailure(result.status, operation: "C-FIND") }
+                if result.status.isFailure { failure = .dimseFailure(result.status, operation: peer.queryOperation) }
             } else {
                 let seriesKeys = keys.filter { QueryDefaults.seriesKeywords.contains($0.keyword) }
                 let studyKeys = keys.filter { !QueryDefaults.seriesKeywords.contains($0.keyword) }
@@ -88,11 +89,10 @@ public enum FindCommand {
                 let seriesIdentifier = try twoPhaseIdentifier(query, format: format, level: .series, keys: seriesKeys)
                 let columns = PXOutput.csvColumns(study: studyIdentifier, series: seriesIdentifier)
                 if format == .csv { output.writeText(PXOutput.csvRecord(columns)) }
-                let status = try await dicomBackend.forEachStudyWithSeries(
+                let status = try await peer.forEachStudyWithSeries(
                     studyKeys: studyIdentifier, seriesKeys: seriesIdentifier, model: query.model,
                     studyLimit: query.limit, maxResponses: query.responseBound,
-                    keptIfReturned: format.isPypx ? [EntityMatching.retrieveAETitle] : [], connection: conn,
-                    logger: logger
+                    keptIfReturned: format.isPypx ? [EntityMatching.retrieveAETitle] : [], logger: logger
                 ) { study throws(PXError) in
                     if seriesOnly && study.series.isEmpty { return }
                     if study.seriesStatus.isFailure && seriesFailure == nil { seriesFailure = study.seriesStatus }
@@ -103,10 +103,9 @@ public enum FindCommand {
                         if query.model == .patientRoot, let id = study.study.string(.patientID) {
                             keys.set(.patientID, vr: .LO, string: id)
                         }
-                        let seriesCommand =
-                            format.isPypx
-                            ? PXOutput.findscuCommandLine(keys, level: .series, model: query.model, connection: conn)
-                            : nil
+                        let seriesCommand = address.map {
+                            PXOutput.findscuCommandLine(keys, level: .series, model: query.model, address: $0)
+                        }
                         spool.append(
                             PXOutput.studyEntry(
                                 study, index: spool.count, format: format, seriesCommand: seriesCommand))
@@ -122,8 +121,8 @@ public enum FindCommand {
                 }
                 if format == .tree {
                     kept = await countingOneLevelDown(
-                        kept, seriesKnown: true, backend: dicomBackend, model: query.model,
-                        maxResponses: query.responseBound, connection: conn, logger: logger)
+                        kept, seriesKnown: true, peer: peer, model: query.model, maxResponses: query.responseBound,
+                        logger: logger)
                 }
                 if forPeople { writeLines(kept, format: format, to: output) }
                 spool?.complete()
@@ -131,9 +130,9 @@ public enum FindCommand {
                     forPeople || spool != nil
                     ? nil
                     : JSONValueEncoder.encode(PXOutput.TwoPhaseCountOutput(studies: studyCount, series: seriesCount))
-                if status.isFailure { failure = .dimseFailure(status, operation: "C-FIND") }
+                if status.isFailure { failure = .dimseFailure(status, operation: peer.queryOperation) }
                 if let seriesFailure {
-                    failure = failure ?? .dimseFailure(seriesFailure, operation: "C-FIND (series)")
+                    failure = failure ?? .dimseFailure(seriesFailure, operation: "\(peer.queryOperation) (series)")
                 }
             }
             return failure
@@ -171,17 +170,16 @@ public enum FindCommand {
     static func commandLine(
         _ query: QueryOptions, connection options: ConnectionOptions, timeouts: TimeoutOptions
     ) throws(PXError) -> String {
-        let connection = try options.connection(timeouts: timeouts.timeouts)
+        let address = try options.findscuAddress(timeouts: timeouts.timeouts)
         let keys = try query.matchingKeys()
         if let level = query.singleLevel {
             return PXOutput.findscuCommandLine(
-                try query.identifier(level: level, keys: keys), level: level, model: query.model,
-                connection: connection)
+                try query.identifier(level: level, keys: keys), level: level, model: query.model, address: address)
         }
         let studyKeys = keys.filter { !QueryDefaults.seriesKeywords.contains($0.keyword) }
         return PXOutput.findscuCommandLine(
             try twoPhaseIdentifier(query, format: .pypx, level: .study, keys: studyKeys), level: .study,
-            model: query.model, connection: connection)
+            model: query.model, address: address)
     }
 
     /// `--format tree` shows studies: with `--level` other than study it is a usage error.

@@ -12,8 +12,8 @@ public enum FindThenRetrieve {
         connection: ConnectionOptions, timeouts: TimeoutOptions, backend: BackendOptions, logging: LoggingOptions,
         query: QueryOptions, then: ThenOptions, output: CommandOutput
     ) async throws {
-        let found: RetrieveTargets = { dicomBackend, conn, logger throws(PXError) in
-            try await targets(query: query, backend: dicomBackend, connection: conn, logger: logger)
+        let found: RetrieveTargets = { peer, logger throws(PXError) in
+            try await targets(query: query, peer: peer, logger: logger)
         }
         if let root = then.datadir {
             try await GetCommand.run(
@@ -29,27 +29,27 @@ public enum FindThenRetrieve {
     /// What the query finds, as retrieve targets.
     /// - Throws: ``PXError/dimseFailure(_:operation:)`` for a failure status of the query.
     static func targets(
-        query: QueryOptions, backend: any Querying, connection: Connection, logger: Logger
+        query: QueryOptions, peer: any Querying, logger: Logger
     ) async throws(PXError) -> [RetrieveSelection] {
         let keys = try query.matchingKeys()
         var out: [RetrieveSelection] = []
         if let level = query.singleLevel {
-            let result = try await backend.find(
+            let result = try await peer.find(
                 FindRequest(
                     level: level, model: query.model, identifier: try query.identifier(level: level, keys: keys),
                     limit: query.limit, maxResponses: query.responseBound),
-                connection: connection, logger: logger, onResponse: { _ in })
-            if result.status.isFailure { throw .dimseFailure(result.status, operation: "C-FIND") }
+                logger: logger, onResponse: { _ in })
+            if result.status.isFailure { throw .dimseFailure(result.status, operation: peer.queryOperation) }
             for match in result.matches {
                 if let target = target(match, level: level) { out.append(target) }
             }
         } else {
             let seriesKeys = keys.filter { QueryDefaults.seriesKeywords.contains($0.keyword) }
             let studyKeys = keys.filter { !QueryDefaults.seriesKeywords.contains($0.keyword) }
-            let status = try await backend.forEachStudyWithSeries(
+            let status = try await peer.forEachStudyWithSeries(
                 studyKeys: try query.identifier(level: .study, keys: studyKeys),
                 seriesKeys: try query.identifier(level: .series, keys: seriesKeys), model: query.model,
-                studyLimit: query.limit, maxResponses: query.responseBound, connection: connection, logger: logger
+                studyLimit: query.limit, maxResponses: query.responseBound, logger: logger
             ) { found throws(PXError) in
                 if !seriesKeys.isEmpty && found.series.isEmpty { return }
                 guard let study = target(found.study, level: .study) else { return }
@@ -62,7 +62,7 @@ public enum FindThenRetrieve {
                             seriesInstanceUID: uid))
                 }
             }
-            if status.isFailure { throw .dimseFailure(status, operation: "C-FIND") }
+            if status.isFailure { throw .dimseFailure(status, operation: peer.queryOperation) }
         }
         var seen = Set<RetrieveSelection>()
         return out.filter { seen.insert($0).inserted }

@@ -16,8 +16,8 @@ extension FindCommand {
     /// (a STUDY-level query: its series and its instances). A count query that fails leaves the count
     /// unknown (`?`), with a warning.
     static func countingOneLevelDown(
-        _ studies: [StudyWithSeries], seriesKnown: Bool, backend: any Querying, model: QueryModel,
-        maxResponses: Int?, connection: Connection, logger: Logger
+        _ studies: [StudyWithSeries], seriesKnown: Bool, peer: any Querying, model: QueryModel,
+        maxResponses: Int?, logger: Logger
     ) async -> [StudyWithSeries] {
         func missing(_ dataSet: DataSet, _ tag: Tag) -> Bool {
             Int(dataSet.string(tag)?.trimmingSpaces ?? "") == nil
@@ -41,11 +41,11 @@ extension FindCommand {
             }
             let result: FindResult
             do {
-                result = try await backend.find(
+                result = try await peer.find(
                     FindRequest(
                         level: .image, model: model, identifier: identifier, maxResponses: maxResponses,
                         keepMatches: true),
-                    connection: connection, logger: logger, onResponse: { _ in })
+                    logger: logger, onResponse: { _ in })
             } catch {
                 logger.warning("cannot count the instances of study \(uid): \(error)")
                 out.append(entry)

@@ -3,7 +3,8 @@ import PXCommandLine
 import PXCore
 import Synchronization
 
-/// px-push: every file on one association with C-STORE (PS3.4 §B.2), a status per file.
+/// px-push: every file on one association with C-STORE (PS3.4 §B.2), or in STOW-RS requests to a DICOMweb
+/// service (PS3.18 §10.5), a status per file.
 public enum PushCommand {
     public static func run(
         connection: ConnectionOptions, timeouts: TimeoutOptions, backend: BackendOptions, logging: LoggingOptions,
@@ -11,15 +12,14 @@ public enum PushCommand {
     ) async throws {
         let logger = logging.makeLogger(label: "px-push")
         try await CommandRunner.run(
-            output: output.output, backend: backend, need: .store, peer: connection
-        ) { dicomBackend, data in
-            let conn = try connection.connection(timeouts: timeouts.timeouts)
+            output: output.output, backend: backend, need: .store, peer: connection, timeouts: timeouts.timeouts
+        ) { peer, data in
             var request = try PushRequest(paths: paths)
             request.window = window
             let showProgress = CommandOutput.standardErrorIsTerminal
             let total = request.files.count
             let done = Counter()
-            let pushed = try await dicomBackend.push(request, connection: conn, logger: logger) { file in
+            let pushed = try await peer.push(request, logger: logger) { file in
                 let n = done.increment()
                 if showProgress {
                     CommandOutput.writeStandardError(

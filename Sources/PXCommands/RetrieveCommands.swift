@@ -6,9 +6,9 @@ import PXCore
 import PXPlaces
 import UnixSignals
 
-/// What a retrieve retrieves, asked once the backend and connection are known: ``RetrieveOptions`` (px-move,
-/// px-get) or a find's matches (px-find --then retrieve).
-public typealias RetrieveTargets = (any Querying, Connection, Logger) async throws(PXError) -> [RetrieveSelection]
+/// What a retrieve retrieves, asked once the peer is known: ``RetrieveOptions`` (px-move, px-get) or a find's
+/// matches (px-find --then retrieve), found by searching the peer.
+public typealias RetrieveTargets = (any Querying, Logger) async throws(PXError) -> [RetrieveSelection]
 
 /// px-move: a C-MOVE per target to `destination` (PS3.4 §C.4.2).
 public enum MoveCommand {
@@ -19,7 +19,7 @@ public enum MoveCommand {
         try await run(
             connection: connection, timeouts: timeouts, backend: backend, logging: logging, model: retrieve.model,
             destination: destination, output: output.output, label: "px-move"
-        ) { _, _, _ throws(PXError) in try retrieve.targets(verb: "move") }
+        ) { _, _ throws(PXError) in try retrieve.targets(verb: "move") }
     }
 
     /// A C-MOVE in `model` of each of `targets` (whole patients and series without their study resolved by
@@ -31,16 +31,15 @@ public enum MoveCommand {
     ) async throws {
         let logger = logging.makeLogger(label: label)
         try await CommandRunner.run(
-            output: output, backend: backend, need: .move, peer: connection,
+            output: output, backend: backend, need: .move, peer: connection, timeouts: timeouts.timeouts,
             state: RetrieveRun<MoveResult>(), data: summary
-        ) { dicomBackend, run in
-            let conn = try connection.connection(timeouts: timeouts.timeouts)
+        ) { node, run in
             guard let destination = destination ?? connection.callingAETitle else {
                 throw PXError.usage("give the move destination with --destination")
             }
             let targets = try await RetrieveResolution.resolve(
-                try await targets(dicomBackend, conn, logger), expandPatients: model != .patientRoot,
-                model: model, backend: dicomBackend, connection: conn, logger: logger)
+                try await targets(node, logger), expandPatients: model != .patientRoot, model: model, peer: node,
+                logger: logger)
             let verb = RetrieveVerb(
                 operation: "C-MOVE", progress: RetrieveProgressLine(command: "px-move", showsRemaining: true),
                 request: { (t: RetrieveSelection, model: QueryModel) throws(PXError) in
@@ -52,8 +51,7 @@ public enum MoveCommand {
                 send: { session, request, progress throws(PXError) in
                     try await session.move(request, onProgress: progress)
                 })
-            return try await RetrieveLoop.each(
-                targets, verb, model: model, into: &run, backend: dicomBackend, connection: conn, logger: logger)
+            return try await RetrieveLoop.each(targets, verb, model: model, into: &run, node: node, logger: logger)
         }
     }
 
@@ -72,10 +70,10 @@ public enum GetCommand {
         try await run(
             connection: connection, timeouts: timeouts, backend: backend, logging: logging, model: retrieve.model,
             root: root, output: output.output, parallel: parallel, label: "px-get"
-        ) { _, _, _ throws(PXError) in try retrieve.targets(verb: "get") }
+        ) { _, _ throws(PXError) in try retrieve.targets(verb: "get") }
     }
 
-    /// A C-GET (WADO-RS for a DICOMweb peer) in `model` of each of `targets` (resolved by
+    /// A C-GET (WADO-RS for a DICOMweb peer, PS3.18 §10.4) in `model` of each of `targets` (resolved by
     /// ``RetrieveResolution``) into `root`, the envelope written to `output`.
     public static func run(
         connection: ConnectionOptions, timeouts: TimeoutOptions, backend: BackendOptions, logging: LoggingOptions,
@@ -84,21 +82,20 @@ public enum GetCommand {
     ) async throws {
         let logger = logging.makeLogger(label: label)
         try await CommandRunner.run(
-            output: output, backend: backend, need: .retrieve, peer: connection,
+            output: output, backend: backend, need: .retrieve, peer: connection, timeouts: timeouts.timeouts,
             state: RetrieveRun<GetResult>(), data: summary
-        ) { dicomBackend, run in
-            let conn = try connection.connection(timeouts: timeouts.timeouts)
-            let parallel = try parallel.map(DICOMWebBackend.validatedParallel)
+        ) { peer, run in
+            let parallel = try parallel.map(DICOMWebService.validatedParallel)
             let absoluteRoot = absolutePath(root)
-            if parallel != nil && dicomBackend.parallelRetrieval == nil {
+            if parallel != nil && peer.parallelRetrieval == nil {
                 throw PXError.usage("--parallel applies to a DICOMweb peer (WADO-RS); a C-GET runs on one association")
             }
             let targets = try await RetrieveResolution.resolve(
-                try await targets(dicomBackend, conn, logger),
-                expandPatients: model != .patientRoot || !dicomBackend.retrievesWholePatients,
-                model: model, backend: dicomBackend, connection: conn, logger: logger)
+                try await targets(peer, logger), expandPatients: model != .patientRoot || !peer.retrievesWholePatients,
+                model: model, peer: peer, logger: logger)
             let verb = RetrieveVerb(
-                operation: "C-GET", progress: RetrieveProgressLine(command: "px-get", showsRemaining: false),
+                operation: peer.retrieveOperation,
+                progress: RetrieveProgressLine(command: "px-get", showsRemaining: false),
                 request: { (t: RetrieveSelection, model: QueryModel) throws(PXError) in
                     var request = try GetRequest(
                         model: model, patientID: t.patientID, studyInstanceUID: t.studyInstanceUID,
@@ -111,18 +108,18 @@ public enum GetCommand {
                 send: { session, request, progress throws(PXError) in
                     try await session.get(request, onProgress: progress)
                 })
-            let sessions: any DICOMBackend
-            switch dicomBackend.retrieval {
+            let node: DIMSEPeer
+            switch peer.retrieval {
             case .parallel(var web):
                 let requests = try targets.map { (t: RetrieveSelection) throws(PXError) in
                     try verb.request(t, model)
                 }
                 // WADO-RS: --parallel requests at once, across the targets and the series of a study.
-                web.parallel = parallel ?? DICOMWebBackend.defaultParallel
+                web.parallel = parallel ?? DICOMWebService.defaultParallel
                 let format = verb.progress
                 let failure = await RetrieveLoop.concurrently(targets, into: &run, operation: verb.operation) {
                     progressLine in
-                    try await web.get(requests, connection: conn, logger: logger) { request, progress in
+                    try await web.get(requests, logger: logger) { request, progress in
                         progressLine(format.line(request, progress))
                     }
                 }
@@ -133,10 +130,9 @@ public enum GetCommand {
                     return .partialFailure(failed: failed, total: total, what: "instances")
                 }
                 return failure
-            case .inSessions(let backend): sessions = backend
+            case .inSessions(let dimse): node = dimse
             }
-            return try await RetrieveLoop.each(
-                targets, verb, model: model, into: &run, backend: sessions, connection: conn, logger: logger)
+            return try await RetrieveLoop.each(targets, verb, model: model, into: &run, node: node, logger: logger)
         }
     }
 
@@ -215,7 +211,7 @@ struct RetrieveProgressLine: Sendable {
 /// What px-move and px-get differ in: the request a target becomes, the session call that runs it, and the
 /// progress line.
 struct RetrieveVerb<Request: RetrieveRequestKeys & Sendable, Result: RetrieveOutcome> {
-    /// The DIMSE operation a failure status is reported for (`C-MOVE`).
+    /// The operation a failure status is reported for: `C-MOVE`, `C-GET`, or `WADO-RS` for a DICOMweb peer.
     let operation: String
     let progress: RetrieveProgressLine
     /// The request for a target in a model.
@@ -232,7 +228,7 @@ struct RetrieveVerb<Request: RetrieveRequestKeys & Sendable, Result: RetrieveOut
 /// at all (``stopsTheRun(_:)``) leaves the rest `notTried`. Every target is in the run's outcomes.
 enum RetrieveLoop {
     /// Retrieves each of `targets` in `model` with `verb` (a whole patient the peer refuses at PATIENT level,
-    /// study by study: ``RetrieveResolution/retrieve(_:model:backend:connection:logger:status:completed:_:)``),
+    /// study by study: ``RetrieveResolution/retrieve(_:model:peer:logger:status:completed:_:)``),
     /// recording each target's results and outcome in `run`. Every target is made into its request first, so
     /// that every usage error comes before the first retrieve.
     /// - Returns: the first target's failure (a failure status as ``PXError/dimseFailure(_:operation:)``,
@@ -240,7 +236,7 @@ enum RetrieveLoop {
     ///   ended its retrieve): the run is then a failure, whatever the other targets did.
     static func each<Request, Result>(
         _ targets: [RetrieveSelection], _ verb: RetrieveVerb<Request, Result>, model: QueryModel,
-        into run: inout RetrieveRun<Result>, backend: any DICOMBackend, connection: Connection, logger: Logger
+        into run: inout RetrieveRun<Result>, node: DIMSEPeer, logger: Logger
     ) async throws(PXError) -> PXError? {
         for target in targets { _ = try verb.request(target, model) }
         let (showProgress, progressLine) = progress()
@@ -260,17 +256,16 @@ enum RetrieveLoop {
             }
         }
         defer { watcher.cancel() }
-        let sessionBackend = backend
         do {
             return try await RetrieveCancellation.$current.withValue(cancellation) { () async throws(PXError) in
-                try await sessionBackend.withRetrieveSession(connection: connection, logger: logger) {
+                try await node.withRetrieveSession(logger: logger) {
                     session throws(PXError) in
                     var first: PXError?
                     for (index, target) in targets.enumerated() {
                         do throws(PXError) {
                             let out = try await RetrieveResolution.retrieve(
-                                target, model: model, backend: backend, connection: connection, logger: logger,
-                                status: \.status, completed: \.completed
+                                target, model: model, peer: node, logger: logger, status: \.status,
+                                completed: \.completed
                             ) { target, model throws(PXError) in
                                 let request = try verb.request(target, model)
                                 let format = verb.progress
@@ -345,7 +340,7 @@ enum RetrieveLoop {
     /// Runs `retrieve` once, which retrieves the request of each of `targets` side by side (one result per
     /// target, in their order), and records each target's outcome; an error that ended the retrieval is every
     /// target's.
-    /// - Returns: the first target's failure, as ``RetrieveLoop/each(_:_:model:into:backend:connection:logger:)``.
+    /// - Returns: the first target's failure, as ``RetrieveLoop/each(_:_:model:into:node:logger:)``.
     static func concurrently<Result: RetrieveOutcome>(
         _ targets: [RetrieveSelection], into run: inout RetrieveRun<Result>, operation: String,
         _ retrieve: (_ progressLine: @escaping @Sendable (String) -> Void) async throws -> [Result]

@@ -3,7 +3,8 @@ import Logging
 import PXCommandLine
 import PXCore
 
-/// What px-move and px-get were given, made into retrieves the peer serves (issue 23):
+/// What px-move and px-get were given, made into retrieves the peer serves (issue 23). The searches are the
+/// peer's own (``Querying``: C-FIND, or QIDO-RS for a DICOMweb service, and errors name which):
 /// - a series or instances without their study (pypx 0.8's `px-move --seriesUID S`) get it from one C-FIND at
 ///   SERIES (IMAGE) level, in the Study Root model (PS3.4 §C.6.2: no higher key is needed there);
 /// - a whole patient (`--PatientID` alone) is one PATIENT-level retrieve in the Patient Root model
@@ -14,21 +15,20 @@ enum RetrieveResolution {
     /// `selections` with each study found; whole patients stay whole when `expandPatients` is false.
     /// - Throws: ``PXError`` from the C-FINDs; ``PXError/usage(_:)`` when the peer holds nothing a selection names.
     static func resolve(
-        _ selections: [RetrieveSelection], expandPatients: Bool, model: QueryModel, backend: any Querying,
-        connection: Connection, logger: Logger
+        _ selections: [RetrieveSelection], expandPatients: Bool, model: QueryModel, peer: any Querying,
+        logger: Logger
     ) async throws(PXError) -> [RetrieveSelection] {
         var out: [RetrieveSelection] = []
         for selection in selections {
             if selection.isPatient {
                 if expandPatients {
                     out += try await studies(
-                        ofPatient: selection.patientID ?? "", model: model, backend: backend, connection: connection,
-                        logger: logger)
+                        ofPatient: selection.patientID ?? "", model: model, peer: peer, logger: logger)
                 } else {
                     out.append(selection)
                 }
             } else if selection.needsStudy {
-                out += try await locate(selection, backend: backend, connection: connection, logger: logger)
+                out += try await locate(selection, peer: peer, logger: logger)
             } else {
                 out.append(selection)
             }
@@ -40,15 +40,14 @@ enum RetrieveResolution {
     /// The studies of a patient: one STUDY-level C-FIND on PatientID (PS3.4 §C.4.1), in `model`.
     /// - Throws: ``PXError/dimseFailure(_:operation:)`` for a failure status; ``PXError/usage(_:)`` for no study.
     static func studies(
-        ofPatient patientID: String, model: QueryModel, backend: any Querying, connection: Connection,
-        logger: Logger
+        ofPatient patientID: String, model: QueryModel, peer: any Querying, logger: Logger
     ) async throws(PXError) -> [RetrieveSelection] {
         var keys = DataSet()
         keys.set(.patientID, vr: .LO, string: patientID)
         keys.set(.studyInstanceUID, vr: .UI, string: "")
         let matches = try await find(
-            level: .study, model: model, keys: keys, what: "the studies of PatientID \(patientID)", backend: backend,
-            connection: connection, logger: logger)
+            level: .study, model: model, keys: keys, what: "the studies of PatientID \(patientID)", peer: peer,
+            logger: logger)
         var uids: [String] = []
         for match in matches {
             if let uid = match.string(.studyInstanceUID), !uid.isEmpty, !uids.contains(uid) { uids.append(uid) }
@@ -64,7 +63,7 @@ enum RetrieveResolution {
     /// IMAGE level on the SOPInstanceUIDs (a list, PS3.4 §C.2.2.2.2), Study Root model. Instances found in several
     /// series are one selection per series.
     static func locate(
-        _ selection: RetrieveSelection, backend: any Querying, connection: Connection, logger: Logger
+        _ selection: RetrieveSelection, peer: any Querying, logger: Logger
     ) async throws(PXError) -> [RetrieveSelection] {
         let level: QueryLevel = selection.sopInstanceUIDs.isEmpty ? .series : .image
         var keys = DataSet()
@@ -79,8 +78,7 @@ enum RetrieveResolution {
             ? "series \(selection.seriesInstanceUID ?? "")"
             : "instances \(selection.sopInstanceUIDs.joined(separator: ", "))"
         let matches = try await find(
-            level: level, model: .studyRoot, keys: keys, what: "the study of \(named)", backend: backend,
-            connection: connection, logger: logger)
+            level: level, model: .studyRoot, keys: keys, what: "the study of \(named)", peer: peer, logger: logger)
         var out: [RetrieveSelection] = []
         for match in matches {
             guard let study = match.string(.studyInstanceUID), !study.isEmpty,
@@ -100,7 +98,9 @@ enum RetrieveResolution {
                     patientID: patientID, studyInstanceUID: study, seriesInstanceUID: series,
                     sopInstanceUIDs: sop.map { [$0] } ?? []))
         }
-        guard !out.isEmpty else { throw .usage("the peer holds no \(named) (C-FIND at \(level.dicomValue) level)") }
+        guard !out.isEmpty else {
+            throw .usage("the peer holds no \(named) (\(peer.queryOperation) at \(level.dicomValue) level)")
+        }
         let found = Set(out.flatMap(\.sopInstanceUIDs))
         let missing = selection.sopInstanceUIDs.filter { !found.contains($0) }
         if !missing.isEmpty {
@@ -109,15 +109,16 @@ enum RetrieveResolution {
         return out
     }
 
-    /// One C-FIND (bounded by ``FindRequest/defaultMaxResponses``) and its matches.
+    /// One search of the peer (bounded by ``FindRequest/defaultMaxResponses``) and its matches.
     static func find(
-        level: QueryLevel, model: QueryModel, keys: DataSet, what: String, backend: any Querying,
-        connection: Connection, logger: Logger
+        level: QueryLevel, model: QueryModel, keys: DataSet, what: String, peer: any Querying, logger: Logger
     ) async throws(PXError) -> [DataSet] {
-        let result = try await backend.find(
+        let result = try await peer.find(
             FindRequest(level: level, model: model, identifier: keys, maxResponses: FindRequest.defaultMaxResponses),
-            connection: connection, logger: logger, onResponse: { _ in })
-        if result.status.isFailure { throw .dimseFailure(result.status, operation: "C-FIND (\(what))") }
+            logger: logger, onResponse: { _ in })
+        if result.status.isFailure {
+            throw .dimseFailure(result.status, operation: "\(peer.queryOperation) (\(what))")
+        }
         return result.matches
     }
 
@@ -139,8 +140,8 @@ enum RetrieveResolution {
     /// retrieved again study by study, in the Study Root model (the peer may have refused the Patient Root one),
     /// each with `retrieve`, every study whether an earlier one failed or not.
     static func retrieve<Result>(
-        _ selection: RetrieveSelection, model: QueryModel, backend: any Querying, connection: Connection,
-        logger: Logger, status: (Result) -> DIMSEStatus, completed: (Result) -> Int,
+        _ selection: RetrieveSelection, model: QueryModel, peer: any Querying, logger: Logger,
+        status: (Result) -> DIMSEStatus, completed: (Result) -> Int,
         _ retrieve: (RetrieveSelection, QueryModel) async throws(PXError) -> Result
     ) async throws(PXError) -> [Result] {
         guard selection.isPatient else { return [try await retrieve(selection, model)] }
@@ -156,8 +157,7 @@ enum RetrieveResolution {
         }
         var results: [Result] = []
         for study in try await studies(
-            ofPatient: selection.patientID ?? "", model: .studyRoot, backend: backend, connection: connection,
-            logger: logger)
+            ofPatient: selection.patientID ?? "", model: .studyRoot, peer: peer, logger: logger)
         {
             // Every study is tried: a failed one does not keep the patient's others (issue 32).
             results.append(try await retrieve(study, .studyRoot))

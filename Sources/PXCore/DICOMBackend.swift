@@ -1,14 +1,16 @@
 import DICOMData
 import Logging
 
-/// A way to speak to a peer: the DCMTK tools, the native DIMSE stack, or a DICOMweb client.
+/// A peer px speaks to, bound to where it talks: a DIMSE node reached with a backend (``DIMSEPeer``: a
+/// ``DICOMBackend`` and a ``Connection``) or a DICOMweb service (PS3.18, its base URL and credentials).
 ///
-/// What a backend can do is said by the capability protocols it conforms to (``Verifying``, ``Querying``,
-/// ``Retrieving``, ``Moving``, ``Storing``, ``Receiving``): a DIMSE backend (``DICOMBackend``) has them all, a
-/// DICOMweb service (PS3.18) only those its transactions give. A command asks for the capability it needs, so
-/// asking a peer for what it cannot do is decided by the types, never by the backend's name.
+/// What a peer can do is said by the capability protocols it conforms to (``Verifying``, ``Querying``,
+/// ``Retrieving``, ``Moving``, ``Storing``): a DIMSE peer has them all, a DICOMweb service only those its
+/// transactions give (no ``Moving``). Their methods take no connection: the peer already knows its address,
+/// timeouts and credentials, so a command asks for the capability it needs and calls it the same way whatever
+/// the protocol, and asking a peer for what it cannot do is decided by the types, never by the backend's name.
 ///
-/// Every backend returns the same typed results and throws only ``PXError`` (typed throws: an error
+/// Every peer returns the same typed results and throws only ``PXError`` (typed throws: an error
 /// from below, a task group or a subprocess, is mapped at the backend's edge with
 /// ``PXError/catching(_:)``), so the JSON rendered from them (``PXOutput``) is identical whichever
 /// backend ran.
@@ -17,36 +19,40 @@ public protocol PeerBackend: Sendable {
     var name: String { get }
 }
 
-/// A backend that can check that its peer answers.
+/// A peer that can check that it answers.
 public protocol Verifying: PeerBackend {
     /// Verifies the peer the way its protocol can: C-ECHO for a DIMSE node (``DICOMBackend/echo(connection:logger:)``),
     /// a QIDO-RS search for a DICOMweb service (``WebVerification``).
     /// - Throws: ``PXError``.
-    func verify(connection: Connection, logger: Logger) async throws(PXError) -> Verification
+    func verify(logger: Logger) async throws(PXError) -> Verification
 }
 
-/// A backend that can search its peer: C-FIND (PS3.4 §C.4.1) or QIDO-RS (PS3.18 §10.6).
+/// A peer that can be searched: C-FIND (PS3.4 §C.4.1) or QIDO-RS (PS3.18 §10.6).
 public protocol Querying: PeerBackend {
+    /// The transaction a search is, as errors name it: `C-FIND` or `QIDO-RS`.
+    var queryOperation: String { get }
+
     /// Runs one query, calling `onResponse` for each match (a pending response) as it arrives.
     ///
     /// A failure final status is returned in ``FindResult/status``, not thrown.
     /// - Throws: ``PXError`` for association and transport failures.
     func find(
-        _ request: FindRequest, connection: Connection, logger: Logger,
-        onResponse: @Sendable (FindResponse) async throws(PXError) -> Void
+        _ request: FindRequest, logger: Logger, onResponse: @Sendable (FindResponse) async throws(PXError) -> Void
     ) async throws(PXError) -> FindResult
 }
 
-/// A backend that can retrieve instances from its peer into a ``StorageLayout`` tree: C-GET (PS3.4 §C.4.3)
-/// or WADO-RS (PS3.18 §10.4).
+/// A peer instances can be retrieved from into a ``StorageLayout`` tree: C-GET (PS3.4 §C.4.3) or WADO-RS
+/// (PS3.18 §10.4).
 public protocol Retrieving: PeerBackend {
+    /// The transaction a retrieval is, as results and errors name it: `C-GET` or `WADO-RS`.
+    var retrieveOperation: String { get }
+
     /// Retrieves one request: for C-GET the matches arrive as C-STORE sub-operations on the same
     /// association (the requestor takes the SCP role, PS3.7 §D.3.3.4). A failure final status is returned in
     /// ``GetResult/status``.
     /// - Throws: ``PXError`` for association and transport failures.
     func get(
-        _ request: GetRequest, connection: Connection, logger: Logger,
-        onProgress: @Sendable (MoveProgress) async -> Void
+        _ request: GetRequest, logger: Logger, onProgress: @Sendable (MoveProgress) async -> Void
     ) async throws(PXError) -> GetResult
 
     /// Whether a patient can be retrieved whole (a PATIENT-level C-MOVE or C-GET in the Patient Root model,
@@ -59,15 +65,15 @@ public protocol Retrieving: PeerBackend {
     var retrieval: Retrieval { get }
 }
 
-/// How a ``Retrieving`` backend retrieves several requests.
+/// How a ``Retrieving`` peer retrieves several requests.
 public enum Retrieval: Sendable {
     /// One after the other in a ``RetrieveSession`` (one association where the backend can).
-    case inSessions(any DICOMBackend)
+    case inSessions(DIMSEPeer)
     /// Side by side, ``ParallelRetrieving/parallel`` at once.
     case parallel(any ParallelRetrieving)
 }
 
-/// A backend whose peer can send instances to a third AE title: C-MOVE (PS3.4 §C.4.2). DICOMweb has no such
+/// A peer that can send instances to a third AE title: C-MOVE (PS3.4 §C.4.2). DICOMweb has no such
 /// transaction (PS3.18).
 public protocol Moving: PeerBackend {
     /// Runs one C-MOVE, calling `onProgress` for each response.
@@ -75,12 +81,11 @@ public protocol Moving: PeerBackend {
     /// A failure final status is returned in ``MoveResult/status``, not thrown.
     /// - Throws: ``PXError`` for association and transport failures.
     func move(
-        _ request: MoveRequest, connection: Connection, logger: Logger,
-        onProgress: @Sendable (MoveProgress) async -> Void
+        _ request: MoveRequest, logger: Logger, onProgress: @Sendable (MoveProgress) async -> Void
     ) async throws(PXError) -> MoveResult
 }
 
-/// A backend that can send files to its peer: C-STORE (PS3.4 Annex B) or STOW-RS (PS3.18 §10.5).
+/// A peer files can be sent to: C-STORE (PS3.4 Annex B) or STOW-RS (PS3.18 §10.5).
 public protocol Storing: PeerBackend {
     /// Sends the sendable files of `request` (with C-STORE on ONE association that proposes only the contexts
     /// they need); `onFile` sees each file's result as it is known.
@@ -88,12 +93,11 @@ public protocol Storing: PeerBackend {
     /// Per-file failures (unreadable input, no accepted context, failure status) are in the result.
     /// - Throws: ``PXError`` when the association (or the first request) cannot be made or is lost.
     func push(
-        _ request: PushRequest, connection: Connection, logger: Logger,
-        onFile: @Sendable (PushFileResult) async -> Void
+        _ request: PushRequest, logger: Logger, onFile: @Sendable (PushFileResult) async -> Void
     ) async throws(PXError) -> PushResult
 }
 
-/// A backend that can receive C-STORE requests (PS3.4 Annex B, the SCP role).
+/// A backend that can receive C-STORE requests (PS3.4 Annex B, the SCP role): it has no peer.
 public protocol Receiving: PeerBackend {
     /// Receives C-STORE requests into the ``StorageLayout`` tree until the task is cancelled (then it
     /// returns), calling `onEvent` for each ``ListenEvent``.
@@ -104,12 +108,47 @@ public protocol Receiving: PeerBackend {
     ) async throws(PXError)
 }
 
-/// A DIMSE backend (PS3.7): the DCMTK tools or the native stack. It has every capability, C-ECHO, and
-/// retrieve sessions.
-public protocol DICOMBackend: Verifying, Querying, Retrieving, Moving, Storing, Receiving {
-    /// Verifies the peer with C-ECHO (PS3.4 Annex A); it is this backend's ``Verifying/verify(connection:logger:)``.
+/// A DIMSE backend (PS3.7): the DCMTK tools or the native stack. Its operations take the ``Connection`` to
+/// the node (a ``DICOMNode``, the calling AE title, timeouts, TLS, user identity); bound to one, as a
+/// ``DIMSEPeer``, it is a peer with every capability. It also receives (``Receiving``) and opens retrieve
+/// sessions.
+public protocol DICOMBackend: Receiving {
+    /// Verifies the node with C-ECHO (PS3.4 Annex A); ``DIMSEPeer/verify(logger:)`` calls it.
     /// - Throws: ``PXError``.
     func echo(connection: Connection, logger: Logger) async throws(PXError) -> EchoResult
+
+    /// One C-FIND (PS3.4 §C.4.1), calling `onResponse` for each pending response. A failure final status is
+    /// returned in ``FindResult/status``, not thrown.
+    /// - Throws: ``PXError`` for association and transport failures.
+    func find(
+        _ request: FindRequest, connection: Connection, logger: Logger,
+        onResponse: @Sendable (FindResponse) async throws(PXError) -> Void
+    ) async throws(PXError) -> FindResult
+
+    /// One C-GET (PS3.4 §C.4.3): the matches arrive as C-STORE sub-operations on the same association (the
+    /// requestor takes the SCP role, PS3.7 §D.3.3.4). A failure final status is returned in
+    /// ``GetResult/status``.
+    /// - Throws: ``PXError`` for association and transport failures.
+    func get(
+        _ request: GetRequest, connection: Connection, logger: Logger,
+        onProgress: @Sendable (MoveProgress) async -> Void
+    ) async throws(PXError) -> GetResult
+
+    /// One C-MOVE (PS3.4 §C.4.2), calling `onProgress` for each response. A failure final status is returned
+    /// in ``MoveResult/status``, not thrown.
+    /// - Throws: ``PXError`` for association and transport failures.
+    func move(
+        _ request: MoveRequest, connection: Connection, logger: Logger,
+        onProgress: @Sendable (MoveProgress) async -> Void
+    ) async throws(PXError) -> MoveResult
+
+    /// C-STORE (PS3.4 Annex B) of the sendable files of `request` on ONE association that proposes only the
+    /// contexts they need; `onFile` sees each file's result as it is known. Per-file failures are in the result.
+    /// - Throws: ``PXError`` when the association (or the first request) cannot be made or is lost.
+    func push(
+        _ request: PushRequest, connection: Connection, logger: Logger,
+        onFile: @Sendable (PushFileResult) async -> Void
+    ) async throws(PXError) -> PushResult
 
     /// Runs `body` with a ``RetrieveSession`` on `connection`: its C-MOVEs and C-GETs share one association
     /// where the backend can (the native backend; reopened when the peer ended it between requests), or
@@ -121,7 +160,7 @@ public protocol DICOMBackend: Verifying, Querying, Retrieving, Moving, Storing, 
     ) async throws(PXError) -> T
 }
 
-/// A backend that retrieves many requests side by side, ``parallel`` in flight at once (WADO-RS, PS3.18
+/// A peer that retrieves many requests side by side, ``parallel`` in flight at once (WADO-RS, PS3.18
 /// §10.4: no association to share, so px-get's `--parallel` sets how many requests run together).
 public protocol ParallelRetrieving: Retrieving {
     /// How many requests are in flight at once.
@@ -132,8 +171,7 @@ public protocol ParallelRetrieving: Retrieving {
     /// - Returns: one result per request, in the requests' order.
     /// - Throws: ``PXError``: the first failing request stops the others.
     func get(
-        _ requests: [GetRequest], connection: Connection, logger: Logger,
-        onProgress: @Sendable (GetRequest, MoveProgress) async -> Void
+        _ requests: [GetRequest], logger: Logger, onProgress: @Sendable (GetRequest, MoveProgress) async -> Void
     ) async throws(PXError) -> [GetResult]
 }
 
@@ -144,7 +182,7 @@ extension ParallelRetrieving {
 extension Retrieving {
     public var retrievesWholePatients: Bool { true }
 
-    /// The backend as one that retrieves many requests side by side, `nil` when it retrieves them one after
+    /// The peer as one that retrieves many requests side by side, `nil` when it retrieves them one after
     /// the other (``retrieval``).
     public var parallelRetrieval: (any ParallelRetrieving)? {
         if case .parallel(let backend) = retrieval { return backend }
@@ -153,13 +191,6 @@ extension Retrieving {
 }
 
 extension DICOMBackend {
-    /// C-ECHO (PS3.7 §9.1.5).
-    public func verify(connection: Connection, logger: Logger) async throws(PXError) -> Verification {
-        .echo(try await echo(connection: connection, logger: logger))
-    }
-
-    public var retrieval: Retrieval { .inSessions(self) }
-
     /// One association per request: ``OneAssociationPerRequest``.
     public func withRetrieveSession<T>(
         connection: Connection, logger: Logger, _ body: (any RetrieveSession) async throws(PXError) -> T
@@ -169,7 +200,7 @@ extension DICOMBackend {
 }
 
 extension Querying {
-    /// pypx 3.x's two-phase query: a STUDY-level C-FIND, then a SERIES-level C-FIND under each
+    /// pypx 3.x's two-phase query: a STUDY-level search (C-FIND or QIDO-RS), then a SERIES-level one under each
     /// study (some archives do not match patient keys at series level).
     ///
     /// - Parameters:
@@ -180,12 +211,12 @@ extension Querying {
     ///   series query found nothing are kept with an empty list.
     public func findStudiesWithSeries(
         studyKeys: DataSet, seriesKeys: DataSet, model: QueryModel, studyLimit: Int? = nil, maxResponses: Int? = nil,
-        keptIfReturned: [Tag] = [], connection: Connection, logger: Logger
+        keptIfReturned: [Tag] = [], logger: Logger
     ) async throws(PXError) -> (studies: [StudyWithSeries], status: DIMSEStatus) {
         var out: [StudyWithSeries] = []
         let status = try await forEachStudyWithSeries(
             studyKeys: studyKeys, seriesKeys: seriesKeys, model: model, studyLimit: studyLimit,
-            maxResponses: maxResponses, keptIfReturned: keptIfReturned, connection: connection, logger: logger
+            maxResponses: maxResponses, keptIfReturned: keptIfReturned, logger: logger
         ) { study throws(PXError) in out.append(study) }
         return (out, status)
     }
@@ -198,7 +229,7 @@ extension Querying {
     /// - Returns: the study-level status (a failure: `body` was never called).
     public func forEachStudyWithSeries(
         studyKeys: DataSet, seriesKeys: DataSet, model: QueryModel, studyLimit: Int? = nil, maxResponses: Int? = nil,
-        keptIfReturned: [Tag] = [], connection: Connection, logger: Logger,
+        keptIfReturned: [Tag] = [], logger: Logger,
         _ body: (StudyWithSeries) async throws(PXError) -> Void
     ) async throws(PXError) -> DIMSEStatus {
         let spool = try DataSetSpool()
@@ -207,9 +238,8 @@ extension Querying {
             keepMatches: false)
         studyRequest.keptIfReturned = keptIfReturned
         let studies = try await find(
-            studyRequest,
-            connection: connection,
-            logger: logger, onResponse: { response in if let study = response.identifier { spool.append(study) } })
+            studyRequest, logger: logger,
+            onResponse: { response in if let study = response.identifier { spool.append(study) } })
         guard !studies.status.isFailure else { return studies.status }
         try await spool.readEach { study throws(PXError) in
             guard let uid = study.string(.studyInstanceUID), !uid.isEmpty else { return }
@@ -221,9 +251,7 @@ extension Querying {
             var seriesRequest = FindRequest(level: .series, model: model, identifier: keys, maxResponses: maxResponses)
             seriesRequest.keptIfReturned = keptIfReturned
             let series = try await find(
-                seriesRequest,
-                connection: connection,
-                logger: logger, onResponse: { _ in })
+                seriesRequest, logger: logger, onResponse: { _ in })
             try await body(StudyWithSeries(study: study, series: series.matches, seriesStatus: series.status))
         }
         return studies.status

@@ -41,9 +41,12 @@ public struct GetRequest: RetrieveIdentifier, Hashable, Sendable {
     }
 }
 
-/// A finished C-GET: the final status and sub-operation counts (PS3.7 §9.1.3), and what was stored.
+/// A finished C-GET, or a WADO-RS retrieval shaped as one: the final status and sub-operation counts
+/// (PS3.7 §9.1.3), and what was stored.
 public struct GetResult: Hashable, Sendable {
     public var request: GetRequest
+    /// The transaction that retrieved, as errors name it: `C-GET`, or `WADO-RS` (PS3.18 §10.4).
+    public var operation = "C-GET"
     public var status: DIMSEStatus
     /// Remaining sub-operations of the final response (0 when the final response leaves it out, as
     /// PS3.4 §C.4.3.1.4 allows).
@@ -148,7 +151,7 @@ extension GetResult {
             refusals.append("\(what) (\(status.map { "\($0.hexCode) \($0.name): " } ?? "")\(error.message))")
         }
         return .subOperationsFailed(
-            operation: "C-GET", failed: failed, warning: warning, total: completed + failed + warning,
+            operation: operation, failed: failed, warning: warning, total: completed + failed + warning,
             failedSOPInstanceUIDs: failedSOPInstanceUIDs, limitation: limitation, notStored: refusals)
     }
 }

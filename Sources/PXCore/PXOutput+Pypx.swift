@@ -18,7 +18,7 @@ extension PXOutput {
     /// -aec ORTHANC -aet PXSCU 127.0.0.1 4242`, one `-k` per key sorted by keyword, a key with a value quoted
     /// as pypx quotes it. pypx's px-report reads the keywords asked, and the level, from it.
     public static func findscuCommandLine(
-        _ identifier: DataSet, level: QueryLevel, model: QueryModel, connection: Connection
+        _ identifier: DataSet, level: QueryLevel, model: QueryModel, address: FindscuAddress
     ) -> String {
         var keys: [(String, String)] = [("QueryRetrieveLevel", level.dicomValue)]
         if case .object(let members) = identifier.flatJSON() {
@@ -37,9 +37,39 @@ extension PXOutput {
             words += ["-k", value.isEmpty ? keyword : "\"\(keyword)=\(value)\""]
         }
         words += [
-            "-aec", connection.node.calledAETitle, "-aet", connection.local.aeTitle, connection.node.host,
-            String(connection.node.port),
+            "-aec", address.calledAETitle, "-aet", address.callingAETitle, address.host, String(address.port),
         ]
         return words.joined(separator: " ")
+    }
+}
+
+/// The end of pypx's findscu command line: `-aec CALLED -aet CALLING HOST PORT`.
+///
+/// For a DIMSE node it is the node the query went to (``init(_:)``). A DICOMweb service has no AE title: its
+/// line (which px-report reads for the keywords and the level) names the service's host and port with findscu's
+/// default titles, as findscu would be run against that host (``init(host:port:callingAETitle:)``).
+public struct FindscuAddress: Hashable, Sendable {
+    /// findscu's default called AE title (`-aec`).
+    public static let findscuDefaultCalledAETitle = "ANY-SCP"
+
+    public var calledAETitle: String
+    public var callingAETitle: String
+    public var host: String
+    public var port: Int
+
+    /// The node of `connection`, and its calling AE title.
+    public init(_ connection: Connection) {
+        self.init(
+            host: connection.node.host, port: connection.node.port, callingAETitle: connection.local.aeTitle,
+            calledAETitle: connection.node.calledAETitle)
+    }
+
+    public init(
+        host: String, port: Int, callingAETitle: String, calledAETitle: String = Self.findscuDefaultCalledAETitle
+    ) {
+        self.calledAETitle = calledAETitle
+        self.callingAETitle = callingAETitle
+        self.host = host
+        self.port = port
     }
 }

@@ -41,7 +41,7 @@ public enum PXOutput {
     }
 
     /// The envelope around a command's data. `commandLine`, when given, is the `command` instead of the argv:
-    /// pypx's shape, a string (px-find's pypx format, ``findscuCommandLine(_:level:model:connection:)``).
+    /// pypx's shape, a string (px-find's pypx format, ``findscuCommandLine(_:level:model:address:)``).
     public static func envelope(
         backend: String, command: [String], data: JSONValue?, error: PXError? = nil, commandLine: String? = nil
     ) -> JSONValue {

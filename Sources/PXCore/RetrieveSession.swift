@@ -6,8 +6,8 @@ import Logging
 ///
 /// Open one with ``DICOMBackend/withRetrieveSession(connection:logger:_:)``. Requests are run one at a time,
 /// in the order they are given (a session is not for concurrent use: open one session per parallel lane).
-/// Results and errors are those of ``Moving/move(_:connection:logger:onProgress:)`` and
-/// ``Retrieving/get(_:connection:logger:onProgress:)``: a failure status is in the result, an association
+/// Results and errors are those of ``DICOMBackend/move(_:connection:logger:onProgress:)`` and
+/// ``DICOMBackend/get(_:connection:logger:onProgress:)``: a failure status is in the result, an association
 /// or transport failure is thrown, and the session goes on with the next request on a new association.
 /// The connection's overall deadline (``Timeouts/deadline``) bounds each request, not the session.
 public protocol RetrieveSession: Sendable {
@@ -24,9 +24,9 @@ public protocol RetrieveSession: Sendable {
     ) async throws(PXError) -> GetResult
 }
 
-/// The session of a backend that has no long-lived association (the DCMTK tools, DICOMweb): each request
-/// runs on its own, as ``Moving/move(_:connection:logger:onProgress:)`` or
-/// ``Retrieving/get(_:connection:logger:onProgress:)`` would.
+/// The session of a backend that has no long-lived association (the DCMTK tools): each request runs on its
+/// own, as ``DICOMBackend/move(_:connection:logger:onProgress:)`` or
+/// ``DICOMBackend/get(_:connection:logger:onProgress:)`` would.
 public struct OneAssociationPerRequest: RetrieveSession {
     public let backend: any DICOMBackend
     public let connection: Connection

@@ -149,11 +149,12 @@ extension Delivery {
     /// A C-GET's or a WADO-RS retrieval's result as a delivery: the instances stored, and the failed
     /// sub-operations each counted once (``PXCore/GetResult/failedCount``: one px refused is in the peer's
     /// count already).
-    /// - Throws: ``PXError/dimseFailure(_:operation:)`` for a failure status with nothing retrieved.
-    static func retrieved(_ result: GetResult, into tree: StagingTree, operation: String) throws(PXError) -> Delivery {
+    /// - Throws: ``PXError/dimseFailure(_:operation:)`` for a failure status with nothing retrieved, named by the
+    ///   result's own operation (``PXCore/GetResult/operation``: `C-GET` or `WADO-RS`).
+    static func retrieved(_ result: GetResult, into tree: StagingTree) throws(PXError) -> Delivery {
         let failed = result.failedCount
         if result.status.isFailure && result.instances.isEmpty {
-            throw .dimseFailure(result.status, operation: operation)
+            throw .dimseFailure(result.status, operation: result.operation)
         }
         return Delivery(
             files: result.instances.map { DeliveredFile(path: $0.path, header: $0.header) },

@@ -163,11 +163,12 @@ public enum PlaceKind: String, Hashable, Sendable, CaseIterable, CustomStringCon
 }
 
 /// A DICOMweb service as a place (PS3.18): QIDO-RS answers the inventory (``DICOMWebInventory``), WADO-RS
-/// yields instances, STOW-RS takes them. Results name it by its URL, never by an AE title.
+/// yields instances, STOW-RS takes them, all through its ``DICOMWebService`` (no connection, no AE title).
+/// Results name it by its URL, never by an AE title.
 public struct WebPlace: Sendable {
     public let place: DICOMWebPlace
-    /// WADO-RS, STOW-RS and the echo search.
-    public let backend: DICOMWebBackend
+    /// WADO-RS, STOW-RS and the verification search, under ``timeouts``.
+    public let service: DICOMWebService
     public let inventory: DICOMWebInventory
     public let timeouts: Timeouts
     public let logger: Logger
@@ -178,17 +179,10 @@ public struct WebPlace: Sendable {
         place: DICOMWebPlace, transferSyntax: String? = nil, timeouts: Timeouts = .standard, logger: Logger
     ) {
         self.place = place
-        self.backend = DICOMWebBackend(place: place, transferSyntax: transferSyntax)
+        self.service = DICOMWebService(place: place, transferSyntax: transferSyntax, timeouts: timeouts)
         self.inventory = DICOMWebInventory(place: place, timeouts: timeouts, logger: logger)
         self.timeouts = timeouts
         self.logger = logger
-    }
-
-    /// The ``Connection`` the DICOMweb backend's calls take: only its timeouts matter (the AE titles in it
-    /// are never reported for a web place).
-    func connection() throws(PXError) -> Connection {
-        try DICOMWebBackend.connection(
-            for: place, local: try LocalAE(aeTitle: LocalAE.defaultTitle), timeouts: timeouts)
     }
 }
 

@@ -21,11 +21,16 @@ public struct NodePlace: MatchingInventory {
         self.logger = logger
     }
 
+    /// The node as a peer (``DIMSEPeer``): the backend bound to ``connection``.
+    public var peer: DIMSEPeer { DIMSEPeer(backend: backend, connection: connection) }
+
     /// One C-FIND; a failure status is thrown (a partial answer would make the plan wrong).
     public func matches(_ level: QueryLevel, _ identifier: DataSet) async throws(PXError) -> [DataSet] {
         let request = FindRequest(level: level, model: .studyRoot, identifier: identifier, maxResponses: maxResponses)
-        let result = try await backend.find(request, connection: connection, logger: logger) { _ in }
-        if result.status.isFailure { throw .dimseFailure(result.status, operation: "C-FIND (\(level.dicomValue))") }
+        let result = try await peer.find(request, logger: logger) { _ in }
+        if result.status.isFailure {
+            throw .dimseFailure(result.status, operation: "\(peer.queryOperation) (\(level.dicomValue))")
+        }
         if let maxResponses, result.matches.count > maxResponses { throw .tooManyResponses(limit: maxResponses) }
         return result.matches
     }

@@ -18,7 +18,7 @@ import PXStorage
 extension NodePlace: VerifyingPlace, MovingSource, InstanceSink {
     /// C-ECHO (PS3.4 Annex A).
     public func verify() async throws(PXError) -> Verification {
-        try await backend.verify(connection: connection, logger: logger)
+        try await peer.verify(logger: logger)
     }
 
     /// C-GET (PS3.4 §C.4.3) into the tree: the instances arrive as C-STORE sub-operations on the same
@@ -32,7 +32,7 @@ extension NodePlace: VerifyingPlace, MovingSource, InstanceSink {
         let session =
             context.session ?? OneAssociationPerRequest(backend: backend, connection: connection, logger: logger)
         let result = try await session.get(request) { _ in }
-        return try Delivery.retrieved(result, into: tree, operation: "C-GET")
+        return try Delivery.retrieved(result, into: tree)
     }
 
     /// C-MOVE (PS3.4 §C.4.2) of the unit to `destination`, an AE title this node knows.
@@ -56,7 +56,13 @@ extension NodePlace: VerifyingPlace, MovingSource, InstanceSink {
         guard !delivery.files.isEmpty else { return TransferCount() }
         var request = PushRequest(files: delivery.files.map(\.pushFile))
         request.window = context.window
-        let result = try await backend.push(request, connection: connection, logger: logger) { _ in }
+        return try Self.taken(try await peer.push(request, logger: logger) { _ in })
+    }
+}
+
+extension InstanceSink {
+    /// A push's result as what the sink took: a push that stored nothing and ended with an error throws it.
+    static func taken(_ result: PushResult) throws(PXError) -> TransferCount {
         if let failure = result.failure, result.completed + result.warning == 0 { throw failure }
         return TransferCount(transferred: result.completed + result.warning, failed: result.failed)
     }
@@ -65,9 +71,10 @@ extension NodePlace: VerifyingPlace, MovingSource, InstanceSink {
 // MARK: - DICOMweb
 
 extension WebPlace: VerifyingPlace, InstanceSource, InstanceSink {
-    /// A search for at most one study: the service answers with DICOM JSON and accepts the credentials.
+    /// A search for at most one study (QIDO-RS, PS3.18 §10.6): the service answers with DICOM JSON and
+    /// accepts the credentials.
     public func verify() async throws(PXError) -> Verification {
-        try await backend.verify(connection: try connection(), logger: logger)
+        try await service.verify(logger: logger)
     }
 
     /// WADO-RS (PS3.18 §10.4) into the tree, each part placed atomically once complete.
@@ -77,8 +84,8 @@ extension WebPlace: VerifyingPlace, InstanceSource, InstanceSink {
         let request = try GetRequest(
             studyInstanceUID: unit.studyInstanceUID, seriesInstanceUID: unit.seriesInstanceUID,
             sopInstanceUIDs: unit.sopInstanceUIDs, root: tree.root, layout: tree.layout)
-        let result = try await backend.get(request, connection: try connection(), logger: logger) { _ in }
-        return try Delivery.retrieved(result, into: tree, operation: "WADO-RS")
+        let result = try await service.get(request, logger: logger) { _ in }
+        return try Delivery.retrieved(result, into: tree)
     }
 
     public var tree: StagingTree? { nil }
@@ -89,9 +96,7 @@ extension WebPlace: VerifyingPlace, InstanceSource, InstanceSink {
     {
         guard !delivery.files.isEmpty else { return TransferCount() }
         let request = PushRequest(files: delivery.files.map(\.pushFile))
-        let result = try await backend.push(request, connection: try connection(), logger: logger) { _ in }
-        if let failure = result.failure, result.completed + result.warning == 0 { throw failure }
-        return TransferCount(transferred: result.completed + result.warning, failed: result.failed)
+        return try Self.taken(try await service.push(request, logger: logger) { _ in })
     }
 }
 

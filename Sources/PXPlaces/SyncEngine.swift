@@ -260,7 +260,7 @@ public final class SyncEngine: Sendable {
             return
         }
         do {
-            try await node.backend.withRetrieveSession(connection: node.connection, logger: logger) {
+            try await node.peer.withRetrieveSession(logger: logger) {
                 (session: any RetrieveSession) async throws(PXError) in
                 var more = sessions
                 more[first] = session

@@ -147,6 +147,9 @@ import Testing
 
     static func native() throws -> BackendOptions { try BackendOptions.parse(["--backend", "native"]) }
 
+    /// A DIMSE node to bind the backend to (never contacted: the bodies do not use their peer).
+    static func node() throws -> ConnectionOptions { try ConnectionOptions.parse(["127.0.0.1:1"]) }
+
     /// The exit status `body` ends with: 0, or the `ExitCode` thrown.
     static func status(_ body: () async throws -> Void) async -> Int32 {
         do {
@@ -163,7 +166,9 @@ import Testing
         let collected = Collected()
         let output = CommandOutput(pretty: false, command: ["px-test"], sink: collected.sink)
         let status = await Self.status {
-            try await CommandRunner.run(output: output, backend: try Self.native(), need: .verify) {
+            try await CommandRunner.run(
+                output: output, backend: try Self.native(), need: .verify, peer: try Self.node()
+            ) {
                 _, data in
                 data = .object([JSONMember("n", .integer(1))])
                 return nil
@@ -182,7 +187,7 @@ import Testing
         let output = CommandOutput(pretty: false, command: ["px-test"], sink: collected.sink)
         let status = await Self.status {
             try await CommandRunner.run(
-                output: output, backend: try Self.native(), need: .move, state: [Int](),
+                output: output, backend: try Self.native(), need: .move, peer: try Self.node(), state: [Int](),
                 data: { .object([JSONMember("done", .integer($0.count))]) }
             ) { _, done in
                 done.append(1)
@@ -201,7 +206,9 @@ import Testing
         let collected = Collected()
         let output = CommandOutput(pretty: false, command: ["px-test"], sink: collected.sink)
         let status = await Self.status {
-            try await CommandRunner.run(output: output, backend: try Self.native(), need: .query) {
+            try await CommandRunner.run(
+                output: output, backend: try Self.native(), need: .query, peer: try Self.node()
+            ) {
                 _, data in
                 data = .array([])
                 return .dimseFailure(DIMSEStatus(code: 0xA700), operation: "C-FIND")
@@ -218,7 +225,7 @@ import Testing
             try await CommandRunner.run(
                 output: CommandOutput(pretty: false, command: ["px-test"], sink: quiet.sink),
                 backend: try Self.native(),
-                need: .query, envelopeOnSuccess: false
+                need: .query, peer: try Self.node(), envelopeOnSuccess: false
             ) { _, _ in nil }
         }
         #expect(status == 0)
@@ -228,7 +235,7 @@ import Testing
             try await CommandRunner.run(
                 output: CommandOutput(pretty: false, command: ["px-test"], sink: failed.sink),
                 backend: try Self.native(),
-                need: .query, envelopeOnSuccess: false
+                need: .query, peer: try Self.node(), envelopeOnSuccess: false
             ) { _, _ in throw PXError.usage("bad") }
         }
         #expect(failedStatus == PXExit.usage)
@@ -278,7 +285,7 @@ import Testing
         #expect(backend.name == "dicomweb")
         #expect(throws: Never.self) { try PeerNeed<any Verifying>.verify.capability(of: backend) }
         #expect(throws: Never.self) { try PeerNeed<any Querying & Retrieving>.retrieve.capability(of: backend) }
-        #expect(throws: PXError.self) { try PeerNeed<any DICOMBackend>.move.capability(of: backend) }
+        #expect(throws: PXError.self) { try PeerNeed<DIMSEPeer>.move.capability(of: backend) }
         #expect(throws: PXError.self) { try PeerNeed<any Receiving>.receive.capability(of: backend) }
     }
 }

@@ -273,7 +273,8 @@ struct DICOMWebCommandTests {
     /// `PX_LARGE_BYTES` bytes (the file's data set without Pixel Data, padded by an OB element), never
     /// held whole in memory; `html` answers 200 with a web page, as a URL that is not a DICOMweb
     /// service's may; `nopaging` answers every search with the same three studies (limit and offset
-    /// ignored), `nooffset` with the first `limit` of them (offset ignored).
+    /// ignored), `nooffset` with the first `limit` of them (offset ignored); `notdicom` sends one complete
+    /// part, then a complete part that is not a DICOM file.
     /// Prints its port, then one line per request: `PATH AUTHORIZATION`.
     static let scriptedServer = #"""
         import http.server, json, os, struct, sys
@@ -338,6 +339,11 @@ struct DICOMWebCommandTests {
                     self.send_header("Content-Length", "2")
                     self.end_headers()
                     self.wfile.write(b"[]")
+                    return
+                if kind == "notdicom":
+                    body = whole[: -len(b"--pxb--\r\n")] + head + b"not a DICOM file" + b"\r\n--pxb--\r\n"
+                    self.start(len(body))
+                    self.wfile.write(body)
                     return
                 if kind in ("busy", "auth"):
                     self.start(len(whole))
@@ -411,6 +417,8 @@ struct DICOMWebCommandTests {
                 "px-get", ["http://127.0.0.1:\(port)/\(kind)", "--StudyInstanceUID", "1.2.3", "-d", root])
             #expect(run.exitCode != 0, "\(kind): \(run.stdout)")
             #expect(run.json?["status"]?.stringValue == "error", "\(kind): \(run.stdout)")
+            // A transport failure of the WADO-RS retrieval, never dressed as a DIMSE C-GET.
+            #expect(run.json?["error"]?["message"]?.stringValue?.contains("C-GET") == false, "\(kind): \(run.stdout)")
             // The first, complete part is placed; the broken second part is nowhere.
             let left = Self.files(under: root)
             #expect(left.count <= 1, "\(kind): \(left)")
@@ -422,6 +430,26 @@ struct DICOMWebCommandTests {
                     "\(kind): \(name) is not the complete first part")
             }
         }
+    }
+
+    @Test("a WADO-RS part that is not an instance: a partial failure named WADO-RS (never C-GET), the good part placed")
+    func wadoFailureNamesItsTransaction() async throws {
+        let context = try Self.context()
+        let file = try #require(context.corpus.files.first)
+        let (server, port) = try await Self.startScriptedServer(context, file: file, name: "notdicom-server")
+        defer { server.kill() }
+        let root = context.work + "/notdicom"
+        let run = try await PeerHarness.runAsync(
+            "px-get", ["http://127.0.0.1:\(port)/notdicom", "--StudyInstanceUID", "1.2.3", "-d", root])
+        #expect(run.exitCode != 0, "\(run.stdout)")
+        #expect(run.json?["error"]?["code"]?.stringValue == "partialFailure", "\(run.stdout)")
+        let message = run.json?["error"]?["message"]?.stringValue ?? ""
+        #expect(message.hasPrefix("WADO-RS: 1 of 2 sub-operations failed"), "\(run.stdout)")
+        #expect(!message.contains("C-GET"), "\(run.stdout)")
+        #expect(
+            run.json?["data"]?["targets"]?.arrayValue?.first?["error"]?["message"]?.stringValue == message,
+            "\(run.stdout)")
+        #expect(Self.files(under: root).count == 1, "\(run.stdout)")
     }
 
     @Test(

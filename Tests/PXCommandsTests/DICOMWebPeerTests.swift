@@ -72,12 +72,23 @@ struct DICOMWebPeerTests {
             #expect(try ConnectionOptions.parse([peer]).webService(config: config) == nil, "\(peer)")
         }
 
-        // The capabilities the command layer asks for, instead of a tool name or a downcast.
-        let web: any Retrieving = DICOMWebBackend(place: service.place)
+        // The capabilities the command layer asks for, instead of a tool name or a downcast: peers bound to where
+        // they talk, a DICOMweb service with its own transactions' names, a DIMSE node its backend and connection.
+        let web: any Querying & Retrieving = DICOMWebService(place: service.place)
         #expect(web.parallelRetrieval != nil)
         #expect(!web.retrievesWholePatients)
-        let native = try PX.backend(.native, executables: [:], for: .get)
+        #expect(web.queryOperation == "QIDO-RS")
+        #expect(web.retrieveOperation == "WADO-RS")
+        let native: any Querying & Retrieving = DIMSEPeer(
+            backend: try PX.backend(.native, executables: [:], for: .get),
+            connection: Connection(
+                node: try DICOMNode(host: "10.0.0.5", port: 104, calledAETitle: "PACS"),
+                local: try LocalAE(aeTitle: "PXSCU")))
         #expect(native.parallelRetrieval == nil)
         #expect(native.retrievesWholePatients)
+        #expect(native.queryOperation == "C-FIND")
+        #expect(native.retrieveOperation == "C-GET")
+        // A DICOMweb peer is no DIMSE node: asking its options for a connection is a usage error.
+        #expect(throws: PXError.self) { try url.connection(timeouts: .standard) }
     }
 }

@@ -11,17 +11,15 @@ extension DICOMWebCommandTests {
     func wadoInstancesCarryTheirHeader() async throws {
         let context = try Self.context()
         let place = try DICOMWebPlace(url: Self.url(context))
-        let backend = DICOMWebBackend(place: place)
-        let connection = try DICOMWebBackend.connection(
-            for: place, local: try LocalAE(aeTitle: "PXSCU"), timeouts: .standard)
+        let service = DICOMWebService(place: place)
         let root = context.work + "/wado-headers"
         var checked = 0
         for study in context.corpus.studies.keys.sorted() {
-            let result = try await backend.get(
-                try GetRequest(studyInstanceUID: study, root: root), connection: connection,
-                logger: Logger(label: "px-test")
+            let result = try await service.get(
+                try GetRequest(studyInstanceUID: study, root: root), logger: Logger(label: "px-test")
             ) { _ in }
             #expect(result.status.isSuccess, "\(study)")
+            #expect(result.operation == "WADO-RS")
             for instance in result.instances {
                 let header = try #require(instance.header, "no header recorded for \(instance.path)")
                 let read = try Part10File.readHeader(contentsOf: instance.path)

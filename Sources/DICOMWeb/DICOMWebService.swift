@@ -10,18 +10,21 @@ import PXStorage
     import Darwin
 #endif
 
-/// The backend for a DICOMweb place (PS3.18): it verifies with a one-match search and queries with QIDO-RS,
-/// retrieves with WADO-RS and stores with STOW-RS. It has no C-ECHO, no C-MOVE and no receiver (no
-/// ``Moving``, no ``Receiving``: a command that needs them refuses a DICOMweb peer by type). It returns the
-/// same typed results as the DIMSE backends, so the JSON px prints does not say which protocol answered
-/// (only `backend` does).
-///
-/// The ``Connection`` passed to each call gives the timeouts (connect, read = `dimse`, and the
-/// deadline of each request) and the AE titles echoed in results; the place is the service.
-public struct DICOMWebBackend: Verifying, Querying, ParallelRetrieving, Storing {
+/// A DICOMweb service (PS3.18) as a peer: its base URL and credentials (``DICOMWebPlace``), the transfer
+/// syntax WADO-RS asks for and the timeouts every request runs under. It verifies with a one-match search and
+/// queries with QIDO-RS (§10.6), retrieves with WADO-RS (§10.4) and stores with STOW-RS (§10.5), each call
+/// over its own HTTP client (``DICOMWebClient``). It has no AE title, no C-ECHO, no C-MOVE and no receiver
+/// (no ``Moving``, no ``Receiving``: a command that needs them refuses a DICOMweb peer by type), and its
+/// failures name its own transactions (`QIDO-RS`, `WADO-RS`, `STOW-RS`). It returns the same typed results as a
+/// DIMSE peer, so the JSON px prints does not say which protocol answered (only `backend` does).
+public struct DICOMWebService: Verifying, Querying, ParallelRetrieving, Storing {
     public let place: DICOMWebPlace
-    /// The transfer syntax asked for in WADO-RS Accept headers; `nil` for the archive's own (`*`).
+    /// The transfer syntax asked for in WADO-RS Accept headers (PS3.18 §8.7.3.5.2); `nil` for the archive's
+    /// own (`*`).
     public let transferSyntax: String?
+    /// Connect and read (``Timeouts/dimse``: the longest silence) timeouts, each request's deadline and the
+    /// minimum transfer rate (``AnswerGuard``).
+    public let timeouts: Timeouts
     /// How many WADO-RS requests px-get has in flight at once (``parallelRange``).
     public var parallel: Int = Self.defaultParallel
 
@@ -43,30 +46,23 @@ public struct DICOMWebBackend: Verifying, Querying, ParallelRetrieving, Storing 
 
     public var name: String { "dicomweb" }
 
-    public init(place: DICOMWebPlace, transferSyntax: String? = nil) {
+    public var queryOperation: String { "QIDO-RS" }
+    public var retrieveOperation: String { "WADO-RS" }
+
+    public init(place: DICOMWebPlace, transferSyntax: String? = nil, timeouts: Timeouts = .standard) {
         self.place = place
         self.transferSyntax = transferSyntax
-    }
-
-    /// The ``Connection`` this backend's calls take for a place: only its timeouts are used (a DICOMweb
-    /// service has no AE title; the node is the service's host and port with the usual default called title,
-    /// kept for the signatures the DIMSE backends share).
-    public static func connection(
-        for place: DICOMWebPlace, calledAETitle: String = "ANY-SCP", local: LocalAE, timeouts: Timeouts
-    ) throws(PXError) -> Connection {
-        Connection(
-            node: try DICOMNode(host: place.host, port: place.port, calledAETitle: calledAETitle), local: local,
-            timeouts: timeouts)
+        self.timeouts = timeouts
     }
 
     /// A search for at most one study (PS3.18 §10.6): the service answers with a success status and a DICOM
     /// JSON array (§F.2) each match of which decodes, and accepts the credentials. The answer is read under
-    /// the connection's timeouts and ``DICOMWebClient/maximumMessageBytes``.
+    /// ``timeouts`` and ``DICOMWebClient/maximumMessageBytes``.
     /// - Throws: ``PXError``: `connectionRefused`, `timeout`, `httpFailure` (with the status), `invalidResponse`.
-    public func verify(connection: Connection, logger: Logger) async throws(PXError) -> Verification {
+    public func verify(logger: Logger) async throws(PXError) -> Verification {
         let start = ContinuousClock.now
         let (status, contentType, matches) = try await PXError.catching {
-            try await DICOMWebClient.with(place, timeouts: connection.timeouts, logger: logger) {
+            try await DICOMWebClient.with(place, timeouts: timeouts, logger: logger) {
                 client async throws -> (Int, String?, Int) in
                 let answer = try await client.request(
                     .GET, client.url("/studies", query: [("limit", "1")]),
@@ -105,11 +101,10 @@ public struct DICOMWebBackend: Verifying, Querying, ParallelRetrieving, Storing 
 
     /// QIDO-RS (PS3.18 §10.6), each match shaped as a C-FIND response to the same identifier.
     public func find(
-        _ request: FindRequest, connection: Connection, logger: Logger,
-        onResponse: @Sendable (FindResponse) async throws(PXError) -> Void
+        _ request: FindRequest, logger: Logger, onResponse: @Sendable (FindResponse) async throws(PXError) -> Void
     ) async throws(PXError) -> FindResult {
         let (matches, count) = try await PXError.catching {
-            try await self.search(request, connection: connection, logger: logger, onResponse: onResponse)
+            try await self.search(request, logger: logger, onResponse: onResponse)
         }
         let limited = request.limit.map { count >= $0 } ?? false
         return FindResult(
@@ -119,10 +114,9 @@ public struct DICOMWebBackend: Verifying, Querying, ParallelRetrieving, Storing 
 
     /// The matches as C-FIND responses, kept only when ``FindRequest/keepMatches``, and their count.
     private func search(
-        _ request: FindRequest, connection: Connection, logger: Logger,
-        onResponse: @Sendable (FindResponse) async throws(PXError) -> Void
+        _ request: FindRequest, logger: Logger, onResponse: @Sendable (FindResponse) async throws(PXError) -> Void
     ) async throws -> ([DataSet], Int) {
-        try await DICOMWebClient.with(place, timeouts: connection.timeouts, logger: logger) { client in
+        try await DICOMWebClient.with(place, timeouts: timeouts, logger: logger) { client in
             var shaped: [DataSet] = []
             let count = try await client.forEachMatch(request) { match in
                 let response = DICOMWebClient.shapedAsFindResponse(match, request: request)
@@ -135,19 +129,17 @@ public struct DICOMWebBackend: Verifying, Querying, ParallelRetrieving, Storing 
 
     /// STOW-RS (PS3.18 §10.5) in batches of ``DICOMWebClient/storeBatchSize`` files.
     public func push(
-        _ request: PushRequest, connection: Connection, logger: Logger,
-        onFile: @Sendable (PushFileResult) async -> Void
+        _ request: PushRequest, logger: Logger, onFile: @Sendable (PushFileResult) async -> Void
     ) async throws(PXError) -> PushResult {
         try await PXError.catching {
-            try await self.store(request, connection: connection, logger: logger, onFile: onFile)
+            try await self.store(request, logger: logger, onFile: onFile)
         }
     }
 
     private func store(
-        _ request: PushRequest, connection: Connection, logger: Logger,
-        onFile: @Sendable (PushFileResult) async -> Void
+        _ request: PushRequest, logger: Logger, onFile: @Sendable (PushFileResult) async -> Void
     ) async throws -> PushResult {
-        try await DICOMWebClient.with(place, timeouts: connection.timeouts, logger: logger) { client in
+        try await DICOMWebClient.with(place, timeouts: timeouts, logger: logger) { client in
             var byPath: [String: PushFileResult] = [:]
             for file in request.files where file.error != nil {
                 let result = PushFileResult(file: file, status: nil, error: file.error)
@@ -181,12 +173,11 @@ public struct DICOMWebBackend: Verifying, Querying, ParallelRetrieving, Storing 
 
     /// WADO-RS (PS3.18 §10.4): each instance written to `<root>/.px-incoming` as it arrives and placed
     /// in the ``StorageLayout`` tree once complete; ``parallel`` resources at once (see
-    /// ``get(_:connection:logger:onProgress:)-([GetRequest],_,_,_)``).
+    /// ``get(_:logger:onProgress:)-([GetRequest],_,_)``).
     public func get(
-        _ request: GetRequest, connection: Connection, logger: Logger,
-        onProgress: @Sendable (MoveProgress) async -> Void
+        _ request: GetRequest, logger: Logger, onProgress: @Sendable (MoveProgress) async -> Void
     ) async throws(PXError) -> GetResult {
-        let results = try await get([request], connection: connection, logger: logger) { _, progress in
+        let results = try await get([request], logger: logger) { _, progress in
             await onProgress(progress)
         }
         guard let result = results.first else { throw PXError.invalidResponse("WADO-RS retrieval gave no result") }
@@ -206,11 +197,10 @@ public struct DICOMWebBackend: Verifying, Querying, ParallelRetrieving, Storing 
     ///   final counts.
     /// - Returns: one result per request, in the requests' order.
     public func get(
-        _ requests: [GetRequest], connection: Connection, logger: Logger,
-        onProgress: @Sendable (GetRequest, MoveProgress) async -> Void
+        _ requests: [GetRequest], logger: Logger, onProgress: @Sendable (GetRequest, MoveProgress) async -> Void
     ) async throws(PXError) -> [GetResult] {
         try await PXError.catching {
-            try await self.retrieve(requests, connection: connection, logger: logger, onProgress: onProgress)
+            try await self.retrieve(requests, logger: logger, onProgress: onProgress)
         }
     }
 
@@ -228,15 +218,14 @@ public struct DICOMWebBackend: Verifying, Querying, ParallelRetrieving, Storing 
     }
 
     private func retrieve(
-        _ requests: [GetRequest], connection: Connection, logger: Logger,
-        onProgress: @Sendable (GetRequest, MoveProgress) async -> Void
+        _ requests: [GetRequest], logger: Logger, onProgress: @Sendable (GetRequest, MoveProgress) async -> Void
     ) async throws -> [GetResult] {
         var placers: [(placer: InstancePlacer, incoming: String)] = []
         defer { for staging in placers { rmdir(staging.incoming) } }
         for request in requests { placers.append(try request.placerAndStagingFolder()) }
         let parallel = self.parallel
         let transferSyntax = self.transferSyntax
-        return try await DICOMWebClient.with(place, timeouts: connection.timeouts, logger: logger) { client in
+        return try await DICOMWebClient.with(place, timeouts: timeouts, logger: logger) { client in
             var resources: [Resource] = []
             for (index, request) in requests.enumerated() {
                 for path in DICOMWebClient.retrievePaths(request) {
@@ -247,9 +236,11 @@ public struct DICOMWebBackend: Verifying, Querying, ParallelRetrieving, Storing 
                 resources = try await Self.splitStudies(resources, of: requests, client: client, logger: logger)
             }
             var results = requests.map {
-                GetResult(
+                var result = GetResult(
                     request: $0, status: .success, remaining: 0, completed: 0, failed: 0, warning: 0, responses: 0,
                     instances: [], storeFailures: [])
+                result.operation = "WADO-RS"
+                return result
             }
             func account(_ retrieved: Retrieved) async {
                 results[retrieved.request].instances += retrieved.instances

@@ -230,6 +230,7 @@ let package = Package(
                 "DICOMWeb",
                 "NativeBackend",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
             ],
             swiftSettings: strictSettings
         ),
@@ -257,7 +258,6 @@ let package = Package(
                 "DICOMData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
             ],
             swiftSettings: strictSettings
         ),
@@ -268,6 +268,7 @@ let package = Package(
             name: "PXCommands",
             dependencies: [
                 "PXCommandLine",
+                "PXPlaces",
                 "DICOMWeb",
                 "PXCore",
                 "PXIndex",

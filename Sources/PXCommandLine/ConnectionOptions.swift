@@ -2,6 +2,7 @@ import ArgumentParser
 import DICOMWeb
 import PX
 import PXCore
+import PXPlaces
 
 /// The peer and AE titles, in px's modern form and in pypx 0.8 / 3.x spellings.
 public struct ConnectionOptions: ParsableArguments {
@@ -75,7 +76,7 @@ public struct ConnectionOptions: ParsableArguments {
     /// count, the service is the backend's own (``webService(config:)``).
     /// - Throws: ``PXError/usage(_:)``.
     public func connection(timeouts: Timeouts) throws(PXError) -> Connection {
-        let config = try PXConfig.load()
+        let config = try CommandConfig.value()
         func local() throws(PXError) -> LocalAE {
             try LocalAE(aeTitle: callingAETitle ?? config.localAETitle ?? LocalAE.defaultTitle)
         }
@@ -121,7 +122,7 @@ public struct ConnectionOptions: ParsableArguments {
         guard let peer, !QueryKey.isAssignment(peer), case .node(let name) = try PeerSpec.parse(peer) else {
             return false
         }
-        return try PXConfig.load().nodes[name]?.user != nil
+        return try CommandConfig.value().nodes[name]?.user != nil
     }
 
     /// Explicit tool paths for the DCMTK backend: `--executable` for the tool of `operation`, and pypx 3.x's

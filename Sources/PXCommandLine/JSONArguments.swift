@@ -1,6 +1,7 @@
 import ArgumentParser
 import DICOMData
 import PXCore
+import PXPlaces
 
 /// pypx 3.x's `--JSONargs`: the options as one JSON object, `{"PatientID": "P1", "serverPort": 4242,
 /// "StudyOnly": true}`, given inline or as the path of a file holding it. Each member becomes `--NAME VALUE`

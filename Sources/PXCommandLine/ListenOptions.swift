@@ -1,6 +1,7 @@
 import ArgumentParser
 import PX
 import PXCore
+import PXPlaces
 import PXStorage
 
 /// px-listen's receiver: port, AE titles, the storage tree, series completion, timeouts and the hook.

@@ -1,6 +1,7 @@
 import DICOMWeb
 import PX
 import PXCore
+import PXPlaces
 
 /// The backend a command's peer resolves to: a DIMSE backend (the `--backend` choice, every capability) or a
 /// DICOMweb service's (PS3.18: only what its transactions give).
@@ -120,7 +121,7 @@ extension ConnectionOptions {
     /// - Throws: ``PXError/usage(_:)`` for `--backend dcmtk|native` with a DICOMweb peer, and what
     ///   ``BackendOptions/make(executables:for:)`` throws.
     public func backend(_ options: BackendOptions, for operation: BackendOperation) throws(PXError) -> ResolvedBackend {
-        if let web = try webService(config: PXConfig.load()) {
+        if let web = try webService(config: CommandConfig.value()) {
             guard options.backend == .auto else {
                 throw .usage("--backend \(options.backend.rawValue) cannot reach a DICOMweb peer; leave --backend out")
             }

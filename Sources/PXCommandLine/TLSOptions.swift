@@ -1,5 +1,6 @@
 import ArgumentParser
 import PXCore
+import PXPlaces
 
 /// DICOM TLS for the commands that connect to a peer (px-echo, px-find, px-move, px-get, px-push):
 /// `--tls`, `--tls-ca FILE`, `--tls-cert FILE`, `--tls-key FILE`, `--tls-verify peer|none`.

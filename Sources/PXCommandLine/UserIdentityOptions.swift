@@ -1,6 +1,7 @@
 import ArgumentParser
 import DICOMData
 import PXCore
+import PXPlaces
 
 /// User Identity Negotiation for the commands that connect to a peer (PS3.7 §D.3.3.7): `--user NAME` with
 /// `--password PW` (or `$PX_PASSWORD`), `--kerberos FILE`, `--saml FILE` or `--jwt FILE`, and `--pos-response`.
@@ -44,7 +45,7 @@ public struct UserIdentityOptions: ParsableArguments {
     public var positiveResponse = false
 
     /// The environment variable read for the password when `--user` is given without `--password`.
-    public static let passwordVariable = "PX_PASSWORD"
+    public static let passwordVariable = PXConfig.passwordVariable
 
     public init() {}
 
@@ -83,16 +84,6 @@ public struct UserIdentityOptions: ParsableArguments {
             return nil
         }
         return UserIdentity(credential, positiveResponseRequested: positiveResponse)
-    }
-
-    /// The identity a config node presents on its own (px-sync's node places, which have no identity
-    /// options): its `user`, with the password of `password_env` or `password_file`, else `$PX_PASSWORD`.
-    /// - Throws: ``PXError/usage(_:)`` for an unset `password_env` or an unreadable `password_file`.
-    public static func userIdentity(of node: PXConfig.Node) throws(PXError) -> UserIdentity? {
-        guard let name = node.user else { return nil }
-        guard !name.isEmpty else { throw .usage("config: a node's user is empty") }
-        let passcode = try node.password() ?? PXConfig.environment(passwordVariable)
-        return UserIdentity(passcode.map { .usernameAndPasscode(name, passcode: $0) } ?? .username(name))
     }
 
     /// The line of a `--require-user` file for `username` (``UserAccounts``): the password from `$PX_PASSWORD`,

@@ -4,6 +4,7 @@ import Logging
 import PXCommandLine
 import PXCore
 import PXIndex
+import PXPlaces
 import PXStorage
 
 #if canImport(Glibc)
@@ -129,7 +130,7 @@ public enum ListCommand {
         {
             return .folder(path: text, layout: nil)
         }
-        return try Place.parse(text, config: try PXConfig.load())
+        return try Place.parse(text, config: try CommandConfig.value())
     }
 
     /// What px-ls matches: a folder place's index, or records made elsewhere.

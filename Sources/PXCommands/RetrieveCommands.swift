@@ -3,6 +3,7 @@ import DICOMWeb
 import Logging
 import PXCommandLine
 import PXCore
+import PXPlaces
 import UnixSignals
 
 /// What a retrieve retrieves, asked once the backend and connection are known: ``RetrieveOptions`` (px-move,

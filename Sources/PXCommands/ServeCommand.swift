@@ -7,6 +7,7 @@ import NativeBackend
 import PXCommandLine
 import PXCore
 import PXIndex
+import PXPlaces
 import PXStorage
 import ServiceLifecycle
 import UnixSignals
@@ -102,7 +103,7 @@ public enum ServeCommand {
             output.write(JSONValueEncoder.encode(IndexedEvent(root: place.root, report: report)), pretty: false)
             let configuration = try serve.configuration(layout: layout)
             let provider = FolderPlaceProvider(
-                place: place, moveDestinations: try serve.destinations(config: try PXConfig.load()))
+                place: place, moveDestinations: try serve.destinations(config: try CommandConfig.value()))
             var queryRetrieve = QueryRetrieveSCPConfiguration(provider: provider)
             queryRetrieve.acseTimeout = .milliseconds(Int64(serve.server.acse * 1000))
             queryRetrieve.dimseTimeout = .milliseconds(Int64(serve.server.dimse * 1000))

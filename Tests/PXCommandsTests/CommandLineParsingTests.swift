@@ -2,6 +2,7 @@ import DICOMData
 import Foundation
 import PXCommandLine
 import PXCore
+import PXPlaces
 import PXTestSupport
 import Testing
 

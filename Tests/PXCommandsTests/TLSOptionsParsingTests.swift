@@ -1,6 +1,7 @@
 import DICOMData
 import PXCommandLine
 import PXCore
+import PXPlaces
 import PXTestSupport
 import Testing
 

@@ -3,6 +3,7 @@ import DICOMData
 import Foundation
 import PXCommandLine
 import PXCore
+import PXPlaces
 import PXTestSupport
 import Testing
 

@@ -90,6 +90,17 @@ public struct PXConfig: Hashable, Sendable {
             return String(text.prefix { $0 != "\n" && $0 != "\r" })
         }
 
+        /// The identity the node presents on its own (User Identity Negotiation, PS3.7 §D.3.3.7): its `user`,
+        /// with the password of `password_env` or `password_file`, else `$PX_PASSWORD`; `nil` without `user`.
+        /// - Throws: ``PXError/usage(_:)`` for an empty user, an unset `password_env` or an unreadable
+        ///   `password_file`.
+        public func userIdentity() throws(PXError) -> UserIdentity? {
+            guard let name = user else { return nil }
+            guard !name.isEmpty else { throw .usage("config: a node's user is empty") }
+            let passcode = try password() ?? PXConfig.environment(PXConfig.passwordVariable)
+            return UserIdentity(passcode.map { .usernameAndPasscode(name, passcode: $0) } ?? .username(name))
+        }
+
         /// The DICOMweb place of a node with a `url`, its credentials read now.
         /// - Throws: ``PXError/usage(_:)``.
         public func dicomWebPlace() throws(PXError) -> DICOMWebPlace? {
@@ -177,7 +188,10 @@ public struct PXConfig: Hashable, Sendable {
         return PXConfig()
     }
 
-    static func environment(_ name: String) -> String? {
+    /// The variable a password is read from when no other source gives one: `PX_PASSWORD`.
+    public static let passwordVariable = "PX_PASSWORD"
+
+    public static func environment(_ name: String) -> String? {
         guard let raw = getenv(name) else { return nil }
         return String(cString: raw)
     }

@@ -1,9 +1,7 @@
 import DICOMWeb
 import Logging
-import PX
 import PXCore
 import PXIndex
-import PXPlaces
 import PXStorage
 
 #if canImport(Glibc)
@@ -60,7 +58,7 @@ public struct PlaceContext: Sendable {
                 if entry.url != nil { return try web(entry: entry) }
                 node = try DICOMNode(host: entry.host, port: entry.port, calledAETitle: entry.aeTitle)
                 tls = entry.tls
-                identity = try UserIdentityOptions.userIdentity(of: entry)
+                identity = try entry.userIdentity()
             case .url(let url):
                 return try await resolve(.web(url: url), asDestination: asDestination)
             }

@@ -1,6 +1,5 @@
 import DICOMWeb
 import PXCore
-import PXPlaces
 import PXStorage
 
 /// Where studies are, as px-sync (and later every command that reads or writes studies) names it:

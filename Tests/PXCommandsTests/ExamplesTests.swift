@@ -31,7 +31,7 @@ struct ExamplesTests {
     /// SOP Instance UID -> path of every DICOM file under `root` (px's own folders left out).
     static func instances(under root: String) throws -> [String: String] {
         var out: [String: String] = [:]
-        for path in SyncCommandTests.files(under: root) where path.hasSuffix(".dcm") && !path.contains("/.px/") {
+        for path in SyncTests.files(under: root) where path.hasSuffix(".dcm") {
             out[try Part10File(contentsOf: path).dataSet.string(.sopInstanceUID) ?? path] = path
         }
         return out

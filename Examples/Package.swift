@@ -5,8 +5,9 @@ import PackageDescription
 // `make examples` builds them; Tests/PXCommandsTests/ExamplesTests.swift runs them against Orthanc.
 let package = Package(
     name: "px-examples",
-    dependencies: [.package(path: "..")],
+    dependencies: [.package(name: "px", path: "..")],
     targets: ["echo-and-find", "retrieve-a-study", "sync-to-zip", "storage-scp"].map { name in
-        .executableTarget(name: name, dependencies: ["PX"], swiftSettings: [.swiftLanguageMode(.v6)])
+        .executableTarget(
+            name: name, dependencies: [.product(name: "PX", package: "px")], swiftSettings: [.swiftLanguageMode(.v6)])
     }
 )

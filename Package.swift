@@ -368,6 +368,7 @@ let package = Package(
                 "PXCommandLine",
                 "PXCommands",
                 "PXSync",
+                "PXPlaces",
                 "PXCore",
                 "DICOMData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -3,13 +3,15 @@
 as the socket takes them, then runs a client command against itself and reports the client's peak
 memory.
 
-    hostile-find-scp.py COUNT -- px-find HOSTILE@127.0.0.1:{port} --level study ...
+    hostile-find-scp.py COUNT [--ignore-cancel] [--sop-class UID] -- px-find HOSTILE@127.0.0.1:{port} ...
 
 {port} in the command is replaced by the listening port. Prints one JSON line:
 {"exitCode", "maxRSSKiB" (the child's peak resident set, the kernel's hiwater mark, as VmHWM in
 /proc/PID/status), "sent" (pending responses sent), "cancelled" (a C-CANCEL-RQ arrived), "stdoutLines",
-"lastLine"}. A C-CANCEL stops the flood with a final Cancel (0xFE00) response (PS3.7 §9.1.2.1.5).
-Bounded: it serves one association and stops by itself.
+"lastLine"}. A C-CANCEL stops the flood with a final Cancel (0xFE00) response (PS3.7 §9.1.2.1.5);
+with --ignore-cancel it goes on sending all COUNT (as an SCP that ignores C-CANCEL does) unless the
+client aborts or closes ("serverError" then says so). --sop-class UID answers with that Affected SOP
+Class UID instead of the request's. Bounded: it serves one association and stops by itself.
 """
 import json
 import os
@@ -81,7 +83,7 @@ def items(data, start):
         pos += 4 + length
 
 
-def serve(server, count, report):
+def serve(server, count, report, ignore_cancel=False, answer_class=None):
     conn, _ = server.accept()
     # This side writes far faster than px-find reads: the whole flood, final response included, sits in the
     # two sockets' buffers long before px-find gets to it (15 s after the final response was written, 2.2 MB
@@ -90,6 +92,7 @@ def serve(server, count, report):
     # matches, so a 60 s bound here cut it off mid-flood ("timed out"). The bound is the one main() puts on the
     # child (600 s): it only has to stop a px-find that never answers.
     conn.settimeout(600)
+    sent, cancelled = 0, False
     try:
         kind, rq = read_pdu(conn)
         assert kind == 0x01, "expected A-ASSOCIATE-RQ"
@@ -128,10 +131,8 @@ def serve(server, count, report):
                     else:
                         done_data = done_data or bool(control & 2)
                     pos += 4 + length
-        sop_class = abstract.decode().rstrip("\x00")
+        sop_class = answer_class or abstract.decode().rstrip("\x00")
         pending_command = pdata(cid, 0x03, command(sop_class, message_id, 0xFF00, True))
-        cancelled = False
-        sent = 0
         batch = []
         for n in range(count):
             identifier = (
@@ -147,8 +148,9 @@ def serve(server, count, report):
                 readable, _, _ = select.select([conn], [], [], 0)
                 if readable:
                     cancelled = True  # a C-CANCEL-RQ (or anything: the client wants us to stop)
-                    break
-        final = 0xFE00 if cancelled else 0x0000
+                    if not ignore_cancel:
+                        break
+        final = 0xFE00 if cancelled and not ignore_cancel else 0x0000
         conn.sendall(pdata(cid, 0x03, command(sop_class, message_id, final, False)))
         # Until the A-RELEASE-RQ (or the close): anything else is skipped.
         while True:
@@ -160,13 +162,16 @@ def serve(server, count, report):
                 break
         report.update(sent=sent, cancelled=cancelled)
     except (EOFError, OSError, ValueError, AssertionError) as error:
-        report.update(serverError=str(error))
+        report.update(serverError=str(error), sent=sent, cancelled=cancelled)
     finally:
         conn.close()
 
 
 def main():
     count = int(sys.argv[1])
+    own = sys.argv[2:sys.argv.index("--")]
+    ignore_cancel = "--ignore-cancel" in own
+    answer_class = own[own.index("--sop-class") + 1] if "--sop-class" in own else None
     client = sys.argv[sys.argv.index("--") + 1:]
     server = socket.socket()
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -175,7 +180,7 @@ def main():
     server.settimeout(120)
     port = server.getsockname()[1]
     report = {}
-    thread = threading.Thread(target=serve, args=(server, count, report), daemon=True)
+    thread = threading.Thread(target=serve, args=(server, count, report, ignore_cancel, answer_class), daemon=True)
     thread.start()
     command_line = [part.replace("{port}", str(port)) for part in client]
     child = subprocess.Popen(command_line, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)

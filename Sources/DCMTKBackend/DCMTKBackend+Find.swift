@@ -32,6 +32,8 @@ extension DCMTKBackend {
         var matches: [DataSet] = []
         var count = 0
         var exceeded = false
+        var afterCancel = 0
+        var ignoredCancel = false
         var pendingStatus: DIMSEStatus?
         var pendingFile: String?
         var finalStatus: DIMSEStatus?
@@ -43,10 +45,18 @@ extension DCMTKBackend {
             let full = path.hasPrefix("/") ? path : directory.path + "/" + path
             defer { directory.removeFile(full, logger: logger) }
             // Past the limit: findscu has sent its C-CANCEL, but the peer may have sent more
-            // matches before it arrived; like the native backend, they are dropped.
-            if let limit = request.limit, count >= limit { return }
-            if let bound = request.maxResponses, count >= bound {
-                exceeded = true
+            // matches before it arrived; like the native backend, they are dropped, up to
+            // FindRequest.responsesAfterCancel: past them the peer ignores the cancel, and the error thrown
+            // here ends findscu.
+            let pastLimit = request.limit.map { count >= $0 } ?? false
+            let pastBound = request.maxResponses.map { count >= $0 } ?? false
+            if pastLimit || pastBound {
+                exceeded = exceeded || !pastLimit
+                afterCancel += 1
+                if afterCancel > FindRequest.responsesAfterCancel {
+                    ignoredCancel = true
+                    throw PXError.aborted("the peer sent \(afterCancel) more matches after the C-CANCEL-RQ")
+                }
                 return
             }
             let file: Part10File
@@ -60,8 +70,7 @@ extension DCMTKBackend {
             if request.keepMatches { matches.append(identifier) }
             try await onResponse(FindResponse(status: pendingStatus ?? .pending, identifier: identifier))
         }
-        let outcome = try await runner("findscu").run(arguments, deadline: connection.timeouts.deadline, logger: logger)
-        { (line) async throws(PXError) in
+        func handle(_ line: DCMTKLogLine) async throws(PXError) {
             switch FindLogParser.parse(line) {
             case .response(_, let status)?:
                 try await takePending()
@@ -75,6 +84,17 @@ extension DCMTKBackend {
             case nil:
                 break
             }
+        }
+        let outcome: ToolRunner.Outcome
+        do {
+            outcome = try await runner("findscu").run(
+                arguments, deadline: connection.timeouts.deadline, logger: logger, onLine: handle)
+        } catch  where ignoredCancel {
+            // findscu is ended: what was asked for has come (the limit, or proof the bound was passed).
+            logger.warning("\(error.message); findscu ended")
+            if exceeded, let bound = request.maxResponses { throw PXError.tooManyResponses(limit: bound) }
+            return FindResult(
+                request: request, matches: matches, status: DIMSEStatus(code: 0xFE00, service: .find), count: count)
         }
         try await takePending()
         if exceeded, let bound = request.maxResponses { throw PXError.tooManyResponses(limit: bound) }

@@ -30,6 +30,11 @@ public struct DCMTKBackend: DICOMBackend {
         }
     }
 
+    /// Whether `path` names a file this process may run (an explicit tool path, pypx's `--executable`).
+    public static func isExecutable(_ path: String) -> Bool {
+        access(path, X_OK) == 0
+    }
+
     /// `-aet -aec -to -ta -td` and the peer, the arguments every SCU tool shares.
     static func associationArguments(_ connection: Connection) -> [String] {
         let t = connection.timeouts

@@ -9,7 +9,9 @@ extension NativeBackend {
     /// Annex K): the identifiers are decoded off the wire and handed to `onResponse` as
     /// they arrive, on the association's own task, so a peer can send no faster than they are consumed
     /// (no queue grows between the two). ``FindRequest/limit`` sends a C-CANCEL after that many matches;
-    /// more than ``FindRequest/maxResponses`` send one too and fail with ``PXError/tooManyResponses(limit:)``.
+    /// more than ``FindRequest/maxResponses`` send one too and fail with ``PXError/tooManyResponses(limit:)``. A peer
+    /// that goes on sending past ``FindRequest/responsesAfterCancel`` matches after the C-CANCEL is aborted: the
+    /// result then has the Cancel status (0xFE00), or the bound's error.
     /// Identifiers are kept in the result only when ``FindRequest/keepMatches``; each is shaped to the keys
     /// asked (``FindRequest/shapedResponse(_:)``).
     public func find(
@@ -31,21 +33,33 @@ extension NativeBackend {
                         var exceeded = false
                         var last = DIMSEStatus.success
                         let responses = try await association.find(
-                            request.identifierWithLevel, sopClass: sopClass, limit: request.cancelAfter)
-                        for try await response in responses {
-                            guard response.status.isPending else {
-                                last = response.status
-                                continue
+                            request.identifierWithLevel, sopClass: sopClass, limit: request.cancelAfter,
+                            responsesAfterCancel: FindRequest.responsesAfterCancel)
+                        do {
+                            for try await response in responses {
+                                guard response.status.isPending else {
+                                    last = response.status
+                                    continue
+                                }
+                                guard let returned = response.identifier else { continue }
+                                let identifier = request.shapedResponse(returned)
+                                if let bound = request.maxResponses, count >= bound {
+                                    exceeded = true  // the C-CANCEL went out with this response
+                                    continue
+                                }
+                                count += 1
+                                if request.keepMatches { matches.append(identifier) }
+                                try await onResponse(
+                                    PXCore.FindResponse(status: response.status, identifier: identifier))
                             }
-                            guard let returned = response.identifier else { continue }
-                            let identifier = request.shapedResponse(returned)
-                            if let bound = request.maxResponses, count >= bound {
-                                exceeded = true  // the C-CANCEL went out with this response
-                                continue
-                            }
-                            count += 1
-                            if request.keepMatches { matches.append(identifier) }
-                            try await onResponse(PXCore.FindResponse(status: response.status, identifier: identifier))
+                        } catch let ignored as FindResponses.CancelIgnored {
+                            // What was asked for has come (the limit, or proof the bound was passed): stop
+                            // reading and abort rather than take what the peer goes on sending.
+                            logger.warning("\(ignored); association aborted")
+                            await association.abort()
+                            last = DIMSEStatus(code: 0xFE00, service: .find)
+                        } catch let foreign as FindResponses.ForeignSOPClass {
+                            throw PXError.invalidResponse(foreign.description)
                         }
                         let result = FindResult(request: request, matches: matches, status: last, count: count)
                         return (result, exceeded)

@@ -76,13 +76,16 @@ public enum PX {
     ///
     /// - Parameters:
     ///   - choice: `dcmtk`, `native` or `auto`.
-    ///   - executables: explicit DCMTK tool paths by tool name (pypx's `--executable`).
-    ///   - operation: what the backend is for (no default: `auto` differs by operation): its DCMTK tool (``BackendOperation/dcmtkTool``) must be there for
+    ///   - executables: explicit DCMTK tool paths by tool name (pypx's `--executable`); `auto` leaves out a path
+    ///     that is not an executable file.
+    ///   - operation: what the backend is for (no default: `auto` differs by operation): its DCMTK tool
+    ///     (``BackendOperation/dcmtkTool``) must be there for
     ///     `dcmtk`; `auto` picks DCMTK only when that tool is there and the operation prefers it
     ///     (``BackendOperation/autoPrefersDCMTK``: never C-GET).
     ///   - userIdentity: whether the association presents a user identity: `auto` then picks DCMTK only when its
     ///     tool can present one (``BackendOperation/dcmtkPresentsUserIdentity``); `dcmtk` fails when it runs.
-    /// - Throws: ``PXError/toolMissing(_:)`` when `dcmtk` is chosen and the tool is missing.
+    /// - Throws: ``PXError/toolMissing(_:)`` when `dcmtk` is chosen and the tool is missing (its explicit path,
+    ///   when one is given, is not an executable file).
     public static func backend(
         _ choice: BackendChoice, executables: [String: String] = [:], for operation: BackendOperation,
         userIdentity: Bool = false
@@ -92,13 +95,20 @@ public enum PX {
         case .native:
             return NativeBackend()
         case .dcmtk:
-            if executables[tool] == nil && !DCMTKBackend.isInstalled(tool) { throw .toolMissing(tool) }
+            if let path = executables[tool] {
+                guard DCMTKBackend.isExecutable(path) else { throw .toolMissing(path) }
+            } else if !DCMTKBackend.isInstalled(tool) {
+                throw .toolMissing(tool)
+            }
             return DCMTKBackend(executables: executables)
         case .auto:
+            // An explicit path that cannot run (pypx's `--executable` from another machine) is left out: the tool
+            // on PATH, else the native backend, runs the operation instead of a usage failure.
+            let runnable = executables.filter { DCMTKBackend.isExecutable($0.value) }
             if operation.autoPrefersDCMTK && (!userIdentity || operation.dcmtkPresentsUserIdentity)
-                && (executables[tool] != nil || DCMTKBackend.isInstalled(tool))
+                && (runnable[tool] != nil || DCMTKBackend.isInstalled(tool))
             {
-                return DCMTKBackend(executables: executables)
+                return DCMTKBackend(executables: runnable)
             }
             return NativeBackend()
         }

@@ -24,7 +24,9 @@ public struct ConnectionOptions: ParsableArguments {
     @Option(name: .customLong("serverPort"), help: "pypx: the peer's port.")
     public var serverPort: Int?
 
-    @Option(name: .customLong("executable"), help: "pypx 0.8: path of the DCMTK tool to run.")
+    @Option(
+        name: .customLong("executable"),
+        help: "pypx 0.8: path of the DCMTK tool to run (auto: ignored when it is not an executable file).")
     public var executable: String?
 
     /// DICOM TLS: part of the connection, so every command that connects has it (issue 15).

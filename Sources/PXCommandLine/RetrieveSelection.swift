@@ -68,6 +68,19 @@ public struct RetrieveSelection: Hashable, Sendable {
         }
     }
 
+    /// The `command` of px-find's envelope in `text` (its last JSON value with one): px-find's argv, or in the
+    /// pypx format the findscu command line it stands for. `nil` when `text` holds no envelope.
+    public static func findCommand(pxFindOutput text: String) throws(PXError) -> PXOutput.EnvelopeHead.Command? {
+        for value in try jsonValues(text).reversed() {
+            guard value["status"] != nil, let command = value["command"] else { continue }
+            if let words = command.arrayValue {
+                return .argv(words.compactMap(\.stringValue))
+            }
+            if let line = command.stringValue { return .line(line) }
+        }
+        return nil
+    }
+
     /// The JSON values of `text`: one document (px-find's envelope), else one per non-empty line (NDJSON).
     /// - Throws: ``PXError/usage(_:)`` when neither parses.
     static func jsonValues(_ text: String) throws(PXError) -> [JSONValue] {

@@ -38,6 +38,10 @@ public struct FindRequest: Sendable {
         self.keepMatches = keepMatches
     }
 
+    /// Matches a peer may still send after px's C-CANCEL-RQ (PS3.7 §9.3.2.3), those in flight when it arrived;
+    /// past them the peer ignores the cancel, and both backends stop reading and end the association.
+    public static let responsesAfterCancel = 1000
+
     /// The number of matches after which the backend sends C-CANCEL: ``limit``, or one past
     /// ``maxResponses`` (which shows that the bound was exceeded), whichever comes first.
     public var cancelAfter: Int? {

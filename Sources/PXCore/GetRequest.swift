@@ -5,7 +5,7 @@ import PXStorage
 ///
 /// StudyInstanceUID is always sent with SeriesInstanceUID, and both with SOPInstanceUIDs, as for
 /// ``MoveRequest``. Received instances go into the ``StorageLayout`` tree under ``root``.
-public struct GetRequest: Hashable, Sendable {
+public struct GetRequest: RetrieveIdentifier, Hashable, Sendable {
     public var model: QueryModel
     /// Needed for the patient-root model.
     public var patientID: String?
@@ -38,19 +38,6 @@ public struct GetRequest: Hashable, Sendable {
         self.sopInstanceUIDs = sopInstanceUIDs
         self.root = root
         self.layout = layout
-    }
-
-    /// The level implied by the deepest UID given (PATIENT for a whole patient, patient root only).
-    public var level: QueryLevel {
-        RetrieveTarget.level(
-            studyInstanceUID: studyInstanceUID, seriesInstanceUID: seriesInstanceUID, sopInstanceUIDs: sopInstanceUIDs)
-    }
-
-    /// The identifier keys in order, as (keyword, value) pairs, QueryRetrieveLevel first.
-    public var keys: [(keyword: String, value: String)] {
-        RetrieveTarget.keys(
-            model: model, patientID: patientID, studyInstanceUID: studyInstanceUID,
-            seriesInstanceUID: seriesInstanceUID, sopInstanceUIDs: sopInstanceUIDs)
     }
 }
 

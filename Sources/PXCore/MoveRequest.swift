@@ -4,7 +4,7 @@ import DICOMData
 ///
 /// StudyInstanceUID is always sent with SeriesInstanceUID, and both with SOPInstanceUIDs, because
 /// some archives require the higher-level keys even in study root.
-public struct MoveRequest: Hashable, Sendable {
+public struct MoveRequest: RetrieveIdentifier, Hashable, Sendable {
     public var model: QueryModel
     /// The move destination AE title, (0000,0600) MoveDestination.
     public var destination: String
@@ -30,19 +30,6 @@ public struct MoveRequest: Hashable, Sendable {
         self.studyInstanceUID = studyInstanceUID
         self.seriesInstanceUID = seriesInstanceUID
         self.sopInstanceUIDs = sopInstanceUIDs
-    }
-
-    /// The level implied by the deepest UID given (PATIENT for a whole patient, patient root only).
-    public var level: QueryLevel {
-        RetrieveTarget.level(
-            studyInstanceUID: studyInstanceUID, seriesInstanceUID: seriesInstanceUID, sopInstanceUIDs: sopInstanceUIDs)
-    }
-
-    /// The identifier keys in order, as (keyword, value) pairs, QueryRetrieveLevel first.
-    public var keys: [(keyword: String, value: String)] {
-        RetrieveTarget.keys(
-            model: model, patientID: patientID, studyInstanceUID: studyInstanceUID,
-            seriesInstanceUID: seriesInstanceUID, sopInstanceUIDs: sopInstanceUIDs)
     }
 }
 

@@ -151,12 +151,7 @@ extension PXOutput {
         /// "instances", "reason"}`.
         public struct SeriesComplete: Encodable {
             public let event = "seriesComplete"
-            public var directory: String
-            public var seriesInstanceUID: String
-            public var studyInstanceUID: String
-            public var patientID: String
-            public var instances: Int
-            public var reason: String
+            public var completion: SeriesCompletion
 
             enum CodingKeys: String, CodingKey {
                 case event, directory
@@ -166,13 +161,17 @@ extension PXOutput {
                 case instances, reason
             }
 
-            public init(_ completion: SeriesCompletion) {
-                directory = completion.directory
-                seriesInstanceUID = completion.seriesInstanceUID
-                studyInstanceUID = completion.studyInstanceUID
-                patientID = completion.patientID
-                instances = completion.instances
-                reason = completion.reason
+            public init(_ completion: SeriesCompletion) { self.completion = completion }
+
+            public func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(event, forKey: .event)
+                try container.encode(completion.directory, forKey: .directory)
+                try container.encode(completion.seriesInstanceUID, forKey: .seriesInstanceUID)
+                try container.encode(completion.studyInstanceUID, forKey: .studyInstanceUID)
+                try container.encode(completion.patientID, forKey: .patientID)
+                try container.encode(completion.instances, forKey: .instances)
+                try container.encode(completion.reason, forKey: .reason)
             }
         }
 

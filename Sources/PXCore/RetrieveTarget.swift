@@ -54,3 +54,28 @@ enum RetrieveTarget {
         return keys
     }
 }
+
+/// What a C-MOVE or C-GET request names (``MoveRequest``, ``GetRequest``): its level and identifier keys follow
+/// from it (``RetrieveTarget``).
+public protocol RetrieveIdentifier {
+    var model: QueryModel { get }
+    var patientID: String? { get }
+    var studyInstanceUID: String { get }
+    var seriesInstanceUID: String? { get }
+    var sopInstanceUIDs: [String] { get }
+}
+
+extension RetrieveIdentifier {
+    /// The level implied by the deepest UID given (PATIENT for a whole patient, patient root only).
+    public var level: QueryLevel {
+        RetrieveTarget.level(
+            studyInstanceUID: studyInstanceUID, seriesInstanceUID: seriesInstanceUID, sopInstanceUIDs: sopInstanceUIDs)
+    }
+
+    /// The identifier keys in order, as (keyword, value) pairs, QueryRetrieveLevel first.
+    public var keys: [(keyword: String, value: String)] {
+        RetrieveTarget.keys(
+            model: model, patientID: patientID, studyInstanceUID: studyInstanceUID,
+            seriesInstanceUID: seriesInstanceUID, sopInstanceUIDs: sopInstanceUIDs)
+    }
+}

@@ -35,6 +35,11 @@ public final class FolderPlace: PlaceInventory, Sendable {
 
     /// The folder px keeps for itself inside a place (every walker skips it, see ``FolderWalk/isPrivate(_:)``).
     public static let privateFolder = ".px"
+
+    /// The index a place keeps of itself, `ROOT/.px/index.sqlite` (``IndexLocation/inPlace``).
+    public static func inPlaceIndexPath(root: String) -> String {
+        root + "/" + privateFolder + "/index.sqlite"
+    }
     /// The version of the index's first tables (PRAGMA user_version); later versions are the migrations of
     /// ``migrations``, and an index of another version is set aside and rebuilt.
     static let schemaVersion: Int32 = 1
@@ -71,7 +76,7 @@ public final class FolderPlace: PlaceInventory, Sendable {
             throw PXError.io("not a folder: \(POSIX.errorText())", path: root)
         }
         var transient: String?
-        let inPlace = root + "/" + Self.privateFolder + "/index.sqlite"
+        let inPlace = Self.inPlaceIndexPath(root: root)
         switch index {
         case .inPlace:
             let folder = root + "/" + Self.privateFolder

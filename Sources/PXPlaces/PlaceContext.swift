@@ -74,7 +74,7 @@ public struct PlaceContext: Sendable {
                     ?? StorageLayout()
             } catch { throw .usage("layout: \(error)") }
             if asDestination && dryRun {
-                let own = path + "/" + FolderPlace.privateFolder + "/index.sqlite"
+                let own = FolderPlace.inPlaceIndexPath(root: path)
                 let index: FolderPlace.IndexLocation = access(own, W_OK) == 0 ? .readOnly : .temporary
                 return try await Endpoint.folder(at: path, layout: layout, index: index, logger: logger)
             }

@@ -340,16 +340,12 @@ public final class SyncEngine: Sendable {
             finish(SyncStudyResult(study: study, result: .failed, outcome: outcome))
             return
         }
+        // The audit runs first but fails the study only after what is missing has been transferred: a copy that
+        // differs is reported, and never stands in the way of the instances the destination lacks.
+        var mismatched: [(uid: String, source: String, destination: String)] = []
         if options.verify, let ours = source.auditor, let theirs = destination.auditor {
             do {
-                let differences = try await Self.differences(holding.studyInstanceUID, ours, theirs)
-                if !differences.isEmpty {
-                    var outcome = SyncTransfer.Outcome()
-                    outcome.failure = .contentMismatch(differences)
-                    outcome.failed = differences.count
-                    finish(SyncStudyResult(study: study, result: .failed, outcome: outcome))
-                    return
-                }
+                mismatched = try await Self.differences(holding.studyInstanceUID, ours, theirs)
             } catch {
                 var outcome = SyncTransfer.Outcome()
                 outcome.failure = error
@@ -357,17 +353,33 @@ public final class SyncEngine: Sendable {
                 return
             }
         }
+        func withAudit(_ outcome: SyncTransfer.Outcome) -> SyncTransfer.Outcome {
+            guard !mismatched.isEmpty else { return outcome }
+            var audited = outcome
+            if audited.failure == nil { audited.failure = .contentMismatch(mismatched) }
+            audited.failed += mismatched.count
+            return audited
+        }
         if plan.units.isEmpty {
-            finish(SyncStudyResult(study: study, result: .alreadyPresent, outcome: nil))
+            if mismatched.isEmpty {
+                finish(SyncStudyResult(study: study, result: .alreadyPresent, outcome: nil))
+            } else {
+                finish(SyncStudyResult(study: study, result: .failed, outcome: withAudit(SyncTransfer.Outcome())))
+            }
             return
         }
         onEvent(.planned(study, plan))
         if options.dryRun {
-            finish(SyncStudyResult(study: study, result: .planned, outcome: nil))
+            if mismatched.isEmpty {
+                finish(SyncStudyResult(study: study, result: .planned, outcome: nil))
+            } else {
+                finish(SyncStudyResult(study: study, result: .failed, outcome: withAudit(SyncTransfer.Outcome())))
+            }
             return
         }
         onEvent(.studyStarted(study))
-        let outcome = await transfer.run(plan, from: source, to: destination, session: sessions[index])
+        let outcome = withAudit(
+            await transfer.run(plan, from: source, to: destination, session: sessions[index]))
         finish(SyncStudyResult(study: study, result: outcome.failure == nil ? .transferred : .failed, outcome: outcome))
     }
 

@@ -92,11 +92,6 @@ public enum SyncPlanner {
 }
 
 extension FolderPlace {
-    /// The paths of a transfer unit's files, from the index (what a C-GET of it would send), asked of the index in SQL.
-    func files(of unit: TransferUnit) async throws(PXError) -> [String] {
-        try await self.storableFiles(of: unit).map(\.path)
-    }
-
     /// The files of a transfer unit, from the index, each with what the index recorded of it
     /// (``DICOMNetwork/StorableFile/indexed``): sent only if it is still that file.
     func storableFiles(of unit: TransferUnit) async throws(PXError) -> [StorableFile] {

@@ -30,7 +30,20 @@ public struct SyncOptions: ParsableArguments {
     )
     public var fromFile: String?
 
-    @Flag(name: .long, help: "Transfer every selected study, even what the destination already holds.")
+    @Option(
+        name: .customShort("s"),
+        help: ArgumentHelp(
+            "dcm: a source place (repeatable); the places given are then all destinations.", valueName: "place"))
+    public var sources: [String] = []
+
+    @Option(
+        name: .customShort("q"),
+        help: ArgumentHelp("dcm: a query key Keyword=value (repeatable), as px-find's -k.", valueName: "key"))
+    public var dcmKeys: [String] = []
+
+    @Flag(
+        name: [.long, .customLong("force-all")],
+        help: "Transfer every selected study, even what the destination already holds (dcm: --force-all).")
     public var force = false
 
     @Flag(name: .customLong("dry-run"), help: "Print the plan (planned and skipped events), transfer nothing.")
@@ -79,7 +92,9 @@ public struct SyncOptions: ParsableArguments {
     public init() {}
 
     public func validate() throws {
-        guard places.count >= 2 else { throw ValidationError("give at least one SOURCE and the DEST place") }
+        guard !places.isEmpty else {
+            throw ValidationError("give SOURCE... DEST, or pipe px-find's output into px-sync DEST")
+        }
         guard parallel >= 1 else { throw ValidationError("--parallel must be at least 1") }
         guard window >= 1 else { throw ValidationError("--window must be at least 1") }
         guard lockTimeout >= 0, lockTimeout <= 31_536_000 else {
@@ -105,13 +120,28 @@ public struct SyncOptions: ParsableArguments {
 /// command renders its events: NDJSON on stdout as it goes, a progress line on a terminal's stderr, then the
 /// envelope.
 public enum SyncCommand {
+    /// - Parameter pipedSource: dcm's `px-find ... | px-sync DEST` (one place given): the source place px-find
+    ///   asked, from its output on stdin.
     public static func run(
         sync: SyncOptions, query: QueryOptions, timeouts: TimeoutOptions, backend options: BackendOptions,
-        logging: LoggingOptions, output outputOptions: OutputOptions
+        logging: LoggingOptions, output outputOptions: OutputOptions,
+        pipedSource: (String) throws(PXError) -> String
     ) async throws {
         // The selection first, before the logger, the backend or any place exists, so a usage error in it is
         // reported before anything connects.
-        let chosen = Result { () throws(PXError) in try selection(sync: sync, query: query) }
+        let chosen = Result { () throws(PXError) -> (selection: SyncSelection, places: [String]) in
+            var places = sync.places
+            var input: String?
+            if places.count == 1 {
+                guard stdinIsPipeOrFile else {
+                    throw .usage("give SOURCE... DEST, or pipe px-find's output into px-sync DEST")
+                }
+                let text = StandardInput.readText()
+                places.insert(try pipedSource(text), at: 0)
+                input = text
+            }
+            return (try selection(sync: sync, query: query, input: input), places)
+        }
         let logger = logging.makeLogger(label: "px-sync")
         let output = CommandOutput(pretty: false, command: outputOptions.output.command)
         let summary = SummaryBox()
@@ -123,10 +153,10 @@ public enum SyncCommand {
             let calling = try LocalAE(aeTitle: sync.callingAETitle ?? config.localAETitle ?? LocalAE.defaultTitle)
             let context = PlaceContext(
                 config: config, calling: calling, timeouts: timeouts.timeouts, backend: backend, logger: logger)
-            let selection = try chosen.get()
+            let (selection, places) = try chosen.get()
             var resolved: [Endpoint] = []
-            for (index, text) in sync.places.enumerated() {
-                let isDestination = index == sync.places.count - 1
+            for (index, text) in places.enumerated() {
+                let isDestination = index == places.count - 1
                 resolved.append(
                     try await context.resolve(
                         text, asDestination: isDestination, layout: sync.layout, dryRun: sync.dryRun))
@@ -176,9 +206,11 @@ public enum SyncCommand {
         }
     }
 
-    /// The selection the options give: `--from-file`, else query keys, else a px-find result on stdin, else
-    /// every study.
-    static func selection(sync: SyncOptions, query: QueryOptions) throws(PXError) -> SyncSelection {
+    /// The selection the options give: `--from-file`, else query keys, else a px-find result on stdin (`input`
+    /// when it was read already), else every study.
+    static func selection(sync: SyncOptions, query: QueryOptions, input: String? = nil) throws(PXError)
+        -> SyncSelection
+    {
         if let file = sync.fromFile {
             guard let text = try PXConfig.readFile(file, limit: BoundedFile.batchLimit, role: "--from-file") else {
                 throw .usage("--from-file: cannot read \(file)")
@@ -186,8 +218,8 @@ public enum SyncCommand {
             return try SyncSelection.parseBatch(text)
         }
         let keys = try query.matchingKeys()
-        if keys.isEmpty && stdinIsPipeOrFile {
-            let text = StandardInput.readText()
+        if keys.isEmpty && (input != nil || stdinIsPipeOrFile) {
+            let text = input ?? StandardInput.readText()
             if text.contains(where: { !$0.isWhitespace }) {
                 let studies = try RetrieveSelection.parse(pxFindOutput: text).map(\.studyInstanceUID)
                 var seen = Set<String>()

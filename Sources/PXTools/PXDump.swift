@@ -12,10 +12,16 @@ public struct PXDump: ParsableCommand {
         commandName: "px-dump",
         abstract: "Print DICOM files as JSON (the DICOM JSON Model), pypx entries, or a readable dump.",
         discussion: """
-            Each file is printed as one JSON document on stdout, in the order given: with
-            --compact, one line per file (NDJSON). A file that cannot be read prints
-            {"status": "error", "file": ..., "error": {"code": ..., "message": ...,
+            Each file is printed as one JSON document on stdout, in the order given (a
+            file's data set alone, as dcm2json prints it). A file that cannot be read
+            prints {"status": "error", "file": ..., "error": {"code": ..., "message": ...,
             "offset": ...}} in its place, and the remaining files are still printed.
+
+            With --compact: one line per file (NDJSON), then the envelope every px
+            command ends with, whose data.files names the file of each line in order:
+            {"status": ..., "backend": "none", "command": [...], "data": {"files":
+            [{"file": ..., "status": "success"|"error"}], "read": N, "failed": N},
+            "error": ...} (error.code partialFailure when a file could not be read).
 
             Formats:
               dicom-json  PS3.18 Annex F.2, as DCMTK's dcm2json writes it (text
@@ -65,10 +71,12 @@ public struct PXDump: ParsableCommand {
     public init() {}
 
     public func run() throws {
-        var failed = false
+        var failed = 0
         var out: [UInt8] = []
+        var outcomes: [DumpSummary.File] = []
         for path in files {
             out.removeAll(keepingCapacity: true)
+            var read = false
             do {
                 let file =
                     headerOnly
@@ -89,15 +97,25 @@ public struct PXDump: ParsableCommand {
                             "# \(HumanText.escaped(path)) (\(HumanText.escaped(file.transferSyntax.uid)))\n".utf8)
                     out.append(contentsOf: dataSet.textDump().utf8)
                 }
+                read = true
             } catch {
-                failed = true
+                failed += 1
                 JSONValueEncoder.encode(DumpFailure(file: path, error: error))
                     .write(into: &out, pretty: false, indent: 0)
             }
             out.append(0x0A)
             CommandOutput.writeStandardOutput(out)
+            if compact {
+                outcomes.append(DumpSummary.File(file: path, status: read ? "success" : "error"))
+            }
         }
-        if failed { throw ExitCode(1) }
+        if compact {
+            let data = JSONValueEncoder.encode(
+                DumpSummary(files: outcomes, read: files.count - failed, failed: failed))
+            let error = failed == 0 ? nil : PXError.partialFailure(failed: failed, total: files.count, what: "files")
+            CommandOutput(pretty: false).finish(backend: "none", data: data, error: error)
+        }
+        if failed > 0 { throw ExitCode(1) }
     }
 }
 
@@ -117,4 +135,16 @@ struct DumpFailure: Encodable {
         self.file = file
         self.error = Detail(code: error.code.description, message: error.description, offset: error.offset)
     }
+}
+
+/// px-dump's envelope data with `--compact`: each file with its line's status, in the order printed, and the
+/// counts: `{"files": [{"file", "status"}], "read", "failed"}`.
+struct DumpSummary: Encodable {
+    struct File: Encodable {
+        var file: String
+        var status: String
+    }
+    var files: [File]
+    var read: Int
+    var failed: Int
 }

@@ -25,10 +25,7 @@ public struct PXEcho: PXCommand {
         version: PXVersion.description
     )
 
-    @OptionGroup(title: "Connection") var connection: ConnectionOptions
-    @OptionGroup(title: "Timeouts") var timeouts: TimeoutOptions
-    @OptionGroup(title: "Backend") var backend: BackendOptions
-    @OptionGroup(title: "Logging") var logging: LoggingOptions
+    @OptionGroup var common: PeerCommandOptions
     @OptionGroup var output: OutputOptions
 
     /// One association at a time: one event loop (see ``PXCommand/eventLoopCount``).
@@ -38,6 +35,7 @@ public struct PXEcho: PXCommand {
 
     public func run() async throws {
         try await EchoCommand.run(
-            connection: connection, timeouts: timeouts, backend: backend, logging: logging, output: output)
+            connection: common.connection, timeouts: common.timeouts, backend: common.backend, logging: common.logging,
+            output: output)
     }
 }

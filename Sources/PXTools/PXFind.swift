@@ -61,10 +61,7 @@ public struct PXFind: PXCommand {
         version: PXVersion.description
     )
 
-    @OptionGroup(title: "Connection") var connection: ConnectionOptions
-    @OptionGroup(title: "Timeouts") var timeouts: TimeoutOptions
-    @OptionGroup(title: "Backend") var backend: BackendOptions
-    @OptionGroup(title: "Logging") var logging: LoggingOptions
+    @OptionGroup var common: PeerCommandOptions
     @OptionGroup(title: "Query") var query: QueryOptions
     @OptionGroup var output: FindOutputOptions
     @OptionGroup(title: "Then (pypx 3.x)") var then: ThenOptions
@@ -77,21 +74,23 @@ public struct PXFind: PXCommand {
     public init() {}
 
     public mutating func validate() throws {
-        var peer = connection.peer
+        var peer = common.connection.peer
         try query.adopt(positionalKeys, before: &peer)
-        connection.peer = peer
-        try connection.validate()
+        common.connection.peer = peer
+        try common.connection.validate()
     }
 
     public func run() async throws {
         if then.retrieves {
             try await FindThenRetrieve.run(
-                connection: connection, timeouts: timeouts, backend: backend, logging: logging, query: query,
+                connection: common.connection, timeouts: common.timeouts, backend: common.backend,
+                logging: common.logging, query: query,
                 then: then, output: output.output)
             return
         }
         try await FindCommand.run(
-            connection: connection, timeouts: timeouts, backend: backend, logging: logging, query: query, output: output
+            connection: common.connection, timeouts: common.timeouts, backend: common.backend, logging: common.logging,
+            query: query, output: output
         )
     }
 }

@@ -39,21 +39,14 @@ public struct PXGet: PXCommand {
             into its series. Each instance streams to a temporary file and is placed once
             complete; data.gets has one entry per target, in the targets' order.
 
-            SIGINT (Ctrl-C) or SIGTERM cancels the C-GET in progress: C-CANCEL-RQ (native;
-            dcmtk forwards the signal to its tool), up to 5 s for the final response, then
-            the envelope with what completed (error.code interrupted) and exit 130 / 143.
-            --user/--password ($PX_PASSWORD), --kerberos, --saml, --jwt present a user
-            identity (PS3.7 D.3.3.7).
+            \(PeerCommandOptions.cancellationHelp("C-GET"))
 
             \(PXExit.helpTable)
             """,
         version: PXVersion.description
     )
 
-    @OptionGroup(title: "Connection") var connection: ConnectionOptions
-    @OptionGroup(title: "Timeouts") var timeouts: TimeoutOptions
-    @OptionGroup(title: "Backend") var backend: BackendOptions
-    @OptionGroup(title: "Logging") var logging: LoggingOptions
+    @OptionGroup var common: PeerCommandOptions
 
     @Option(name: [.customShort("d"), .customLong("datadir")], help: "Root of the storage tree.") var root: String =
         "./px-data"
@@ -73,7 +66,8 @@ public struct PXGet: PXCommand {
 
     public func run() async throws {
         try await GetCommand.run(
-            connection: connection, timeouts: timeouts, backend: backend, logging: logging, retrieve: retrieve,
+            connection: common.connection, timeouts: common.timeouts, backend: common.backend, logging: common.logging,
+            retrieve: retrieve,
             root: root, output: output, parallel: parallel)
     }
 }

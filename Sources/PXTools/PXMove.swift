@@ -28,21 +28,14 @@ public struct PXMove: PXCommand {
             backend, reopened once if the peer ends it between two C-MOVEs; the dcmtk
             backend runs movescu once per target.
 
-            SIGINT (Ctrl-C) or SIGTERM cancels the C-MOVE in progress: C-CANCEL-RQ (native;
-            dcmtk forwards the signal to its tool), up to 5 s for the final response, then
-            the envelope with what completed (error.code interrupted) and exit 130 / 143.
-            --user/--password ($PX_PASSWORD), --kerberos, --saml, --jwt present a user
-            identity (PS3.7 D.3.3.7).
+            \(PeerCommandOptions.cancellationHelp("C-MOVE"))
 
             \(PXExit.helpTable)
             """,
         version: PXVersion.description
     )
 
-    @OptionGroup(title: "Connection") var connection: ConnectionOptions
-    @OptionGroup(title: "Timeouts") var timeouts: TimeoutOptions
-    @OptionGroup(title: "Backend") var backend: BackendOptions
-    @OptionGroup(title: "Logging") var logging: LoggingOptions
+    @OptionGroup var common: PeerCommandOptions
 
     @Option(
         name: [.long, .customLong("aem"), .customLong("aetl")],
@@ -52,7 +45,7 @@ public struct PXMove: PXCommand {
     @OptionGroup var output: OutputOptions
 
     public func validate() throws {
-        if destination == nil && connection.callingAETitle == nil {
+        if destination == nil && common.connection.callingAETitle == nil {
             throw ValidationError("give the move destination with --destination")
         }
         try retrieve.validateSource(command: "px-move")
@@ -65,7 +58,8 @@ public struct PXMove: PXCommand {
 
     public func run() async throws {
         try await MoveCommand.run(
-            connection: connection, timeouts: timeouts, backend: backend, logging: logging, retrieve: retrieve,
+            connection: common.connection, timeouts: common.timeouts, backend: common.backend, logging: common.logging,
+            retrieve: retrieve,
             destination: destination, output: output)
     }
 }

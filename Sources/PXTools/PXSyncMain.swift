@@ -24,7 +24,9 @@ public struct PXSyncMain: PXCommand {
             SELECTION (one of)
               px-find's keys: --PatientID P1, --StudyDate 20240101-20241231, -k K=V,
                 or dcm's Keyword=value among the places: px-sync pacs ./d StudyDate=2024
-              a px-find result on stdin: px-find pacs --PatientID P1 | px-sync pacs ./d
+              a px-find result on stdin: px-find pacs --PatientID P1 | px-sync pacs ./d,
+                or dcm's px-find pacs --PatientID P1 | px-sync ./d (the source is the
+                peer px-find asked, from its envelope's command)
               --from-file ids.csv: a header naming a PatientID, AccessionNumber or
                 StudyInstanceUID column, then one value a line; bad or unknown lines
                 are reported (event "failed" with "line"), the rest is synced
@@ -61,6 +63,12 @@ public struct PXSyncMain: PXCommand {
             --parallel N studies at once, each lane keeping its association for many
             C-GETs/C-MOVEs (native backend). Interrupted? Run again: it does the rest.
 
+            DCM'S SPELLINGS
+              dcm sync -s SRC -q K=V DEST   px-sync -s SRC -q K=V DEST (= px-sync SRC
+                                            DEST -k K=V; several DESTs: --also-to)
+              dcm query SRC ... | dcm sync DEST   px-find SRC ... | px-sync DEST
+              --force-all                   --force
+
             OUTPUT
               NDJSON events on stdout: planned, studyStarted, studyFinished, skipped
               (already present), failed ("destination" in each when there are
@@ -82,20 +90,29 @@ public struct PXSyncMain: PXCommand {
 
     public init() {}
 
-    /// dcm's `Keyword=value` words among the places are query keys (`px-sync pacs ./d StudyDate=2024`).
+    /// dcm's forms: `Keyword=value` words among the places and `-q Keyword=value` are query keys
+    /// (`px-sync pacs ./d StudyDate=2024`); with `-s SOURCE` the places given are all destinations (the first
+    /// is DEST, the others `--also-to`).
     public mutating func validate() throws {
         let (places, keys) = QueryKey.partition(sync.places)
-        guard !keys.isEmpty else { return }
-        for key in keys {
+        for key in keys + sync.dcmKeys {
             do { _ = try QueryKey.parse(key) } catch { throw ValidationError(error.message) }
         }
         sync.places = places
-        query.keys += keys
+        query.keys += keys + sync.dcmKeys
+        sync.dcmKeys = []
+        if !sync.sources.isEmpty {
+            guard let destination = sync.places.first else { throw ValidationError("-s SOURCE needs a DEST place") }
+            sync.alsoTo = Array(sync.places.dropFirst()) + sync.alsoTo
+            sync.places = sync.sources + [destination]
+            sync.sources = []
+        }
         try sync.validate()
     }
 
     public func run() async throws {
         try await SyncCommand.run(
-            sync: sync, query: query, timeouts: timeouts, backend: backend, logging: logging, output: output)
+            sync: sync, query: query, timeouts: timeouts, backend: backend, logging: logging, output: output,
+            pipedSource: PipedFindSource.place(pxFindOutput:))
     }
 }

@@ -1,6 +1,7 @@
 import PX
 import PXCommandLine
 import PXCore
+import PXTestSupport
 import Testing
 
 /// `--backend auto`: DCMTK when the operation's tool is on PATH, except C-GET (getscu), which stays native so
@@ -26,5 +27,20 @@ import Testing
         // CI installs DCMTK (scripts/setup-test-env.sh), so findscu and movescu are on PATH.
         #expect(try PX.backend(.auto, for: .find).name == "dcmtk")
         #expect(try PX.backend(.auto, for: .move).name == "dcmtk")
+    }
+
+    /// pypx's `--executable` naming a path that is not there (issue 36): `auto` leaves it out and runs the
+    /// operation with the tool on PATH or natively; `dcmtk` fails with toolMissing naming the path.
+    @Test func aMissingExecutablePathFallsBackUnderAuto() throws {
+        let missing = ["echoscu": "/nonexistent/bin/echoscu"]
+        let expected = TestSupport.locate("echoscu") != nil ? "dcmtk" : "native"
+        #expect(try PX.backend(.auto, executables: missing, for: .echo).name == expected)
+        #expect(throws: PXError.self) { try PX.backend(.dcmtk, executables: missing, for: .echo) }
+        do {
+            _ = try PX.backend(.dcmtk, executables: missing, for: .echo)
+        } catch {
+            #expect(error.code == .toolMissing)
+            #expect(error.message.contains("/nonexistent/bin/echoscu"))
+        }
     }
 }

@@ -24,13 +24,15 @@ import Testing
     }
 
     /// One flood of `count` pending responses at px-find with `arguments`.
-    static func flood(_ count: Int, backend: String, level: [String] = ["--level", "study"], _ arguments: [String])
-        async throws -> Flood
-    {
+    /// `scp`: the script's own options (`--ignore-cancel`, `--sop-class UID`).
+    static func flood(
+        _ count: Int, backend: String, scp: [String] = [], level: [String] = ["--level", "study"],
+        _ arguments: [String]
+    ) async throws -> Flood {
         let run = try await PeerHarness.runAsync(
             Self.python,
-            [
-                Self.script, String(count), "--", TestSupport.binDirectory + "/px-find", "HOSTILE@127.0.0.1:{port}",
+            [Self.script, String(count)] + scp + [
+                "--", TestSupport.binDirectory + "/px-find", "HOSTILE@127.0.0.1:{port}",
             ] + level + ["--backend", backend] + arguments)
         try #require(run.exitCode == 0, "hostile-find-scp.py: \(run.stderr)")
         return Flood(json: try #require(run.json, "hostile-find-scp.py printed: \(run.stdout)"))
@@ -106,5 +108,40 @@ import Testing
         #expect(flood.stdoutLines == 1001, "\(backend): \(flood.json)")
         #expect(flood.envelope?["error"]?["code"]?.stringValue == "tooManyResponses", "\(backend): \(flood.json)")
         #expect(flood.envelope?["status"]?.stringValue == "error")
+    }
+
+    /// An SCP that ignores C-CANCEL and would send 1,000,000 matches: --max-responses 1000 still ends the
+    /// query with tooManyResponses once the peer has sent FindRequest.responsesAfterCancel more, long before
+    /// the flood (or a timeout) would end it; the peer sees the association end mid-flood.
+    @Test(arguments: ["native", "dcmtk"]) func maxResponsesWinsOverAPeerIgnoringCancel(backend: String) async throws {
+        guard PeerHarness.requireTools(["findscu"]) else { return }
+        let flood = try await Self.flood(
+            1_000_000, backend: backend, scp: ["--ignore-cancel"], ["--format", "ndjson", "--max-responses", "1000"])
+        #expect(flood.envelope?["error"]?["code"]?.stringValue == "tooManyResponses", "\(backend): \(flood.json)")
+        #expect(flood.exitCode == 1, "\(backend): \(flood.json)")
+        #expect(flood.stdoutLines == 1001, "\(backend): \(flood.json)")
+        #expect(flood.json["cancelled"] == .bool(true), "\(backend): \(flood.json)")
+        #expect(Flood.int(flood.json["sent"]) < 1_000_000, "\(backend): the flood ran to its end: \(flood.json)")
+    }
+
+    /// --limit 5 against the same peer: the five matches, exit 0, the association ended without the flood.
+    @Test(arguments: ["native", "dcmtk"]) func limitEndsAPeerIgnoringCancel(backend: String) async throws {
+        guard PeerHarness.requireTools(["findscu"]) else { return }
+        let flood = try await Self.flood(
+            1_000_000, backend: backend, scp: ["--ignore-cancel"], ["--format", "ndjson", "--limit", "5"])
+        #expect(flood.exitCode == 0, "\(backend): \(flood.json)")
+        #expect(flood.stdoutLines == 6, "\(backend): five matches and the envelope: \(flood.json)")
+        #expect(Flood.int(flood.json["sent"]) < 1_000_000, "\(backend): the flood ran to its end: \(flood.json)")
+    }
+
+    /// A study-root query answered with C-FIND-RSPs of the Modality Worklist SOP class (PS3.7 §9.1.2.1: a
+    /// response names the request's SOP class): refused as invalidResponse, no match printed. Native only:
+    /// findscu 3.6.7 neither checks the class nor logs it below its debug level (docs/dcmtk-backend.rst).
+    @Test(arguments: ["native"]) func responsesOfAnotherSOPClassAreRefused(backend: String) async throws {
+        let flood = try await Self.flood(
+            10, backend: backend, scp: ["--sop-class", "1.2.840.10008.5.1.4.31"], ["--format", "ndjson"])
+        #expect(flood.exitCode != 0, "\(backend): \(flood.json)")
+        #expect(flood.stdoutLines == 1, "\(backend): \(flood.json)")
+        #expect(flood.envelope?["error"]?["code"]?.stringValue == "invalidResponse", "\(backend): \(flood.json)")
     }
 }

@@ -134,6 +134,39 @@ struct SyncOrthancTests {
             root, equals: context.corpus.dataSets.filter { $0.value.string(.patientID) == "PAT001" })
     }
 
+    @Test(
+        "dcm's forms: px-find PEER ... | px-sync DEST (pypx and ndjson output), and -s PEER -q K=V DEST: the source is px-find's peer",
+        arguments: [["--PatientID", "PAT001"], ["--PatientID", "PAT001", "--format", "ndjson"]])
+    func dcmForms(findArguments: [String]) async throws {
+        let context = try Self.context()
+        let expected = context.corpus.dataSets.filter { $0.value.string(.patientID) == "PAT001" }
+        let piped = context.work + "/sync-dcm-piped"
+        defer { try? FileManager.default.removeItem(atPath: piped) }
+        let find = try await PeerHarness.runAsync("px-find", [context.peer] + findArguments)
+        try #require(find.exitCode == 0, "\(find.stderr)")
+        let run = try await SyncTests.sync([piped], stdin: find.stdout)
+        #expect(run.exitCode == 0, "\(run.stdout) \(run.stderr)")
+        #expect(run.json?["data"]?["found"] == .number("2"), "\(run.stdout)")
+        try SyncTests.expectFolder(piped, equals: expected)
+
+        let short = context.work + "/sync-dcm-short"
+        defer { try? FileManager.default.removeItem(atPath: short) }
+        let dcm = try await SyncTests.sync(["-s", context.peer, "-q", "PatientID=PAT001", short])
+        #expect(dcm.exitCode == 0, "\(dcm.stdout) \(dcm.stderr)")
+        #expect(dcm.json?["data"]?["found"] == .number("2"), "\(dcm.stdout)")
+        try SyncTests.expectFolder(short, equals: expected)
+    }
+
+    @Test("px-sync DEST with no px-find output on stdin: a usage error, nothing written")
+    func onePlaceWithoutPipedFind() async throws {
+        let context = try Self.context()
+        let root = context.work + "/sync-one-place"
+        let run = try await SyncTests.sync([root], stdin: "{\"hello\": 1}\n")
+        #expect(run.exitCode == 64, "\(run.stdout) \(run.stderr)")
+        #expect(run.json?["error"]?["code"]?.stringValue == "usage", "\(run.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: root))
+    }
+
     @Test("C-MOVE to px-sync's own receiver (--retrieve move): the same folder as C-GET")
     func moveToOwnReceiver() async throws {
         let context = try Self.context()

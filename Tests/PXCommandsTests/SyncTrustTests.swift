@@ -236,6 +236,19 @@ struct SyncTrustTests {
             try FileManager.default.createDirectory(atPath: variant, withIntermediateDirectories: true)
             try Data(try Self.instance(study: 6, number: 2, fill: 0xEE)).write(
                 to: URL(fileURLWithPath: variant + "/6-2.dcm"))
+            // --verify straight after the seeding: the differing copy fails the study, but only after the two
+            // missing instances were transferred.
+            for destination in [work + "/first-folder", "zip:" + work + "/first-zips"] {
+                let seeded = try await SyncTests.sync([variant, destination])
+                #expect(seeded.exitCode == 0, "\(seeded.stdout) \(seeded.stderr)")
+                let audit = try await SyncTests.sync([source, destination, "--verify"])
+                #expect(audit.exitCode == 1, "\(destination): \(audit.stdout) \(audit.stderr)")
+                #expect(audit.stdout.contains("contentMismatch"), "\(audit.stdout)")
+                #expect(audit.json?["data"]?["instancesTransferred"] == .number("2"), "\(audit.stdout)")
+                let again = try await SyncTests.sync([source, destination])
+                #expect(again.json?["data"]?["instancesTransferred"] == .number("0"), "\(again.stdout)")
+                #expect(again.json?["data"]?["alreadyPresent"] == .number("1"), "\(again.stdout)")
+            }
             for destination in [work + "/folder", "zip:" + work + "/zips"] {
                 let seeded = try await SyncTests.sync([variant, destination])
                 #expect(seeded.exitCode == 0, "\(seeded.stdout) \(seeded.stderr)")

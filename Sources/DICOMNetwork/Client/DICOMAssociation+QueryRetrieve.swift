@@ -12,32 +12,42 @@ extension DICOMAssociation {
     ///   - model: The information model.
     ///   - level: The query level.
     ///   - limit: After this many matches, a C-CANCEL-RQ is sent (PS3.7 §9.3.2.3); later matches are dropped
-    ///     and the sequence ends with the peer's final response.
+    ///     and the sequence ends with the peer's final response, or with ``FindResponses/CancelIgnored`` when
+    ///     the peer sends more than `responsesAfterCancel` matches after it.
+    ///   - responsesAfterCancel: how many matches a peer may still send after the C-CANCEL (those in flight
+    ///     when it arrived) before it is taken to ignore it.
     public func find(
         _ identifier: DataSet,
         model: QueryRetrieveModel,
         level: QueryRetrieveLevel? = nil,
-        limit: Int? = nil
+        limit: Int? = nil,
+        responsesAfterCancel: Int = FindResponses.defaultResponsesAfterCancel
     ) async throws -> FindResponses {
         var keys = identifier
         if let level {
             keys.set(.queryRetrieveLevel, vr: .CS, string: level.rawValue)
         }
-        return try await self.find(keys, sopClass: model.findSOPClass, limit: limit)
+        return try await self.find(
+            keys, sopClass: model.findSOPClass, limit: limit, responsesAfterCancel: responsesAfterCancel)
     }
 
     /// Sends a C-FIND-RQ on the context of any C-FIND SOP class (PS3.4 §C.4.1), e.g. the Modality Worklist
     /// Information Model - FIND (``WellKnownUID/modalityWorklistFind``, PS3.4 Annex K), whose identifier
-    /// has no Query/Retrieve Level; `identifier` is sent as it is. `limit` as in
-    /// ``find(_:model:level:limit:)``.
-    public func find(_ identifier: DataSet, sopClass: String, limit: Int? = nil) async throws -> FindResponses {
+    /// has no Query/Retrieve Level; `identifier` is sent as it is. `limit` and `responsesAfterCancel` as in
+    /// ``find(_:model:level:limit:responsesAfterCancel:)``.
+    public func find(
+        _ identifier: DataSet, sopClass: String, limit: Int? = nil,
+        responsesAfterCancel: Int = FindResponses.defaultResponsesAfterCancel
+    ) async throws -> FindResponses {
         let context = try self.context(for: sopClass, "C-FIND")
         let keys = identifier
         let messageID = self.nextMessageID()
         let request = CFindRQ(messageID: messageID, affectedSOPClassUID: sopClass)
         try await self.connection.send(
             .cFindRQ(request), presentationContextID: context.id, dataSet: try self.encode(keys, in: context))
-        return FindResponses(association: self, messageID: messageID, context: context, limit: limit)
+        return FindResponses(
+            association: self, messageID: messageID, context: context, limit: limit,
+            responsesAfterCancel: responsesAfterCancel)
     }
 
     /// C-MOVE (PS3.4 §C.4.2): asks the peer to send the matches to `destination`; `progress` sees every
@@ -153,13 +163,41 @@ extension DICOMAssociation {
 
 /// The responses of one C-FIND, read from the association as the sequence is iterated: every pending
 /// match, then the final response (PS3.4 §C.4.1.1.4).
+///
+/// A response that names another SOP class than the request's (its Affected SOP Class UID, PS3.7 §9.1.2.1:
+/// the response's equals the request's) is a protocol error: a Modality Worklist query never takes a
+/// Query/Retrieve match for a worklist item.
 public struct FindResponses: AsyncSequence {
     public typealias Element = FindResponse
+
+    /// The peer sent more matches after the C-CANCEL-RQ than it could have had in flight: it ignores the
+    /// cancel (PS3.7 §9.3.2.3 asks it to stop), and reading on would take whatever it sends. The caller aborts
+    /// the association.
+    public struct CancelIgnored: Error, CustomStringConvertible {
+        /// The matches that came after the C-CANCEL-RQ.
+        public var responsesAfterCancel: Int
+        public var description: String {
+            "the peer sent \(responsesAfterCancel) more matches after the C-CANCEL-RQ: it ignores C-CANCEL"
+        }
+    }
+
+    /// A C-FIND-RSP named another SOP class than its request's. The caller aborts the association.
+    public struct ForeignSOPClass: Error, CustomStringConvertible {
+        public var asked: String
+        public var answered: String
+        public var description: String {
+            "a C-FIND-RSP of SOP class \(answered) answered a C-FIND-RQ of SOP class \(asked)"
+        }
+    }
+
+    /// Matches a peer may still send after a C-CANCEL-RQ: those already on their way when it arrived.
+    public static let defaultResponsesAfterCancel = 1000
 
     let association: DICOMAssociation
     let messageID: UInt16
     let context: NegotiatedAssociation.Context
     let limit: Int?
+    let responsesAfterCancel: Int
 
     public func makeAsyncIterator() -> Iterator {
         Iterator(sequence: self)
@@ -168,6 +206,7 @@ public struct FindResponses: AsyncSequence {
     public struct AsyncIterator: AsyncIteratorProtocol {
         let sequence: FindResponses
         private var matches = 0
+        private var afterCancel = 0
         private var cancelled = false
         private var finished = false
 
@@ -184,12 +223,21 @@ public struct FindResponses: AsyncSequence {
                 guard case .cFindRSP(let response) = message else {
                     throw DICOMNetworkError.protocolError("expected a C-FIND-RSP, got \(message.commandField)")
                 }
+                let asked = self.sequence.context.abstractSyntax
+                if let answered = response.affectedSOPClassUID, !answered.isEmpty, answered != asked {
+                    throw ForeignSOPClass(asked: asked, answered: answered)
+                }
                 guard response.status.isPending else {
                     self.finished = true
                     return FindResponse(status: response.status, identifier: nil, errorComment: response.errorComment)
                 }
                 if let limit = self.sequence.limit, self.matches >= limit {
-                    continue  // Past the limit: the C-CANCEL is on its way.
+                    // Past the limit: the C-CANCEL is on its way, or the peer ignores it.
+                    self.afterCancel += 1
+                    if self.afterCancel > self.sequence.responsesAfterCancel {
+                        throw CancelIgnored(responsesAfterCancel: self.afterCancel)
+                    }
+                    continue
                 }
                 self.matches += 1
                 let identifier = try dataSet.map { try association.decode($0, in: self.sequence.context) }

@@ -17,22 +17,8 @@ enum ProviderDeadline {
     static func run<T: Sendable>(
         _ what: String, timeout: TimeAmount, _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
-        let (stream, continuation) = AsyncThrowingStream<T, any Error>.makeStream()
-        let work = Task {
-            do {
-                continuation.yield(try await operation())
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
-            }
-        }
-        let timer = Task {
-            try await Task.sleep(for: .nanoseconds(timeout.nanoseconds))
-            continuation.finish(throwing: Expired(what: what, timeout: timeout))
-        }
-        defer {
-            work.cancel()
-            timer.cancel()
+        let stream: AsyncThrowingStream<T, any Error> = bounded(what, timeout: timeout) { continuation in
+            continuation.yield(try await operation())
         }
         for try await value in stream {
             return value
@@ -46,12 +32,24 @@ enum ProviderDeadline {
         _ what: String, timeout: TimeAmount,
         _ source: @escaping @Sendable () async throws -> AsyncThrowingStream<DataSet, any Error>
     ) -> AsyncThrowingStream<DataSet, any Error> {
-        let (stream, continuation) = AsyncThrowingStream<DataSet, any Error>.makeStream()
+        bounded(what, timeout: timeout) { continuation in
+            for try await match in try await source() {
+                continuation.yield(match)
+            }
+        }
+    }
+
+    /// A stream `produce` feeds from its own task, finished when `produce` returns or throws, failed with
+    /// ``Expired`` after `timeout`. Its end (finished, failed, or the consumer gone or cancelled) cancels both
+    /// the producing task and the timer.
+    private static func bounded<T: Sendable>(
+        _ what: String, timeout: TimeAmount,
+        _ produce: @escaping @Sendable (AsyncThrowingStream<T, any Error>.Continuation) async throws -> Void
+    ) -> AsyncThrowingStream<T, any Error> {
+        let (stream, continuation) = AsyncThrowingStream<T, any Error>.makeStream()
         let producer = Task {
             do {
-                for try await match in try await source() {
-                    continuation.yield(match)
-                }
+                try await produce(continuation)
                 continuation.finish()
             } catch {
                 continuation.finish(throwing: error)

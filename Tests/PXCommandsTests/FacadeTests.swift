@@ -72,7 +72,11 @@ import Testing
                     if received.withLock({ $0.count { $0.contains("\"instanceReceived\"") } }) == files.count { break }
                 }
             }
-            try await TestSupport.waitForPort(port)
+            // Its first event says the port is open (generous: the whole suite runs side by side on two cores).
+            let ready = await TestSupport.poll(seconds: 60) {
+                received.withLock { $0.first?.contains("\"listening\"") == true }
+            }
+            try #require(ready, "PX.listen reported no listening event: \(received.withLock { $0 })")
             let scp = try await PX.place("PXLISTEN@127.0.0.1:\(port)", config: PXConfig())
             let echo = try JSONParser.parse(PX.json(try await scp.echo()))
             #expect(echo["dimseStatus"]?["code"]?.stringValue == "0x0000")

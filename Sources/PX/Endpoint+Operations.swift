@@ -5,12 +5,12 @@ import PXCore
 import PXPlaces
 
 /// What a newcomer does with a place (``PX/place(_:config:backend:logger:)``): echo it, query it, retrieve a
-/// study from it, store files into it. Each result encodes (``PX/json(_:)``) to the `data` the matching command
+/// study from it, store files into it. Each result encodes (``PX/json(_:pretty:)``) to the `data` the matching command
 /// prints: px-echo's, px-find's, px-sync's, px-push's.
 extension Endpoint {
     /// Is the peer there, and does it accept us: C-ECHO for a node (PS3.7 §9.1.5), a one-study QIDO-RS search
     /// for a DICOMweb service (PS3.18 §10.6). The result encodes to px-echo's `data`.
-    /// - Throws: ``PXCore/PXError``: the peer's failure; ``PXCore/PXError/usage(_:)`` for a folder or a zip
+    /// - Throws: `PXError`: the peer's failure; `PXError.usage(_:)` for a folder or a zip
     ///   folder, which have nothing to answer.
     public func echo() async throws(PXError) -> Verification {
         guard let verifier else {
@@ -28,12 +28,13 @@ extension Endpoint {
     /// ```
     ///
     /// - Parameters:
+    ///   - level: patient, study, series or image (in the Study Root model; patient in the Patient Root one).
     ///   - keys: matching keys by keyword or tag (`"PatientName": "Doe*"`, `"(0010,0020)": "P1"`), several values
     ///     separated by `\`.
     ///   - returning: the return keys; `nil` for px-find's keys at that level.
     /// - Returns: a stream of the matches (shaped as the answer to the query: the keys asked, in tag order); it
-    ///   throws ``PXCore/PXError`` for an unknown key, a failure, a failure status, or more than
-    ///   ``PXCore/FindRequest/defaultMaxResponses`` matches. Stopping the loop cancels the query.
+    ///   throws `PXError` for an unknown key, a failure, a failure status, or more than
+    ///   `FindRequest.defaultMaxResponses` matches. Stopping the loop cancels the query.
     public func find(_ level: QueryLevel, _ keys: [String: String] = [:], returning: [String]? = nil)
         -> AsyncThrowingStream<DataSet, any Error>
     {
@@ -50,9 +51,9 @@ extension Endpoint {
         }
     }
 
-    /// ``find(_:_:returning:)`` with every match collected: the result encodes to px-find's `data` for
+    /// `find(_:_:returning:)` with every match collected: the result encodes to px-find's `data` for
     /// `--level LEVEL` (pypx's entries).
-    /// - Throws: ``PXCore/PXError``.
+    /// - Throws: `PXError`.
     public func findAll(_ level: QueryLevel, _ keys: [String: String] = [:], returning: [String]? = nil)
         async throws(PXError) -> FindResult
     {
@@ -102,9 +103,14 @@ extension Endpoint {
     /// let got = try await pacs.retrieve(study: uid, into: try await PX.place("/data/in"))
     /// ```
     ///
+    /// - Parameters:
+    ///   - studyInstanceUID: the study.
+    ///   - destination: where it goes: a folder or a zip folder (``PX/destination(_:config:backend:logger:)``),
+    ///     a node, a DICOMweb service.
+    ///   - logger: the run's; ``PX/logger`` when `nil`.
     /// - Returns: the run's summary, which encodes to px-sync's `data`.
-    /// - Throws: ``PXCore/PXError``: ``PXCore/PXError/usage(_:)`` when the source has no such study, the study's
-    ///   failure when it failed (``SyncSummary/failure``), or what stopped the run.
+    /// - Throws: `PXError`: `PXError.usage(_:)` when the source has no such study, the study's
+    ///   failure when it failed (`SyncSummary.failure`), or what stopped the run.
     @discardableResult
     public func retrieve(study studyInstanceUID: String, into destination: Endpoint, logger: Logger? = nil)
         async throws(PXError) -> SyncSummary
@@ -119,8 +125,8 @@ extension Endpoint {
     /// Sends DICOM files (folders are walked) to a node with C-STORE on one association, or to a DICOMweb
     /// service with STOW-RS: what px-push does. A file that could not be stored is in the result, not thrown.
     /// - Returns: one result per file; it encodes to px-push's `data`.
-    /// - Throws: ``PXCore/PXError`` when nothing could be sent (no such file, the peer refused the
-    ///   association); ``PXCore/PXError/usage(_:)`` for a folder or a zip folder (sync into those,
+    /// - Throws: `PXError` when nothing could be sent (no such file, the peer refused the
+    ///   association); `PXError.usage(_:)` for a folder or a zip folder (sync into those,
     ///   ``PX/sync(from:to:where:options:logger:)``).
     public func store(_ paths: [String]) async throws(PXError) -> PushResult {
         let request = try PushRequest(paths: paths)
@@ -138,7 +144,7 @@ extension Endpoint {
 }
 
 extension WebPlace {
-    /// The ``PXCore/Connection`` the DICOMweb backend's calls take (only its timeouts matter).
+    /// The `Connection` the DICOMweb backend's calls take (only its timeouts matter).
     func facadeConnection() throws(PXError) -> Connection {
         try DICOMWebBackend.connection(for: place, local: try LocalAE(), timeouts: timeouts)
     }

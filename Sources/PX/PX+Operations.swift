@@ -14,7 +14,7 @@ extension PX {
     }()
 
     /// A result, an event or any other `Encodable` value as one line of JSON, with exactly the bytes the
-    /// commands print (``PXCore/JSONValueEncoder``: members in their order, no escaped `/`). A result's line is
+    /// commands print (`JSONValueEncoder`: members in their order, no escaped `/`). A result's line is
     /// the `data` of its command's envelope; a sync or listen event's is the command's NDJSON line.
     public static func json(_ value: some Encodable, pretty: Bool = false) -> String {
         var bytes: [UInt8] = []
@@ -23,7 +23,7 @@ extension PX {
     }
 
     /// Makes sure the destination holds the selected studies of the sources, transferring only what it lacks
-    /// (px-sync): one run of ``PXPlaces/SyncEngine``, its events as a stream.
+    /// (px-sync): one run of `SyncEngine`, its events as a stream.
     ///
     /// ```swift
     /// for try await event in PX.sync(from: pacs, to: try PX.place("zip:/data/zips"), where: ["PatientID": "P1"]) {
@@ -32,11 +32,13 @@ extension PX {
     /// ```
     ///
     /// - Parameters:
+    ///   - sources: where the studies are (``PX/place(_:config:backend:logger:)``).
+    ///   - destination: where they go (``PX/destination(_:config:backend:logger:)``).
     ///   - keys: the studies to sync, as matching keys by keyword (`"StudyDate": "20240101-"`); none: every study.
     ///   - options: force, dry run, verify, studies at once.
-    /// - Returns: the events in order (each encodes to px-sync's NDJSON line, ``PXPlaces/SyncEvent/isNDJSONLine``),
-    ///   the last ``PXPlaces/SyncEvent/finished(_:)`` with the summary (px-sync's `data`). Studies that failed are
-    ///   in it; the stream throws ``PXCore/PXError`` only for what stopped the run. Stopping the loop cancels it.
+    /// - Returns: the events in order (each encodes to px-sync's NDJSON line, `SyncEvent.isNDJSONLine`),
+    ///   the last `SyncEvent.finished(_:)` with the summary (px-sync's `data`). Studies that failed are
+    ///   in it; the stream throws `PXError` only for what stopped the run. Stopping the loop cancels it.
     public static func sync(
         from sources: Endpoint..., to destination: Endpoint, where keys: [String: String] = [:],
         options: SyncEngine.Options = SyncEngine.Options(), logger: Logger = PX.logger
@@ -55,7 +57,7 @@ extension PX {
     }
 
     /// A storage SCP (C-STORE, PS3.4 Annex B) on `port`: what it receives is filed under `root` in px's tree
-    /// (``PXStorage/StorageLayout``, as px-listen files it), each step an event. It listens until the loop stops
+    /// (`StorageLayout`, as px-listen files it), each step an event. It listens until the loop stops
     /// (a `break`) or the task is cancelled.
     ///
     /// ```swift
@@ -65,9 +67,13 @@ extension PX {
     /// ```
     ///
     /// - Parameters:
+    ///   - port: the TCP port to listen on.
+    ///   - aeTitle: the AE title it answers as (any called AE title is accepted, as px-listen does).
+    ///   - root: the folder instances are filed under (made when missing).
+    ///   - logger: the receiver's.
     ///   - configure: changes to px-listen's defaults (duplicates, limits, TLS, accepted calling AE titles...).
-    /// - Returns: the events (each encodes to px-listen's NDJSON line), first ``PXCore/ListenEvent/listening(port:aeTitle:)``
-    ///   once the port is open; the stream throws ``PXCore/PXError`` when the receiver cannot start or dies.
+    /// - Returns: the events (each encodes to px-listen's NDJSON line), first `ListenEvent.listening(port:aeTitle:)`
+    ///   once the port is open; the stream throws `PXError` when the receiver cannot start or dies.
     public static func listen(
         port: Int, aeTitle: String = "PXLISTEN", into root: String, logger: Logger = PX.logger,
         configure: (inout ListenConfiguration) -> Void = { _ in }

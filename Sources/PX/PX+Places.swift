@@ -5,8 +5,8 @@ import Synchronization
 
 extension PX {
     /// The config file (`$PX_CONFIG`, `~/.config/px/config.toml`, else dcm's), read once per process the first
-    /// time a place is made without one (``PXPlaces/PXConfig/load()``); a failure to read it is thrown each time.
-    /// - Throws: ``PXCore/PXError/usage(_:)`` for a config file px cannot read.
+    /// time a place is made without one (`PXConfig.load()`); a failure to read it is thrown each time.
+    /// - Throws: `PXError.usage(_:)` for a config file px cannot read.
     public static func config() throws(PXError) -> PXConfig {
         try loadedConfig.withLock { (loaded: inout Result<PXConfig, PXError>?) throws(PXError) -> PXConfig in
             if loaded == nil {
@@ -34,25 +34,26 @@ extension PX {
     /// ```
     ///
     /// - Parameters:
+    ///   - text: the place, as above.
     ///   - config: names resolved in it and the calling AE title taken from it (`[local] ae_title`, else
-    ///     `PXSCU`); `nil`: the config file, read once (``config()``).
+    ///     `PXSCU`); `nil`: the config file, read once (`config()`).
     ///   - backend: the DIMSE backend for a node: `auto` (px's own, native, as the commands' C-GET and
     ///     px-sync: files arrive as stored, never transcoded), `native`, or `dcmtk` (its tools on PATH).
-    ///   - logger: where the place's operations log; the default writes warnings to stderr (``logger``).
-    /// - Throws: ``PXCore/PXError/usage(_:)`` for a malformed place or an unknown name.
+    ///   - logger: where the place's operations log; the default writes warnings to stderr (`logger`).
+    /// - Throws: `PXError.usage(_:)` for a malformed place or an unknown name.
     public static func place(
         _ text: String, config: PXConfig? = nil, backend: BackendChoice = .auto, logger: Logger = PX.logger
     ) async throws(PXError) -> Endpoint {
         try await context(config: config, backend: backend, logger: logger).resolve(text, asDestination: false)
     }
 
-    /// A place to write studies into, named as ``place(_:config:backend:logger:)`` names one; a folder or a zip
+    /// A place to write studies into, named as `place(_:config:backend:logger:)` names one; a folder or a zip
     /// folder is made when it is missing, and a folder keeps its index in it.
     ///
     /// ```swift
     /// let zips = try await PX.destination("zip:/data/zips")
     /// ```
-    /// - Throws: ``PXCore/PXError``: a malformed place, an unknown name, a folder that cannot be made.
+    /// - Throws: `PXError`: a malformed place, an unknown name, a folder that cannot be made.
     public static func destination(
         _ text: String, config: PXConfig? = nil, backend: BackendChoice = .auto, logger: Logger = PX.logger
     ) async throws(PXError) -> Endpoint {

@@ -60,11 +60,11 @@ public enum BackendOperation: String, Hashable, Sendable, CaseIterable {
     }
 }
 
-/// Entry points of the `PX` library: places made from the text the commands take (``place(_:config:backend:logger:)``,
-/// ``destination(_:config:backend:logger:)``), the operations on them (``PXPlaces/Endpoint/echo()``,
+/// Entry points of the `PX` library: places made from the text the commands take (`place(_:config:backend:logger:)`,
+/// `destination(_:config:backend:logger:)`), the operations on them (``PXPlaces/Endpoint/echo()``,
 /// ``PXPlaces/Endpoint/find(_:_:returning:)``, ``PXPlaces/Endpoint/retrieve(study:into:logger:)``,
-/// ``PXPlaces/Endpoint/store(_:)``), ``sync(from:to:where:options:logger:)``, ``listen(port:aeTitle:into:logger:configure:)``,
-/// and ``json(_:pretty:)``, which renders any result as its command prints it.
+/// ``PXPlaces/Endpoint/store(_:)``), `sync(from:to:where:options:logger:)`, `listen(port:aeTitle:into:logger:configure:)`,
+/// and `json(_:pretty:)`, which renders any result as its command prints it.
 ///
 /// ```swift
 /// import PX
@@ -84,7 +84,7 @@ public enum PX {
     ///     (``BackendOperation/autoPrefersDCMTK``: never C-GET).
     ///   - userIdentity: whether the association presents a user identity: `auto` then picks DCMTK only when its
     ///     tool can present one (``BackendOperation/dcmtkPresentsUserIdentity``); `dcmtk` fails when it runs.
-    /// - Throws: ``PXError/toolMissing(_:)`` when `dcmtk` is chosen and the tool is missing (its explicit path,
+    /// - Throws: `PXError.toolMissing(_:)` when `dcmtk` is chosen and the tool is missing (its explicit path,
     ///   when one is given, is not an executable file).
     public static func backend(
         _ choice: BackendChoice, executables: [String: String] = [:], for operation: BackendOperation,

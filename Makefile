@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 
-.PHONY: all build stamp release install dist setup test demo bench bench-check lint format clean fuzz fuzz-smoke fuzz-seed
+.PHONY: all build stamp release install dist setup test demo bench bench-check lint format clean fuzz fuzz-smoke fuzz-seed examples docs
 
 all: build
 
@@ -64,11 +64,13 @@ dist:
 # swift-format with the committed .swift-format configuration: `make lint` checks, `make format` fixes.
 # The layers of docs/architecture.rst are checked too: no target uses one at or below it.
 lint:
-	$(SWIFT) format lint --strict --recursive --parallel Package.swift Sources Tests Fuzz/Package.swift Fuzz/Sources
+	$(SWIFT) format lint --strict --recursive --parallel Package.swift Sources Tests Fuzz/Package.swift Fuzz/Sources \
+	    Examples/Package.swift Examples/Sources
 	python3 scripts/check-architecture.py --swift $(SWIFT)
 
 format:
-	$(SWIFT) format format --in-place --recursive --parallel Package.swift Sources Tests Fuzz/Package.swift Fuzz/Sources
+	$(SWIFT) format format --in-place --recursive --parallel Package.swift Sources Tests Fuzz/Package.swift Fuzz/Sources \
+	    Examples/Package.swift Examples/Sources
 
 # Installs DCMTK, Orthanc and the Python test venv when they are missing (apt needs root).
 setup:
@@ -77,7 +79,18 @@ setup:
 # Every test, in one pass: unit tests and the tests against real DCMTK / Orthanc / pynetdicom peers.
 test: setup
 	$(SWIFT) build --build-tests
+	$(MAKE) examples
 	$(SWIFT) test --skip-build
+
+# The programs of Examples/ (a package of its own on this one, `.package(path: "..")`), which
+# Tests/PXCommandsTests/ExamplesTests.swift runs against Orthanc: built into Examples/.build.
+examples:
+	$(SWIFT) build --package-path Examples
+
+# The PX library's DocC documentation (Sources/PX/PX.docc), with swift-docc-plugin, into
+# .build/plugins/Swift-DocC/outputs/PX.doccarchive.
+docs:
+	$(SWIFT) package generate-documentation --target PX
 
 # The tier that needs only Swift: the suites tagged `integration` (DCMTK, Orthanc, Python, OpenSSL, zip)
 # are left out (PX_TEST_TIER=fast; Swift 6.3's swift test cannot skip by tag). No setup needed.
@@ -134,4 +147,4 @@ fuzz-seed: setup
 	bash scripts/fuzz.sh seed
 
 clean:
-	rm -rf .build Fuzz/.build bench-data demo-data
+	rm -rf .build Fuzz/.build Examples/.build bench-data demo-data

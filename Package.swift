@@ -54,6 +54,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // The config file (TOML 1.0), decoded into Decodable types.
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        // `make docs`: the PX library's DocC catalog (a plugin, built only when documentation is generated).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // zlib, for Deflated Explicit VR Little Endian (PS3.5 §A.5).

@@ -1,6 +1,7 @@
 import DCMTKBackend
 @_exported import DICOMData
 @_exported import DICOMWeb
+@_exported import Logging
 import NativeBackend
 @_exported import PXCore
 @_exported import PXIndex
@@ -59,14 +60,16 @@ public enum BackendOperation: String, Hashable, Sendable, CaseIterable {
     }
 }
 
-/// Entry points of the `PX` library.
+/// Entry points of the `PX` library: places made from the text the commands take (`place(_:config:backend:logger:)`,
+/// `destination(_:config:backend:logger:)`), the operations on them (``PXPlaces/Endpoint/echo()``,
+/// ``PXPlaces/Endpoint/find(_:_:returning:)``, ``PXPlaces/Endpoint/retrieve(study:into:logger:)``,
+/// ``PXPlaces/Endpoint/store(_:)``), `sync(from:to:where:options:logger:)`, `listen(port:aeTitle:into:logger:configure:)`,
+/// and `json(_:pretty:)`, which renders any result as its command prints it.
 ///
 /// ```swift
 /// import PX
-/// let backend = try PX.backend(.auto)
-/// let connection = Connection(node: try DICOMNode(host: "127.0.0.1", port: 4242, calledAETitle: "ORTHANC"),
-///                             local: try LocalAE(aeTitle: "PXSCU"))
-/// let result = try await backend.echo(connection: connection, logger: logger)
+/// let pacs = try await PX.place("ORTHANC@127.0.0.1:4242")
+/// print(PX.json(try await pacs.echo()))
 /// ```
 public enum PX {
     /// The backend for a choice.
@@ -75,15 +78,16 @@ public enum PX {
     ///   - choice: `dcmtk`, `native` or `auto`.
     ///   - executables: explicit DCMTK tool paths by tool name (pypx's `--executable`); `auto` leaves out a path
     ///     that is not an executable file.
-    ///   - operation: what the backend is for: its DCMTK tool (``BackendOperation/dcmtkTool``) must be there for
+    ///   - operation: what the backend is for (no default: `auto` differs by operation): its DCMTK tool
+    ///     (``BackendOperation/dcmtkTool``) must be there for
     ///     `dcmtk`; `auto` picks DCMTK only when that tool is there and the operation prefers it
     ///     (``BackendOperation/autoPrefersDCMTK``: never C-GET).
     ///   - userIdentity: whether the association presents a user identity: `auto` then picks DCMTK only when its
     ///     tool can present one (``BackendOperation/dcmtkPresentsUserIdentity``); `dcmtk` fails when it runs.
-    /// - Throws: ``PXError/toolMissing(_:)`` when `dcmtk` is chosen and the tool is missing (its explicit path,
+    /// - Throws: `PXError.toolMissing(_:)` when `dcmtk` is chosen and the tool is missing (its explicit path,
     ///   when one is given, is not an executable file).
     public static func backend(
-        _ choice: BackendChoice, executables: [String: String] = [:], for operation: BackendOperation = .echo,
+        _ choice: BackendChoice, executables: [String: String] = [:], for operation: BackendOperation,
         userIdentity: Bool = false
     ) throws(PXError) -> any DICOMBackend {
         let tool = operation.dcmtkTool

@@ -46,6 +46,7 @@ public enum JSONValueEncoder {
             switch value {
             case let string as String: set(.string(string))
             case let double as Double: set(.double(double))
+            case let verbatim as PXOutput.Verbatim: set(verbatim.value)
             default: try value.encode(to: SlotEncoder(slot: self, codingPath: codingPath))
             }
         }

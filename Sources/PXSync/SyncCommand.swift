@@ -145,7 +145,7 @@ public enum SyncCommand {
         let logger = logging.makeLogger(label: "px-sync")
         let output = CommandOutput(pretty: false, command: outputOptions.output.command)
         let summary = SummaryBox()
-        let data: (()) -> JSONValue = { _ in SyncJSON.summary(summary.value) }
+        let data: (()) -> JSONValue = { _ in JSONValueEncoder.encode(summary.value) }
         try await CommandRunner.run(
             output: outputOptions.output, backend: options, need: .nodes, state: (), data: data
         ) { backend, _ in
@@ -188,9 +188,9 @@ public enum SyncCommand {
             ) { event in
                 switch event {
                 case .progress(let progress):
-                    if showProgress { CommandOutput.writeStandardError("\r" + SyncJSON.progressLine(progress)) }
+                    if showProgress { CommandOutput.writeStandardError("\r" + SyncProgressText.line(progress)) }
                 default:
-                    if let json = SyncJSON.event(event) { output.write(json, pretty: false) }
+                    if event.isNDJSONLine { output.write(JSONValueEncoder.encode(event), pretty: false) }
                 }
             }
             defer { summary.value = engine.summary }
@@ -249,153 +249,10 @@ final class SummaryBox: Sendable {
     }
 }
 
-/// px-sync's JSON: each ``SyncEvent`` as an NDJSON line, the ``SyncSummary`` as the envelope's data, through
-/// `Encodable` types rendered by ``JSONValueEncoder``.
-enum SyncJSON {
-    /// The event's line; `nil` for what is not printed (a dry run's `planned` end, progress).
-    static func event(_ event: SyncEvent) -> JSONValue? {
-        switch event {
-        case .lineFailed(let error):
-            return JSONValueEncoder.encode(LineError(error, event: "failed"))
-        case .planned(let study, let plan):
-            var output = Study(study, event: "planned")
-            output.instances = PXOutput.Nullable(plan.instances)
-            output.units = plan.units.map(Unit.init)
-            return JSONValueEncoder.encode(output)
-        case .studyStarted(let study):
-            return JSONValueEncoder.encode(Study(study, event: "studyStarted"))
-        case .studyEnded(let result):
-            let name: String
-            switch result.result {
-            case .alreadyPresent: name = "skipped"
-            case .failed: name = "failed"
-            case .transferred: name = "studyFinished"
-            case .planned: return nil
-            }
-            return JSONValueEncoder.encode(Study(result, event: name))
-        case .progress, .finished:
-            return nil
-        }
-    }
-
-    /// A study: the event's name (not in the summary), its identity, then a plan (`instances`, `units`) or
-    /// its end (`result`, and what its transfer did).
-    struct Study: Encodable {
-        var event: String?
-        var studyInstanceUID: String
-        var patientID: String?
-        var accessionNumber: String?
-        var source: String
-        var destination: String?
-        var instances: PXOutput.Nullable<Int>?
-        var units: [Unit]?
-        var result: String?
-        var transferred: Int?
-        var failed: Int?
-        var error: PXOutput.ErrorOutput?
-
-        enum CodingKeys: String, CodingKey {
-            case event
-            case studyInstanceUID = "StudyInstanceUID"
-            case patientID = "PatientID"
-            case accessionNumber = "AccessionNumber"
-            case source
-            case destination
-            case instances
-            case units
-            case result
-            case transferred
-            case failed
-            case error
-        }
-
-        init(_ study: SyncStudy, event: String?) {
-            self.event = event
-            studyInstanceUID = study.holding.studyInstanceUID
-            patientID = study.holding.patientID
-            accessionNumber = study.holding.accessionNumber
-            source = study.source
-            destination = study.destination
-        }
-
-        init(_ result: SyncStudyResult, event: String?) {
-            self.init(result.study, event: event)
-            self.result = result.result.rawValue
-            if let outcome = result.outcome {
-                transferred = outcome.transferred
-                failed = outcome.failed
-                error = outcome.failure.map(PXOutput.ErrorOutput.init)
-            }
-        }
-    }
-
-    /// One unit of a plan: its level, its series, how many instances it names, how many it holds.
-    struct Unit: Encodable {
-        var level: String
-        var seriesInstanceUID: String?
-        var sopInstanceUIDs: Int?
-        var instances: PXOutput.Nullable<Int>
-
-        enum CodingKeys: String, CodingKey {
-            case level
-            case seriesInstanceUID = "SeriesInstanceUID"
-            case sopInstanceUIDs = "SOPInstanceUIDs"
-            case instances
-        }
-
-        init(_ unit: TransferUnit) {
-            level = unit.level.dicomValue
-            seriesInstanceUID = unit.seriesInstanceUID
-            sopInstanceUIDs = unit.sopInstanceUIDs.isEmpty ? nil : unit.sopInstanceUIDs.count
-            instances = PXOutput.Nullable(unit.instances)
-        }
-    }
-
-    /// A batch line that failed (an event, or an entry of the summary's `lineErrors`).
-    struct LineError: Encodable {
-        var event: String?
-        var line: Int
-        var text: String
-        var error: PXOutput.ErrorOutput
-
-        init(_ error: SyncSelection.LineError, event: String? = nil) {
-            self.event = event
-            line = error.number
-            text = error.text
-            self.error = PXOutput.ErrorOutput(error.error)
-        }
-    }
-
-    /// The envelope's data: the counts, each study's end (by StudyInstanceUID), the batch lines that failed.
-    struct Summary: Encodable {
-        var found: Int
-        var alreadyPresent: Int
-        var transferred: Int
-        var failed: Int
-        var planned: Int
-        var instancesTransferred: Int
-        var studies: [Study]
-        var lineErrors: [LineError]
-
-        init(_ summary: SyncSummary) {
-            found = summary.found
-            alreadyPresent = summary.alreadyPresent
-            transferred = summary.transferred
-            failed = summary.failed
-            planned = summary.planned
-            instancesTransferred = summary.instancesTransferred
-            studies = summary.studies.sorted {
-                ($0.study.holding.studyInstanceUID, $0.study.destinationIndex)
-                    < ($1.study.holding.studyInstanceUID, $1.study.destinationIndex)
-            }.map { Study($0, event: nil) }
-            lineErrors = summary.lineErrors.map { LineError($0) }
-        }
-    }
-
-    /// The envelope's data (``Summary``).
-    static func summary(_ summary: SyncSummary) -> JSONValue { JSONValueEncoder.encode(Summary(summary)) }
-
-    static func progressLine(_ progress: SyncProgress) -> String {
+/// px-sync's progress line for a terminal's stderr (its JSON is ``SyncEvent``'s and ``SyncSummary``'s `Encodable`
+/// conformances, in PXPlaces).
+enum SyncProgressText {
+    static func line(_ progress: SyncProgress) -> String {
         "px-sync: \(progress.done)/\(progress.total) studies, \(progress.instances) instances transferred, "
             + "\(progress.failed) failed   "
     }

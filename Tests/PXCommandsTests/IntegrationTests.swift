@@ -83,10 +83,16 @@ import Testing
         let closed = try TestSupport.holdPort()
         defer { closed.release() }
         let port = String(closed.port)
+        // An --executable that cannot run: `dcmtk` names it (69); `auto` runs the echoscu on PATH instead.
         let missing = try await PeerHarness.run(
-            "px-echo", ["127.0.0.1:" + port, "--executable", "/nonexistent/echoscu"])
+            "px-echo", ["127.0.0.1:" + port, "--executable", "/nonexistent/echoscu", "--backend", "dcmtk"])
         #expect(missing.exitCode == 69)
+        #expect(missing.json?["error"]?["message"]?.stringValue?.contains("/nonexistent/echoscu") == true)
         #expect(missing.json?["error"]?["message"]?.stringValue?.contains("apt-get install dcmtk") == true)
+        let carried = try await PeerHarness.run(
+            "px-echo", ["127.0.0.1:" + port, "--executable", "/nonexistent/echoscu"])
+        #expect(carried.json?["backend"]?.stringValue == "dcmtk")
+        #expect(carried.json?["error"]?["code"]?.stringValue == "connectionRefused")
         // Without DCMTK on PATH: `dcmtk` is a missing tool (69), `auto` falls back to native.
         let noPath = ["PATH": "/nonexistent"]
         let dcmtk = try await PeerHarness.run(

@@ -140,7 +140,7 @@ import Testing
             let logger = Logger(label: "archiver")
             let pacs = Endpoint.node(
                 NodePlace(
-                    backend: try PX.backend(.native),
+                    backend: try PX.backend(.native, for: .get),
                     connection: Connection(
                         node: try DICOMNode(host: "127.0.0.1", port: port, calledAETitle: "PACS"), local: try LocalAE()),
                     logger: logger))

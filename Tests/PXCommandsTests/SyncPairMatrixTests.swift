@@ -88,7 +88,7 @@ struct SyncPairMatrixTests {
                 at: context.work + "/receipt", create: true, logger: logger)
         else { throw CancellationError() }
         let node = NodePlace(
-            backend: try PX.backend(.native),
+            backend: try PX.backend(.native, for: .get),
             connection: Connection(
                 node: try DICOMNode(
                     host: "127.0.0.1", port: context.dicomPort, calledAETitle: OrthancCommandPeer.orthancAETitle),

@@ -1,5 +1,4 @@
 import DICOMData
-import PXCore
 
 /// A query key from the command line: `Keyword=value`, `(gggg,eeee)=value`, `gggg,eeee=value`,
 /// or a bare key (a return key with no value).

@@ -1,5 +1,3 @@
-import PXCore
-
 /// The return keys px-find asks for when none are given, per level (after pypx 3.x's list).
 public enum QueryDefaults {
     public static func returnKeys(for level: QueryLevel) -> [String] {

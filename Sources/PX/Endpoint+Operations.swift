@@ -75,20 +75,21 @@ extension Endpoint {
         }
         let limit = FindRequest.defaultMaxResponses
         let request = FindRequest(level: level, identifier: identifier, maxResponses: limit, keepMatches: keep)
-        let result = try await peer.backend.find(request, connection: peer.connection, logger: peer.logger) {
-            response throws(PXError) in
+        let result = try await peer.querying.find(request, logger: peer.logger) { response throws(PXError) in
             if let match = response.identifier { onMatch(match) }
         }
-        if result.status.isFailure { throw .dimseFailure(result.status, operation: "C-FIND (\(level.dicomValue))") }
+        if result.status.isFailure {
+            throw .dimseFailure(result.status, operation: "\(peer.querying.queryOperation) (\(level.dicomValue))")
+        }
         if result.count > limit { throw .tooManyResponses(limit: limit) }
         return result
     }
 
-    /// The backend that queries the place, with its connection.
-    func querying() throws(PXError) -> (backend: any Querying, connection: Connection, logger: Logger) {
+    /// The peer that queries the place (a node bound to its connection, or the DICOMweb service).
+    func querying() throws(PXError) -> (querying: any Querying, logger: Logger) {
         switch self {
-        case .node(let node): return (node.backend, node.connection, node.logger)
-        case .web(let web): return (web.backend, try web.facadeConnection(), web.logger)
+        case .node(let node): return (node.peer, node.logger)
+        case .web(let web): return (web.service, web.logger)
         case .folder, .zip:
             throw .usage("\(label) is a \(kind) place: query a node or a DICOMweb service (px-ls lists a folder)")
         }
@@ -132,20 +133,11 @@ extension Endpoint {
         let request = try PushRequest(paths: paths)
         switch self {
         case .node(let node):
-            return try await node.backend.push(request, connection: node.connection, logger: node.logger) { _ in }
+            return try await node.peer.push(request, logger: node.logger) { _ in }
         case .web(let web):
-            return try await web.backend.push(request, connection: try web.facadeConnection(), logger: web.logger) {
-                _ in
-            }
+            return try await web.service.push(request, logger: web.logger) { _ in }
         case .folder, .zip:
             throw .usage("\(label) is a \(kind) place: store into a node or a DICOMweb service, or sync into it")
         }
-    }
-}
-
-extension WebPlace {
-    /// The `Connection` the DICOMweb backend's calls take (only its timeouts matter).
-    func facadeConnection() throws(PXError) -> Connection {
-        try DICOMWebBackend.connection(for: place, local: try LocalAE(), timeouts: timeouts)
     }
 }

@@ -130,7 +130,7 @@ struct ExamplesTests {
         let move = try await PeerHarness.runAsync(
             "px-move",
             [context.peer, "--destination", OrthancCommandPeer.listenAETitle, "--StudyInstanceUID", study])
-        #expect(move.exitCode == 0, "\(move.stdout) \(move.stderr)")
+        #expect(move.exitCode == 0, "\(move.stdout) \(move.stderr); storage-scp: \(scp.log)")
         // It exits once it has the study's instances (its output is written then).
         let exited = await TestSupport.poll(seconds: 60) { !scp.isRunning }
         let status = exited ? await scp.waitForExit() : await scp.stop()

@@ -283,8 +283,10 @@ struct OrthancCommandPeer: SuiteTrait, TestScoping {
             corpus.series[dataSet.string(.seriesInstanceUID) ?? "", default: []].append(dataSet)
         }
 
-        let listen = try TestSupport.holdPort()  // until Orthanc has picked its own two ports
-        let listenPort = listen.port
+        // Reserved for the suite's lifetime: its tests bind and unbind it, and Orthanc's modalities name it.
+        let block = try TestPortBlock.shared()
+        let listenPort = try block.reserve()
+        defer { block.unreserve(listenPort) }
         let orthanc = work + "/orthanc"
         let environment = [
             "PATH": Self.path,
@@ -296,7 +298,6 @@ struct OrthancCommandPeer: SuiteTrait, TestScoping {
         do {
             let start = try await PeerHarness.runAsync(
                 scripts + "orthanc-start.sh", [orthanc], environment: environment)
-            listen.release()
             guard start.exitCode == 0 else {
                 throw SetupFailed(description: "orthanc-start.sh failed: \(start.stderr)")
             }

@@ -82,7 +82,8 @@ public final class TestPortBlock: Sendable {
     /// The lock file held.
     public let lockPath: String
     private let lockFD: Int32
-    private let next: Mutex<Int>
+    /// The index after the last port taken, and the ports reserved (``reserve()``), which ``take(_:)`` skips.
+    private let next: Mutex<(index: Int, reserved: Set<Int>)>
 
     /// The kernel's ephemeral range (`ip_local_port_range`; Linux's default when unreadable).
     public static var ephemeralRange: ClosedRange<Int> {
@@ -119,7 +120,7 @@ public final class TestPortBlock: Sendable {
                 self.ports = (base + number * Self.blockSize)..<(base + (number + 1) * Self.blockSize)
                 self.lockPath = path
                 self.lockFD = fd
-                self.next = Mutex(0)
+                self.next = Mutex((0, []))
                 return
             }
             close(fd)
@@ -139,14 +140,31 @@ public final class TestPortBlock: Sendable {
     public func take<T>(_ use: (Int) -> T?) throws -> T {
         try next.withLock { next in
             for offset in 0..<ports.count {
-                let index = (next + offset) % ports.count
+                let index = (next.index + offset) % ports.count
+                guard !next.reserved.contains(ports.lowerBound + index) else { continue }
                 if let value = use(ports.lowerBound + index) {
-                    next = (index + 1) % ports.count
+                    next.index = (index + 1) % ports.count
                     return value
                 }
             }
             throw TestSupport.Failure("no port of \(ports) binds")
         }
+    }
+
+    /// A free port (``freePort()``) that this process hands out to nothing else until ``unreserve(_:)``: for a
+    /// listener that binds it and unbinds it again over a long time (a suite's listen port, written into its
+    /// Orthanc's modalities). The round robin of ``take(_:)`` comes back to a port after 256 others, and a
+    /// suite outlives that while others run beside it, so without the reservation another test could bind
+    /// the port between two of the suite's listeners.
+    public func reserve() throws -> Int {
+        let port = try freePort()
+        next.withLock { _ = $0.reserved.insert(port) }
+        return port
+    }
+
+    /// Gives a reserved port back to the round robin.
+    public func unreserve(_ port: Int) {
+        next.withLock { _ = $0.reserved.remove(port) }
     }
 
     /// The next port of the block that binds on every address now (nothing bound to it, none in TIME_WAIT):

@@ -109,7 +109,10 @@ public final class FolderPlace: PlaceInventory, Sendable {
         self.logger = logger
         let connections: (writer: SQLiteQueue, reader: SQLiteQueue)
         do {
-            connections = try Self.open(self.indexPath)
+            connections = try Self.openWaiting(self.indexPath)
+        } catch  where error.code == .busy {
+            // Another px holds the index (it is making or migrating it): a busy index is never set aside.
+            throw PXError.io("the index stayed locked by another process for 30 s: \(error)", path: self.indexPath)
         } catch {
             let aside = self.indexPath + ".corrupt-\(time(nil))"
             logger.warning(
@@ -161,6 +164,21 @@ public final class FolderPlace: PlaceInventory, Sendable {
             }
         }
         return path
+    }
+
+    /// ``open(_:)``, waiting up to 30 s while another process holds the index. SQLite does not call its busy
+    /// handler for every lock: a connection switching the journal to WAL while another holds the file gets
+    /// `SQLITE_BUSY` at once (several px made one new index at the same moment), so the open is tried again
+    /// here, as the busy handler would, instead of taking a locked index for a broken one.
+    private static func openWaiting(_ path: String) throws(SQLiteError) -> (writer: SQLiteQueue, reader: SQLiteQueue) {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while true {
+            do {
+                return try open(path)
+            } catch  where error.code == .busy && ContinuousClock.now < deadline {
+                usleep(20_000)
+            }
+        }
     }
 
     /// Opens the index's two connections, its schema brought to the last version.

@@ -111,26 +111,29 @@ struct ExamplesTests {
         #expect(Self.jsonLines(again).last?["alreadyPresent"] == .number(String(studies.count)), "\(again.stdout)")
     }
 
-    @Test("storage-scp: Orthanc's C-MOVE of a study into it: an instanceReceived line and a file per instance")
+    @Test("storage-scp: storescu sends a study to it: an instanceReceived line and a file per instance")
     func storageSCP() async throws {
         let context = try OrthancCommandTests.context()
         let study = context.largestStudy
         let expected = Set(context.corpus.studies[study]?.compactMap { $0.string(.sopInstanceUID) } ?? [])
+        let files = context.corpus.files.filter { path in
+            (try? Part10File.readHeader(contentsOf: path).dataSet.string(.studyInstanceUID)) == study
+        }
+        try #require(files.count == expected.count)
         let folder = context.work + "/example-scp"
         let log = context.work + "/example-scp.ndjson"
         let path = Self.binDirectory + "/storage-scp"
         try #require(FileManager.default.isExecutableFile(atPath: path), "\(path) is not built: run make examples")
-        // The name Orthanc knows (PXLISTEN at the listen port); it stops by itself after the study's instances.
+        let port = try TestSupport.freePort()
+        // It stops by itself after the study's instances.
         let scp = try PeerProcess(
-            path, [String(context.listenPort), folder, String(expected.count)], logFile: log,
-            errorFile: log + ".stderr")
-        let ready = try await TestSupport.waitForEcho(
-            port: context.listenPort, aeTitle: OrthancCommandPeer.listenAETitle)
-        try #require(ready, "storage-scp did not answer C-ECHO on port \(context.listenPort): \(scp.log)")
-        let move = try await PeerHarness.runAsync(
-            "px-move",
-            [context.peer, "--destination", OrthancCommandPeer.listenAETitle, "--StudyInstanceUID", study])
-        #expect(move.exitCode == 0, "\(move.stdout) \(move.stderr); storage-scp: \(scp.log)")
+            path, [String(port), folder, String(expected.count)], logFile: log, errorFile: log + ".stderr")
+        let ready = try await TestSupport.waitForEcho(port: port, aeTitle: OrthancCommandPeer.listenAETitle)
+        try #require(ready, "storage-scp did not answer C-ECHO on port \(port): \(scp.log)")
+        let store = try await PeerHarness.runAsync(
+            TestSupport.locate("storescu") ?? "storescu",
+            ["-aet", "STORESCU", "-aec", OrthancCommandPeer.listenAETitle, "127.0.0.1", String(port)] + files)
+        #expect(store.exitCode == 0, "\(store.stdout) \(store.stderr); storage-scp: \(scp.log)")
         // It exits once it has the study's instances (its output is written then).
         let exited = await TestSupport.poll(seconds: 60) { !scp.isRunning }
         let status = exited ? await scp.waitForExit() : await scp.stop()

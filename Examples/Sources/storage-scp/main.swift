@@ -11,11 +11,13 @@ guard arguments.count >= 2, let port = Int(arguments[0]) else {
 let count = arguments.count > 2 ? Int(arguments[2]) : nil
 
 var received = 0
-for try await event in PX.listen(port: port, aeTitle: "PXLISTEN", into: arguments[1]) {
+events: for try await event in PX.listen(port: port, aeTitle: "PXLISTEN", into: arguments[1]) {
     // The handler: every event (listening, associationOpened, instanceReceived, seriesComplete, ...).
     print(PX.json(event))
-    if case .instanceReceived = event {
-        received += 1
-        if received == count { break }  // leaving the loop stops the SCP
+    switch event {
+    case .instanceReceived: received += 1
+    // Leaving the loop stops the SCP: once COUNT instances are in, at the end of their association.
+    case .associationClosed where count.map { received >= $0 } ?? false: break events
+    default: break
     }
 }

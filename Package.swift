@@ -268,6 +268,7 @@ let package = Package(
             name: "PXCommands",
             dependencies: [
                 "PXCommandLine",
+                "PX",
                 "PXPlaces",
                 "DICOMWeb",
                 "PXCore",

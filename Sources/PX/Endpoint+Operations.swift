@@ -66,13 +66,8 @@ extension Endpoint {
         onMatch: @escaping @Sendable (DataSet) -> Void
     ) async throws(PXError) -> FindResult {
         let peer = try querying()
-        var identifier = DataSet()
-        for name in returning ?? QueryDefaults.returnKeys(for: level) {
-            identifier.set(try QueryKey.make(name: name, value: nil))
-        }
-        for (name, value) in keys.sorted(by: { $0.key < $1.key }) {
-            identifier.set(try QueryKey.make(name: name, value: value))
-        }
+        let identifier = try QueryKey.identifier(
+            returning: returning ?? QueryDefaults.returnKeys(for: level), matching: try QueryKey.matching(keys))
         let limit = FindRequest.defaultMaxResponses
         let request = FindRequest(level: level, identifier: identifier, maxResponses: limit, keepMatches: keep)
         let result = try await peer.querying.find(request, logger: peer.logger) { response throws(PXError) in

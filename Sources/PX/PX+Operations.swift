@@ -43,11 +43,9 @@ extension PX {
         from sources: Endpoint..., to destination: Endpoint, where keys: [String: String] = [:],
         options: SyncEngine.Options = SyncEngine.Options(), logger: Logger = PX.logger
     ) -> AsyncThrowingStream<SyncEvent, any Error> {
-        var identifier = DataSet()
+        let identifier: DataSet
         do {
-            for (name, value) in keys.sorted(by: { $0.key < $1.key }) {
-                identifier.set(try QueryKey.make(name: name, value: value))
-            }
+            identifier = try QueryKey.identifier(returning: [], matching: try QueryKey.matching(keys))
         } catch {
             return AsyncThrowingStream { $0.finish(throwing: error) }
         }

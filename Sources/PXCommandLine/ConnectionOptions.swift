@@ -100,7 +100,7 @@ public struct ConnectionOptions: ParsableArguments {
     }
 
     private func address(timeouts: Timeouts) throws(PXError) -> Address {
-        let config = try CommandConfig.value()
+        let config = try PX.config()
         func local() throws(PXError) -> LocalAE {
             try LocalAE(aeTitle: callingAETitle ?? config.localAETitle ?? LocalAE.defaultTitle)
         }
@@ -142,7 +142,7 @@ public struct ConnectionOptions: ParsableArguments {
         guard let peer, !QueryKey.isAssignment(peer), case .node(let name) = try PeerSpec.parse(peer) else {
             return false
         }
-        return try CommandConfig.value().nodes[name]?.user != nil
+        return try PX.config().nodes[name]?.user != nil
     }
 
     /// Explicit tool paths for the DCMTK backend: `--executable` for the tool of `operation`, and pypx 3.x's

@@ -148,7 +148,7 @@ extension ConnectionOptions {
     public func backend(
         _ options: BackendOptions, for operation: BackendOperation, timeouts: Timeouts = .standard
     ) throws(PXError) -> ResolvedBackend {
-        if let web = try webService(config: CommandConfig.value()) {
+        if let web = try webService(config: PX.config()) {
             guard options.backend == .auto else {
                 throw .usage("--backend \(options.backend.rawValue) cannot reach a DICOMweb peer; leave --backend out")
             }

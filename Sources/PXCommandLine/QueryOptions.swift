@@ -146,12 +146,9 @@ public struct QueryOptions: ParsableArguments {
     }
 
     public func identifier(level: QueryLevel, keys: [QueryKey]) throws(PXError) -> DataSet {
-        var ds = DataSet()
         let returnKeys =
             queryReturnTags.map { $0.split(separator: ",").map { String($0.trimmed) } }
             ?? QueryDefaults.returnKeys(for: level)
-        for name in returnKeys where !name.isEmpty { ds.set(try QueryKey.make(name: name, value: nil)) }
-        for key in keys { ds.set(key) }
-        return ds
+        return try QueryKey.identifier(returning: returnKeys, matching: keys)
     }
 }

@@ -157,12 +157,8 @@ public enum FindCommand {
         _ query: QueryOptions, format: PXOutput.FindFormat, level: QueryLevel, keys: [QueryKey]
     ) throws(PXError) -> DataSet {
         guard format.isPypx, query.queryReturnTags == nil else { return try query.identifier(level: level, keys: keys) }
-        var identifier = DataSet()
-        for name in ["SpecificCharacterSet"] + PXOutput.pypxReturnKeywords {
-            identifier.set(try QueryKey.make(name: name, value: nil))
-        }
-        for key in keys { identifier.set(key) }
-        return identifier
+        return try QueryKey.identifier(
+            returning: ["SpecificCharacterSet"] + PXOutput.pypxReturnKeywords, matching: keys)
     }
 
     /// The envelope's `command` in pypx's format: the C-FIND px sends first (the single-level one, or the

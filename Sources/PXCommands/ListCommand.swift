@@ -1,6 +1,7 @@
 import ArgumentParser
 import DICOMData
 import Logging
+import PX
 import PXCommandLine
 import PXCore
 import PXIndex
@@ -130,7 +131,7 @@ public enum ListCommand {
         {
             return .folder(path: text, layout: nil)
         }
-        return try Place.parse(text, config: try CommandConfig.value())
+        return try Place.parse(text, config: try PX.config())
     }
 
     /// What px-ls matches: a folder place's index, or records made elsewhere.

@@ -4,6 +4,7 @@ import DICOMNetwork
 import Logging
 import NIOCore
 import NativeBackend
+import PX
 import PXCommandLine
 import PXCore
 import PXIndex
@@ -103,7 +104,7 @@ public enum ServeCommand {
             output.write(JSONValueEncoder.encode(IndexedEvent(root: place.root, report: report)), pretty: false)
             let configuration = try serve.configuration(layout: layout)
             let provider = FolderPlaceProvider(
-                place: place, moveDestinations: try serve.destinations(config: try CommandConfig.value()))
+                place: place, moveDestinations: try serve.destinations(config: try PX.config()))
             var queryRetrieve = QueryRetrieveSCPConfiguration(provider: provider)
             queryRetrieve.acseTimeout = .milliseconds(Int64(serve.server.acse * 1000))
             queryRetrieve.dimseTimeout = .milliseconds(Int64(serve.server.dimse * 1000))

@@ -29,6 +29,24 @@ public struct QueryKey: Hashable, Sendable {
         return try make(name: String(name), value: value)
     }
 
+    /// Matching keys by keyword or tag text (`"PatientName": "Doe*"`), in the order of their names.
+    /// - Throws: ``PXError/usage(_:)`` for an unknown keyword or a malformed tag.
+    public static func matching(_ keys: [String: String]) throws(PXError) -> [QueryKey] {
+        var out: [QueryKey] = []
+        for (name, value) in keys.sorted(by: { $0.key < $1.key }) { out.append(try make(name: name, value: value)) }
+        return out
+    }
+
+    /// A C-FIND identifier: the return keys `returning` names (empty), then the matching keys `matching` over
+    /// them.
+    /// - Throws: ``PXError/usage(_:)`` for an unknown keyword or a malformed tag among `returning`.
+    public static func identifier(returning: [String], matching: [QueryKey]) throws(PXError) -> DataSet {
+        var identifier = DataSet()
+        for name in returning where !name.isEmpty { identifier.set(try make(name: name, value: nil)) }
+        for key in matching { identifier.set(key) }
+        return identifier
+    }
+
     /// A key from a keyword or tag text and a value.
     public static func make(name: String, value: String?) throws(PXError) -> QueryKey {
         var tag: Tag?

@@ -149,7 +149,7 @@ public enum SyncCommand {
         try await CommandRunner.run(
             output: outputOptions.output, backend: options, need: .nodes, state: (), data: data
         ) { backend, _ in
-            let config = try CommandConfig.value()
+            let config = try PX.config()
             let calling = try LocalAE(aeTitle: sync.callingAETitle ?? config.localAETitle ?? LocalAE.defaultTitle)
             let context = PlaceContext(
                 config: config, calling: calling, timeouts: timeouts.timeouts, backend: backend, logger: logger)

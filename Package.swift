@@ -335,26 +335,6 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
-        // px-sync's command (issue 12): its options, places resolved once, PXPlaces' sync engine run and its
-        // events rendered as NDJSON; the executable holds its --help.
-        .target(
-            name: "PXSync",
-            dependencies: [
-                "PX",
-                "PXPlaces",
-                "PXIndex",
-                "DICOMNetwork",
-                "DICOMWeb",
-                "PXCommandLine",
-                "PXCommands",
-                "PXCore",
-                "PXStorage",
-                "DICOMData",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: strictSettings
-        ),
         .executableTarget(
             name: "px-sync",
             dependencies: ["PXTools"],
@@ -368,7 +348,6 @@ let package = Package(
             dependencies: [
                 "PXCommandLine",
                 "PXCommands",
-                "PXSync",
                 "PXPlaces",
                 "PXCore",
                 "DICOMData",
@@ -432,7 +411,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 "px-echo", "px-find", "px-move", "px-listen", "px-push", "px-get",
-                "PXSync", "px-sync",
+                "px-sync",
                 "px-serve", "px-ls",
                 "PX", "PXPlaces",
             ],

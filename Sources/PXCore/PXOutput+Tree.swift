@@ -46,7 +46,7 @@ extension PXOutput {
         }
         // Every value a peer or a file gave is escaped (``HumanText/escaped(_:)``): none acts on the terminal.
         func words(_ parts: [String?]) -> String {
-            parts.compactMap { $0?.trimmed }.filter { !$0.isEmpty }.map(HumanText.escaped).joined(separator: " ")
+            parts.compactMap { $0.map { String($0.trimmed) } }.filter { !$0.isEmpty }.map(HumanText.escaped).joined(separator: " ")
         }
         var out =
             "\(count(patients.count, "patient", "patients")) | \(count(studies.count, "study", "studies")) | "
@@ -115,10 +115,4 @@ extension SeriesHolding {
 
 extension String {
     fileprivate func ifEmpty(_ other: String) -> String { isEmpty ? other : self }
-
-    /// Without leading and trailing spaces (DICOM pads text values with them).
-    fileprivate var trimmed: String {
-        let body = drop { $0 == " " }
-        return String(body.reversed().drop { $0 == " " }.reversed())
-    }
 }

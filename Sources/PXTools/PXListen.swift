@@ -1,6 +1,7 @@
 import ArgumentParser
 import PXCommandLine
 import PXCommands
+import PXCore
 
 public struct PXListen: PXCommand {
     public static let configuration = CommandConfiguration(

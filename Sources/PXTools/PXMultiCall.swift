@@ -1,6 +1,7 @@
 import ArgumentParser
 import NIOCore
 import PXCommandLine
+import PXCore
 
 #if canImport(Glibc)
     import Glibc

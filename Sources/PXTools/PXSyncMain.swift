@@ -1,7 +1,7 @@
 import ArgumentParser
 import PXCommandLine
 import PXCore
-import PXSync
+import PXCommands
 
 public struct PXSyncMain: PXCommand {
     public static let configuration = CommandConfiguration(

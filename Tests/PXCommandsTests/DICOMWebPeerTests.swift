@@ -1,6 +1,7 @@
 import ArgumentParser
 import PX
 import PXCommandLine
+import PXCommands
 import PXCore
 import Testing
 

@@ -3,7 +3,7 @@ import Foundation
 import PXCommandLine
 import PXCore
 import PXPlaces
-import PXSync
+import PXCommands
 import PXTestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import DICOMWeb
+import PXCommandLine
 import PX
 import PXCore
 import PXPlaces

@@ -1,4 +1,3 @@
-import PXCore
 
 /// px's exit statuses, shared by every command.
 public enum PXExit {

@@ -1,5 +1,4 @@
 import DICOMData
-import PXCore
 
 /// What one C-MOVE or C-GET names (PS3.4 §C.4.2, §C.4.3): a study, optionally one series of it,
 /// optionally instances of that series; or a whole patient (``isPatient``); or a series or instances whose

@@ -1,5 +1,4 @@
 import DICOMData
-import PXCore
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,5 +1,4 @@
 import DICOMData
-import PXCore
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,4 @@
 import DICOMData
-import PXCore
 
 /// px-find's `--model worklist` identifier: a Modality Worklist query (PS3.4 Annex K, Table K.6-1).
 ///

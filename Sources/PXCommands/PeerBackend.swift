@@ -1,6 +1,6 @@
 import DICOMWeb
-import PXCommandLine
 import PX
+import PXCommandLine
 import PXCore
 import PXPlaces
 

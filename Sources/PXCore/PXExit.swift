@@ -1,4 +1,3 @@
-
 /// px's exit statuses, shared by every command.
 public enum PXExit {
     public static let success: Int32 = 0

@@ -46,7 +46,8 @@ extension PXOutput {
         }
         // Every value a peer or a file gave is escaped (``HumanText/escaped(_:)``): none acts on the terminal.
         func words(_ parts: [String?]) -> String {
-            parts.compactMap { $0.map { String($0.trimmed) } }.filter { !$0.isEmpty }.map(HumanText.escaped).joined(separator: " ")
+            parts.compactMap { $0.map { String($0.trimmed) } }.filter { !$0.isEmpty }.map(HumanText.escaped).joined(
+                separator: " ")
         }
         var out =
             "\(count(patients.count, "patient", "patients")) | \(count(studies.count, "study", "studies")) | "

@@ -1,7 +1,7 @@
 import ArgumentParser
 import PXCommandLine
-import PXCore
 import PXCommands
+import PXCore
 
 public struct PXSyncMain: PXCommand {
     public static let configuration = CommandConfiguration(

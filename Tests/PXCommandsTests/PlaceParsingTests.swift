@@ -1,9 +1,9 @@
 import DICOMData
 import Foundation
 import PXCommandLine
+import PXCommands
 import PXCore
 import PXPlaces
-import PXCommands
 import PXTestSupport
 import Testing
 

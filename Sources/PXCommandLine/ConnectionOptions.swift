@@ -46,11 +46,6 @@ public struct ConnectionOptions: ParsableArguments {
         // A dcm-style Keyword=value standing first (or after --serverIP): px-find moves it to the query and
         // validates again; any other command refuses it in connection(timeouts:).
         if let peer, QueryKey.isAssignment(peer) { return }
-        if peer == nil && serverIP == nil {
-            throw ValidationError(
-                "give the peer (host:port, AE@host:port, host:AE:port or a config node), or --serverIP and --serverPort"
-            )
-        }
         if peer != nil && (serverIP != nil || serverPort != nil) {
             throw ValidationError("give the peer either as an argument or with --serverIP/--serverPort, not both")
         }
@@ -68,6 +63,16 @@ public struct ConnectionOptions: ParsableArguments {
             if let title {
                 do { try AETitle.validate(title, role: name) } catch { throw ValidationError(error.message) }
             }
+        }
+    }
+
+    /// Fails when no peer is given: every command that connects calls it from its `validate()` (px-echo not with
+    /// `--all-nodes`, which names its peers from the config).
+    public func requirePeer() throws {
+        if peer == nil && serverIP == nil {
+            throw ValidationError(
+                "give the peer (host:port, AE@host:port, host:AE:port or a config node), or --serverIP and --serverPort"
+            )
         }
     }
 

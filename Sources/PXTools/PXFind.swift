@@ -79,6 +79,7 @@ public struct PXFind: PXCommand {
         try query.adopt(positionalKeys, before: &peer)
         common.connection.peer = peer
         try common.connection.validate()
+        try common.connection.requirePeer()
     }
 
     public func run() async throws {

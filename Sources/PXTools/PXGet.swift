@@ -60,6 +60,7 @@ public struct PXGet: PXCommand {
     @OptionGroup var output: OutputOptions
 
     public func validate() throws {
+        try common.connection.requirePeer()
         try retrieve.validateSource(command: "px-get")
     }
 

@@ -46,6 +46,7 @@ public struct PXMove: PXCommand {
     @OptionGroup var output: OutputOptions
 
     public func validate() throws {
+        try common.connection.requirePeer()
         if destination == nil && common.connection.callingAETitle == nil {
             throw ValidationError("give the move destination with --destination")
         }

@@ -56,6 +56,7 @@ public struct PXPush: PXCommand {
     @OptionGroup var output: OutputOptions
 
     public func validate() throws {
+        try connection.requirePeer()
         if paths.isEmpty { throw ValidationError("give the files or directories to push") }
         if window == 0 { throw ValidationError("--window must be at least 1") }
     }

@@ -235,12 +235,13 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
-        // `import PX`: the typed model, the data layer, both backends behind one choice, and the places library
-        // (endpoints, the folder index, DICOMweb, sync).
+        // `import PX`: the typed model, the data layer, both backends behind one choice, the places library
+        // (endpoints, the folder index, DICOMweb, sync) and DICOMNetwork's server API (DICOMServer and its handlers).
         .target(
             name: "PX",
             dependencies: [
                 "PXCore", "PXStorage", "DICOMData", "DCMTKBackend", "NativeBackend", "PXPlaces", "PXIndex", "DICOMWeb",
+                "DICOMNetwork",
             ],
             swiftSettings: strictSettings
         ),

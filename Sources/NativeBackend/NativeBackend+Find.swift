@@ -16,7 +16,7 @@ extension NativeBackend {
     /// asked (``FindRequest/shapedResponse(_:)``).
     public func find(
         _ request: FindRequest, connection: Connection, logger: Logger,
-        onResponse: @Sendable (PXCore.FindResponse) async throws(PXError) -> Void
+        onResponse: @Sendable (FindResponse) async throws(PXError) -> Void
     ) async throws(PXError) -> FindResult {
         let client = self.client(connection, logger: logger)
         let peer = self.peer(connection)
@@ -50,7 +50,7 @@ extension NativeBackend {
                                 count += 1
                                 if request.keepMatches { matches.append(identifier) }
                                 try await onResponse(
-                                    PXCore.FindResponse(status: response.status, identifier: identifier))
+                                    FindResponse(status: response.status, identifier: identifier))
                             }
                         } catch let ignored as FindResponses.CancelIgnored {
                             // What was asked for has come (the limit, or proof the bound was passed): stop

@@ -219,7 +219,7 @@ final class LayoutStorage: StorageDelegate {
     /// that stopped mid-instance, a truncated file sent as it was). Other irregularities (odd lengths, a
     /// stray delimiter) are stored as received, as storescp does. A deflated data set is left to the header
     /// read, which inflates only as far as it needs (checking it whole would hold it inflated in memory).
-    static func unreadable(_ instance: DICOMNetwork.ReceivedInstance) -> String? {
+    static func unreadable(_ instance: IncomingInstance) -> String? {
         guard !TransferSyntax(uid: instance.transferSyntaxUID).isDeflated else { return nil }
         do throws(DICOMDataError) {
             _ = try Part10File.checkStructure(contentsOf: instance.path, maximumInflatedSize: 0)
@@ -231,7 +231,7 @@ final class LayoutStorage: StorageDelegate {
         return nil
     }
 
-    func didReceive(_ instance: DICOMNetwork.ReceivedInstance) async throws -> DIMSEStatus {
+    func didReceive(_ instance: IncomingInstance) async throws -> DIMSEStatus {
         do throws(PXError) {
             if let reason = Self.unreadable(instance) {
                 // PS3.4 §B.2.3: 0xCxxx, Error: Cannot understand; not the sender's resources or ours.

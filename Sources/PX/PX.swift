@@ -1,5 +1,6 @@
 import DCMTKBackend
 @_exported import DICOMData
+@_exported import DICOMNetwork
 @_exported import DICOMWeb
 @_exported import Logging
 import NativeBackend

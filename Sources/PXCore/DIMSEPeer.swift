@@ -1,3 +1,4 @@
+import DICOMData
 import Logging
 
 /// A DIMSE node bound to the backend that speaks to it: a ``DICOMBackend`` (the DCMTK tools or the native

@@ -87,17 +87,6 @@ extension FindRequest {
     }
 }
 
-/// One C-FIND-RSP: its status and, for a pending response, the matching identifier.
-public struct FindResponse: Sendable {
-    public var status: DIMSEStatus
-    public var identifier: DataSet?
-
-    public init(status: DIMSEStatus, identifier: DataSet?) {
-        self.status = status
-        self.identifier = identifier
-    }
-}
-
 /// A finished C-FIND: the matches in order and the final status.
 public struct FindResult: Sendable {
     public var request: FindRequest

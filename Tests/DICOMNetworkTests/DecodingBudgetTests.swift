@@ -4,11 +4,11 @@ import Foundation
 import PXTestSupport
 import Testing
 
-/// ``ReceivedInstance/readHeader()`` within the server's ``DecodingBudget``: a header read that would take
+/// ``IncomingInstance/readHeader()`` within the server's ``DecodingBudget``: a header read that would take
 /// more than is left is refused with `tooLarge`, and every read gives back what it took.
 @Suite("Decoding budget", .timeLimit(.minutes(2))) struct DecodingBudgetTests {
     /// A received file whose header holds a 300 KB value (under the 1 MiB skip length: it is read).
-    static func instance(in directory: String, budget: DecodingBudget) throws -> ReceivedInstance {
+    static func instance(in directory: String, budget: DecodingBudget) throws -> IncomingInstance {
         var set = DataSet()
         set.set(DataElement(tag: .sopClassUID, vr: .UI, bytes: Array("1.2.840.10008.5.1.4.1.1.7\0".utf8)))
         set.set(DataElement(tag: .sopInstanceUID, vr: .UI, bytes: Array("1.2.3.4.5.6\0".utf8)))
@@ -18,7 +18,7 @@ import Testing
         let path = directory + "/received.dcm"
         let bytes = try Part10File(dataSet: set, transferSyntax: .explicitVRLittleEndian).encoded()
         try Data(bytes).write(to: URL(fileURLWithPath: path))
-        var instance = ReceivedInstance(
+        var instance = IncomingInstance(
             path: path, sopClassUID: "1.2.840.10008.5.1.4.1.1.7", sopInstanceUID: "1.2.3.4.5.6",
             transferSyntaxUID: TransferSyntax.explicitVRLittleEndian.uid, callingAETitle: "A", calledAETitle: "B",
             dataSetLength: bytes.count - 200, fileLength: bytes.count)

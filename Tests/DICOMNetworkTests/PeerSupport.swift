@@ -95,16 +95,16 @@ enum DataSetComparison {
 /// the same instance in several transfer syntaxes is kept once per syntax) and remembers every one it received.
 final class RecordingStorage: StorageDelegate {
     let directory: String
-    private let received = Mutex<[ReceivedInstance]>([])
+    private let received = Mutex<[IncomingInstance]>([])
 
     init(directory: String) {
         self.directory = directory
     }
 
     /// The instances received so far, in arrival order (with their final paths).
-    var instances: [ReceivedInstance] { self.received.withLock { $0 } }
+    var instances: [IncomingInstance] { self.received.withLock { $0 } }
 
-    func didReceive(_ instance: ReceivedInstance) async throws -> DIMSEStatus {
+    func didReceive(_ instance: IncomingInstance) async throws -> DIMSEStatus {
         let folder = self.directory + "/" + instance.transferSyntaxUID
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let status = try await DirectoryStorage(directory: folder).didReceive(instance)

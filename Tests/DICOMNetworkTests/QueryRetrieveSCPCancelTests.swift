@@ -166,7 +166,7 @@ final class RefusingStorage: StorageDelegate {
         self.refused.withLock { _ = $0.insert(uid) }
     }
 
-    func didReceive(_ instance: ReceivedInstance) async throws -> DIMSEStatus {
+    func didReceive(_ instance: IncomingInstance) async throws -> DIMSEStatus {
         if self.refused.withLock({ $0.contains(instance.sopInstanceUID) }) { return .outOfResources }
         return try await DirectoryStorage(directory: self.directory).didReceive(instance)
     }
@@ -177,7 +177,7 @@ struct SlowStorage: StorageDelegate {
     var directory: String
     var delay: Duration
 
-    func didReceive(_ instance: ReceivedInstance) async throws -> DIMSEStatus {
+    func didReceive(_ instance: IncomingInstance) async throws -> DIMSEStatus {
         try await Task.sleep(for: self.delay)
         return try await DirectoryStorage(directory: self.directory).didReceive(instance)
     }

@@ -136,17 +136,3 @@ public struct RetrieveResult: Sendable, Hashable {
         self.failedSOPInstanceUIDs = failedSOPInstanceUIDs
     }
 }
-
-/// One C-FIND response: a pending match with its identifier, or the final status.
-public struct FindResponse: Sendable {
-    public var status: DIMSEStatus
-    /// The matching identifier of a pending response.
-    public var identifier: DataSet?
-    public var errorComment: String?
-
-    public init(status: DIMSEStatus, identifier: DataSet?, errorComment: String?) {
-        self.status = status
-        self.identifier = identifier
-        self.errorComment = errorComment
-    }
-}

@@ -56,8 +56,8 @@ extension DICOMServer {
         public var checkUserIdentity: (@Sendable (UserIdentityRQ?) async -> Bool)?
 
         /// A C-STORE-RQ's data set was received (PS3.4 Annex B): its Part 10 file is complete at
-        /// ``ReceivedInstance/path`` (in ``Configuration/temporaryDirectory``, with file meta information), and
-        /// ``ReceivedInstance/readHeader()`` reads its meta information and data set up to Pixel Data.
+        /// ``IncomingInstance/path`` (in ``Configuration/temporaryDirectory``, with file meta information), and
+        /// ``IncomingInstance/readHeader()`` reads its meta information and data set up to Pixel Data.
         ///
         /// The returned status is the C-STORE-RSP's (PS3.4 §B.2.3): ``DIMSEStatus/success``, a warning
         /// (0xB000...), or a failure (0xA700 Refused: Out of Resources, 0xA900 Data Set does not match SOP Class,
@@ -67,7 +67,7 @@ extension DICOMServer {
         /// When `nil`, every C-STORE is answered 0x0122 (Refused: SOP Class not supported, PS3.7 Annex C) and its
         /// file removed; leave the storage SOP classes out of ``Configuration/supportedAbstractSyntaxes`` to
         /// refuse them at negotiation instead.
-        public var onStore: (@Sendable (ReceivedInstance) async throws -> DIMSEStatus)?
+        public var onStore: (@Sendable (IncomingInstance) async throws -> DIMSEStatus)?
 
         /// A C-STORE-RQ's data set could not even be written to its temporary file (disk full, folder
         /// unwritable): it was answered 0xA700 without ``onStore`` being called. Called with the request's
@@ -81,7 +81,7 @@ extension DICOMServer {
             onAssociationRejected: (@Sendable (RejectedAssociation) async -> Void)? = nil,
             onAssociationClosed: (@Sendable (ServedAssociation, Bool) async -> Void)? = nil,
             checkUserIdentity: (@Sendable (UserIdentityRQ?) async -> Bool)? = nil,
-            onStore: (@Sendable (ReceivedInstance) async throws -> DIMSEStatus)? = nil,
+            onStore: (@Sendable (IncomingInstance) async throws -> DIMSEStatus)? = nil,
             onStoreFailed: (@Sendable (String, UInt64, String) async -> Void)? = nil
         ) {
             self.onAssociationAccepted = onAssociationAccepted
@@ -148,7 +148,7 @@ extension DICOMServer {
 struct HandlerStorage: StorageDelegate {
     let handlers: DICOMServer.Handlers
 
-    func didReceive(_ instance: ReceivedInstance) async throws -> DIMSEStatus {
+    func didReceive(_ instance: IncomingInstance) async throws -> DIMSEStatus {
         // The handler moved what it keeps; the temporary file is the server's (Handlers.onStore).
         defer { unlink(instance.path) }
         guard let onStore = self.handlers.onStore else { return .sopClassNotSupported }

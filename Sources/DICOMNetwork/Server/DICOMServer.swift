@@ -71,7 +71,7 @@ public struct DICOMServer: Sendable {
         /// Limits on each connection that a hostile peer cannot reset: transfer rate, write timeout,
         /// connections before negotiation (issue 14).
         public var connectionLimits = ConnectionLimits()
-        /// What reading one received instance's header may cost (``ReceivedInstance/readHeader()``).
+        /// What reading one received instance's header may cost (``IncomingInstance/readHeader()``).
         public var headerLimits = HeaderLimits()
         /// How long one connection may be served, whatever it does: then it gets an A-ABORT (service-provider
         /// source, PS3.8 §9.3.8) and is closed, so a peer that keeps an association busy with valid requests

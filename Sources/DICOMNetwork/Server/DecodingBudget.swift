@@ -38,7 +38,7 @@ public final class DecodingBudget: Sendable, Hashable {
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
 
-extension ReceivedInstance {
+extension IncomingInstance {
     /// Reads the received file's header (everything before Pixel Data), within the receiving server's
     /// ``HeaderLimits`` and ``DecodingBudget``, on NIO's blocking-I/O thread pool: inflating and parsing
     /// never hold up the event loops or the tasks of other associations.

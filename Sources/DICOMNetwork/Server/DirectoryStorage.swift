@@ -19,7 +19,7 @@ public struct DirectoryStorage: StorageDelegate {
         self.directory = directory
     }
 
-    public func didReceive(_ instance: ReceivedInstance) async throws -> DIMSEStatus {
+    public func didReceive(_ instance: IncomingInstance) async throws -> DIMSEStatus {
         let name = instance.sopInstanceUID
         guard !name.isEmpty,
             name.utf8.allSatisfy({ $0 == UInt8(ascii: ".") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })

@@ -6,7 +6,7 @@ import NIOCore
 /// ``DICOMAssociation/get(_:model:level:storage:directory:progress:)``), already on disk as a Part 10 file
 /// (PS3.10 §7: preamble, file meta information, then the data set as received). Its header (file meta
 /// information and data set up to Pixel Data) is ``readHeader()``.
-public struct ReceivedInstance: Sendable, Hashable {
+public struct IncomingInstance: Sendable, Hashable {
     /// The temporary Part 10 file: move it to keep it (``DICOMServer/Handlers/onStore`` removes what is left; a
     /// ``StorageDelegate`` moves or deletes it).
     public var path: String
@@ -70,7 +70,7 @@ public struct ReceivedInstance: Sendable, Hashable {
 /// if it still exists.
 public protocol StorageDelegate: Sendable {
     /// Places the file of a received instance.
-    func didReceive(_ instance: ReceivedInstance) async throws -> DIMSEStatus
+    func didReceive(_ instance: IncomingInstance) async throws -> DIMSEStatus
 
     /// An association was accepted (after A-ASSOCIATE-AC was sent). Called by ``DICOMServer`` only.
     func associationOpened(_ association: ServedAssociation) async
@@ -113,7 +113,7 @@ public struct RejectedAssociation: Sendable, Hashable {
 /// An association a ``DICOMServer`` accepted: who is on the other side, as ``DICOMServer/Handlers`` are told of
 /// it (``DICOMServer/Handlers/onAssociationAccepted``, ``DICOMServer/Handlers/onAssociationClosed``).
 public struct ServedAssociation: Sendable, Hashable {
-    /// Unique within the process; ``ReceivedInstance/associationID`` refers to it.
+    /// Unique within the process; ``IncomingInstance/associationID`` refers to it.
     public var id: UInt64
     /// The peer's IP address, when known.
     public var peerHost: String?

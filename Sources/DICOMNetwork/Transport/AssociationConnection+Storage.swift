@@ -80,7 +80,7 @@ extension AssociationConnection {
         if let writer {
             do {
                 try writer.finish()
-                var instance = ReceivedInstance(
+                var instance = IncomingInstance(
                     path: writer.path,
                     sopClassUID: request.affectedSOPClassUID,
                     sopInstanceUID: request.affectedSOPInstanceUID,

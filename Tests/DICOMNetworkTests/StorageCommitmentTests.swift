@@ -1,8 +1,8 @@
 import DICOMData
 import DICOMProtocol
 import Foundation
-import PXTestSupport
 import NIOCore
+import PXTestSupport
 import Synchronization
 import Testing
 
@@ -133,7 +133,10 @@ struct StorageCommitmentTests {
             let (status, granted) = try await client.withAssociation(
                 to: peer, proposing: [.storageCommitmentReporter]
             ) { association in
-                (try await association.requestStorageCommitment(Self.request), association.acceptsStorageCommitmentReports)
+                (
+                    try await association.requestStorageCommitment(Self.request),
+                    association.acceptsStorageCommitmentReports
+                )
             }
             #expect(status == .success)
             #expect(!granted)
@@ -165,7 +168,8 @@ struct StorageCommitmentTests {
                 let action = NActionRQ(
                     messageID: 11, requestedSOPClassUID: StorageCommitment.sopClassUID,
                     requestedSOPInstanceUID: StorageCommitment.sopInstanceUID, actionTypeID: 2, hasDataSet: false)
-                try await association.connection.send(.nActionRQ(action), presentationContextID: context.id, dataSet: nil)
+                try await association.connection.send(
+                    .nActionRQ(action), presentationContextID: context.id, dataSet: nil)
                 let (first, _) = try await association.response(to: 11, waitingFor: "the N-ACTION-RSP")
                 var bare = action
                 bare.messageID = 12

@@ -43,7 +43,8 @@ extension DICOMAssociation {
             requestedSOPInstanceUID: StorageCommitment.sopInstanceUID,
             actionTypeID: StorageCommitment.requestActionTypeID)
         try await self.connection.send(
-            .nActionRQ(action), presentationContextID: context.id, dataSet: try self.encode(request.dataSet, in: context))
+            .nActionRQ(action), presentationContextID: context.id,
+            dataSet: try self.encode(request.dataSet, in: context))
         let (message, _) = try await self.response(to: messageID, waitingFor: "an N-ACTION-RSP")
         guard case .nActionRSP(let response) = message else {
             throw DICOMNetworkError.protocolError("expected an N-ACTION-RSP, got \(message.commandField)")

@@ -22,7 +22,8 @@ extension ServerAssociationHandler {
         guard let handler = self.handlers.onStorageCommitment, context?.abstractSyntax == StorageCommitment.sopClassUID,
             action.requestedSOPClassUID == StorageCommitment.sopClassUID
         else {
-            connection.logger.info("N-ACTION not served here", metadata: ["sop.class": "\(action.requestedSOPClassUID)"])
+            connection.logger.info(
+                "N-ACTION not served here", metadata: ["sop.class": "\(action.requestedSOPClassUID)"])
             try await respond(.unrecognizedOperation)
             return nil
         }

@@ -75,7 +75,9 @@ public enum StorageCommitment {
         }
 
         /// The instance it is about.
-        public var reference: Reference { Reference(sopClassUID: self.sopClassUID, sopInstanceUID: self.sopInstanceUID) }
+        public var reference: Reference {
+            Reference(sopClassUID: self.sopClassUID, sopInstanceUID: self.sopInstanceUID)
+        }
     }
 
     /// The N-ACTION-RQ's Action Information (PS3.4 §J.3.2, Table J.3-1).
@@ -143,7 +145,8 @@ public enum StorageCommitment {
             }
             if !self.failed.isEmpty {
                 set.set(
-                    StorageCommitment.sequence(Tags.failedSOPSequence, self.failed.map { ($0.reference, $0.failureReason) }))
+                    StorageCommitment.sequence(
+                        Tags.failedSOPSequence, self.failed.map { ($0.reference, $0.failureReason) }))
             }
             return set
         }
@@ -184,7 +187,8 @@ public enum StorageCommitment {
             if let reason {
                 item.set(
                     DataElement(
-                        tag: Tags.failureReason, vr: .US, bytes: [UInt8(truncatingIfNeeded: reason), UInt8(reason >> 8)]))
+                        tag: Tags.failureReason, vr: .US,
+                        bytes: [UInt8(truncatingIfNeeded: reason), UInt8(reason >> 8)]))
             }
             return Item(dataSet: item)
         }

@@ -106,7 +106,22 @@ extension NativeBackend {
                 window = 1
             }
         }
-        return session.result(failure: failure)
+        var result = session.result(failure: failure)
+        if let settings = request.commitment {
+            // Storage commitment of what the archive said it stored (PS3.4 Annex J): one transaction per run.
+            let stored = result.files.filter { $0.succeeded }.map {
+                CommitmentInstance(sopClassUID: $0.file.sopClassUID, sopInstanceUID: $0.file.sopInstanceUID)
+            }
+            if !stored.isEmpty {
+                do {
+                    result.commitment = try await self.commit(
+                        stored, settings: settings, connection: connection, logger: logger)
+                } catch {
+                    result.commitmentFailure = error
+                }
+            }
+        }
+        return result
     }
 
     /// A file's result from the C-STORE (or the reason it was not sent).

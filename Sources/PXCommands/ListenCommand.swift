@@ -28,7 +28,9 @@ public enum ListenCommand {
         try await CommandRunner.run(
             output: output, backend: backend, executables: listen.executables,
             // Checking identities or the called AE title is the native receiver's: `auto` then runs it.
-            userIdentity: listen.server.requireUser != nil || listen.strictCalledAET, need: .receive
+            // So is storage commitment (--commit-destination): storescp has none.
+            userIdentity: listen.server.requireUser != nil || listen.strictCalledAET
+                || !listen.server.commitDestinations.isEmpty, need: .receive
         ) { dicomBackend, _ in
             var failure: PXError?
             do {

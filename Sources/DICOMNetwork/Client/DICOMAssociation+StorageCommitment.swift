@@ -65,22 +65,33 @@ extension DICOMAssociation {
         transactionUID: String, timeout: TimeAmount, mailbox: StorageCommitmentMailbox? = nil
     ) async throws -> StorageCommitment.Report {
         if let report = mailbox?.delivered { return report }
+        // A report on another association ends the wait at once, as its timeout would: this side gives up the
+        // association with an A-ABORT (AssociationConnection.receive), then returns that report.
         let channel = self.connection.channel
-        mailbox?.setInterrupt { channel.close(mode: .all, promise: nil) }
+        mailbox?.setInterrupt {
+            channel.triggerUserOutboundEvent(ReadDeadlineHandler.Command.arm(.zero, .dimse), promise: nil)
+        }
         defer { mailbox?.setInterrupt(nil) }
         if let report = mailbox?.delivered { return report }  // delivered before the interrupt was set
         do {
-            return try await self.awaitReport(transactionUID: transactionUID, timeout: timeout)
+            return try await self.awaitReport(transactionUID: transactionUID, timeout: timeout, mailbox: mailbox)
         } catch {
             if let report = mailbox?.delivered { return report }
             throw error
         }
     }
 
-    private func awaitReport(transactionUID: String, timeout: TimeAmount) async throws -> StorageCommitment.Report {
+    private func awaitReport(transactionUID: String, timeout: TimeAmount, mailbox: StorageCommitmentMailbox?)
+        async throws -> StorageCommitment.Report
+    {
         let connection = self.connection
         let deadline = NIODeadline.now() + timeout
         while true {
+            if let report = mailbox?.delivered {
+                // Came elsewhere while this side was busy here (the interrupt finds no wait to end then).
+                await connection.abort()
+                return report
+            }
             let left = deadline - .now()
             let incoming = try await connection.nextIncoming(
                 timeout: max(left, .milliseconds(1)), kind: .dimse, waitingFor: "the storage commitment N-EVENT-REPORT")

@@ -150,6 +150,49 @@ struct StorageCommitmentOrthancTests {
         #expect(delivered.first?["error"] == .null)
     }
 
+    @Test("px-push --commit to px-listen: the report comes on the storage association (SCP role), both committed")
+    func pushCommitToListen() async throws {
+        let context = try Self.context()
+        let received = context.work + "/commit-px"
+        let events = context.work + "/commit-px.ndjson"
+        let listener = try PeerProcess(
+            TestSupport.binDirectory + "/px-listen",
+            [
+                "--backend", "native", "--port", String(context.listenPort), "--aet",
+                OrthancCommandPeer.listenAETitle, "-d", received,
+            ],
+            logFile: events, errorFile: events + ".stderr")
+        let files = try Self.freshInstances(context, count: 2, into: context.work + "/commit-px-files")
+        let run: PeerHarness.Run
+        do {
+            let ready = try await TestSupport.waitForEcho(
+                port: context.listenPort, aeTitle: OrthancCommandPeer.listenAETitle)
+            try #require(ready, "px-listen did not answer C-ECHO on port \(context.listenPort)")
+            run = try await PeerHarness.runAsync(
+                "px-push",
+                ["\(OrthancCommandPeer.listenAETitle)@127.0.0.1:\(context.listenPort)", "--commit"]
+                    + files.map(\.path))
+        } catch {
+            await listener.stop(signal: SIGINT)
+            throw error
+        }
+        await listener.stop(signal: SIGINT)
+        #expect(run.exitCode == 0, "\(run.stdout) \(run.stderr)")
+        let commitment = try #require(run.json?["data"]?["commitment"], "no commitment in \(run.stdout)")
+        #expect(commitment["sameAssociation"] == .bool(true), "\(run.stdout)")
+        #expect(run.json?["data"]?["associations"] == .number("1"))
+        #expect(
+            Set((commitment["committed"]?.arrayValue ?? []).compactMap { $0["sopInstanceUID"]?.stringValue })
+                == Set(files.map(\.sopInstanceUID)), "\(run.stdout)")
+        #expect(commitment["failed"]?.arrayValue?.isEmpty == true)
+        let answered = Self.events(in: events, "storageCommitment")
+        #expect(answered.count == 1)
+        #expect(answered.first?["committed"]?.arrayValue?.count == 2)
+        #expect(answered.first?["transactionUID"] == commitment["transactionUID"])
+        // On the same association: no report on a new one.
+        #expect(Self.events(in: events, "storageCommitmentReported").isEmpty)
+    }
+
     /// Orthanc's report of a storage commitment it asked px-listen for: `Status`, the SOP Instance UIDs of
     /// `Success`, and those of `Failures` with their `FailureReason`.
     struct OrthancReport {

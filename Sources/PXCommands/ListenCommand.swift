@@ -32,6 +32,11 @@ public enum ListenCommand {
             userIdentity: listen.server.requireUser != nil || listen.strictCalledAET
                 || !listen.server.commitDestinations.isEmpty, need: .receive
         ) { dicomBackend, _ in
+            if !listen.server.commitDestinations.isEmpty && dicomBackend.name != "native" {
+                return PXError.backendUnavailable(
+                    dicomBackend.name,
+                    reason: "storescp has no storage commitment: --commit-destination needs the native backend")
+            }
             var failure: PXError?
             do {
                 let service = ListenService(

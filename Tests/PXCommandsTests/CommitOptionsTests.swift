@@ -1,7 +1,10 @@
 import ArgumentParser
+import DICOMData
+import Foundation
 import PXCommandLine
 import PXCore
 import PXPlaces
+import PXTestSupport
 import Testing
 
 /// Storage commitment's options: px-push's `--commit*`, the receivers' `--commit-destination`, and the config's
@@ -38,5 +41,29 @@ import Testing
         #expect(node.calledAETitle == "ORTHANC")
         #expect(throws: (any Error).self) { try ServerOptions.parse(["--commit-destination", "127.0.0.1:4242"]) }
         #expect(throws: (any Error).self) { try ServerOptions.parse(["--commit-destination", "A=host"]) }
+    }
+
+    @Test(
+        "px-listen --backend dcmtk --commit-destination fails with backendUnavailable: storescp cannot commit",
+        .tags(.integration), .integrationTier)
+    func listenDCMTK() async throws {
+        try await TestSupport.withTemporaryDirectory { dir in
+            let log = dir + "/listen.ndjson"
+            let listener = try PeerProcess(
+                TestSupport.binDirectory + "/px-listen",
+                [
+                    "--backend", "dcmtk", "--commit-destination", "A=127.0.0.1:104", "-p",
+                    String(try TestSupport.freePort()), "-d", dir + "/received",
+                ],
+                logFile: log, errorFile: log + ".stderr")
+            // It must refuse at once; were it to listen, it is stopped after the bound and the test fails.
+            let exited = await TestSupport.poll(seconds: 20) { !listener.isRunning }
+            let status = await listener.stop(signal: SIGTERM)
+            #expect(exited, "px-listen --backend dcmtk --commit-destination kept running")
+            #expect(status == 69)
+            let text = String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self)
+            let envelope = try JSONParser.parse(String(text.split(separator: "\n").last ?? ""))
+            #expect(envelope["error"]?["code"]?.stringValue == "backendUnavailable", "\(text)")
+        }
     }
 }

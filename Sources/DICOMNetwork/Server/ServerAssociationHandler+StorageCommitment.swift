@@ -2,6 +2,7 @@ import DICOMData
 import DICOMProtocol
 import Logging
 import NIOCore
+import Synchronization
 
 extension ServerAssociationHandler {
     /// Serves an N-ACTION-RQ (PS3.4 §J.3.2, Storage Commitment Push Model SCP): answers it, then sends the
@@ -52,7 +53,7 @@ extension ServerAssociationHandler {
         // The requester takes reports on this association: send it now; the N-EVENT-REPORT-RSP comes back
         // to the serving loop.
         let event = NEventReportRQ(
-            messageID: 1, affectedSOPClassUID: StorageCommitment.sopClassUID,
+            messageID: ReportMessageIDs.next(), affectedSOPClassUID: StorageCommitment.sopClassUID,
             affectedSOPInstanceUID: StorageCommitment.sopInstanceUID, eventTypeID: report.eventTypeID)
         let syntax = TransferSyntax(uid: context?.transferSyntax ?? WellKnownUID.implicitVRLittleEndian)
         let bytes = try DataSetWriter.encode(report.dataSet, transferSyntax: syntax)
@@ -86,5 +87,17 @@ extension ServerAssociationHandler {
             affectedSOPInstanceUID: event.affectedSOPInstanceUID,
             eventTypeID: status == .success ? event.eventTypeID : nil, status: status)
         try await connection.send(.nEventReportRSP(response), presentationContextID: contextID, dataSet: nil)
+    }
+}
+
+/// Message IDs of the N-EVENT-REPORT-RQs a server sends on its requesters' associations (PS3.7 §9.1.1.1: unique
+/// among this side's outstanding requests): one counter for the process, so two reports on one association never
+/// share one.
+enum ReportMessageIDs {
+    private static let counter = Atomic<UInt16>(0)
+
+    static func next() -> UInt16 {
+        let value = counter.wrappingAdd(1, ordering: .relaxed).newValue
+        return value == 0 ? counter.wrappingAdd(1, ordering: .relaxed).newValue : value
     }
 }

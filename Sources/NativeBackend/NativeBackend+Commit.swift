@@ -103,8 +103,11 @@ final class CommitmentRequester: Sendable {
             let report = try await association.storageCommitmentReport(
                 transactionUID: self.transactionUID, timeout: .seconds(self.settings.timeout), mailbox: self.mailbox)
             return self.mailbox.delivered == report ? nil : report
-        } catch let error as DICOMNetworkError where error.code == .dimseTimeout {
-            return nil  // no report in time on this association: ``finish`` names the timeout
+        } catch let error as DICOMNetworkError where error.code == .dimseTimeout || self.settings.listenPort != nil {
+            // No report in time on this association (``finish`` names the timeout), or the association ended
+            // first: the archive may still report on a new one, to the listener.
+            self.logger.info("no report on the requesting association", metadata: ["error": "\(error)"])
+            return nil
         }
     }
 

@@ -127,8 +127,15 @@ extension DICOMAssociation {
                 if let response = message.unrecognizedOperationResponse {
                     try await connection.send(response, presentationContextID: context, dataSet: nil)
                 }
+            case .dimse(.message(let message, _, _)) where message.messageIDBeingRespondedTo != nil:
+                // A late response to an earlier request: nothing waits for it any more.
+                self.logger.debug(
+                    "dropping a response while waiting for the report",
+                    metadata: ["dimse.command": "\(message.commandField)"])
             case .dimse(let event):
-                self.logger.debug("dropping a message while waiting for the report", metadata: ["event": "\(event)"])
+                await connection.abort(.provider(.unexpectedPDU))
+                throw DICOMNetworkError.protocolError(
+                    "unexpected \(event) while waiting for the storage commitment report")
             case .releaseRequested:
                 try await connection.respondToRelease()
                 throw DICOMNetworkError.connectionClosed(

@@ -18,7 +18,7 @@ public enum StorageCommitment {
     /// assembler's ``DIMSEMessageAssembler/maximumDataSetLength``, this bounds what decoding it builds.
     public static let maximumReferences = 100_000
 
-    /// Failure Reason (0008,1197) values (PS3.4 §J.3.3, Table J.3-2... the codes of PS3.4 §C.4.2.1.4 reused).
+    /// Failure Reason (0008,1197) values (PS3.3 §C.14.1.1), as the Failed SOP Sequence of PS3.4 §J.3.3 carries them.
     public enum FailureReason {
         /// 0x0110 Processing failure.
         public static let processingFailure: UInt16 = 0x0110

@@ -13,7 +13,11 @@ extension DCMTKBackend {
         _ request: PushRequest, connection: Connection, logger: Logger,
         onFile: @Sendable (PushFileResult) async -> Void
     ) async throws(PXError) -> PushResult {
-        try await PXError.catching {
+        if request.commitment != nil {
+            // No DCMTK tool requests storage commitment (PS3.4 Annex J); checked before anything is sent.
+            throw .usage("--commit is unsupported by the dcmtk backend (unsupportedByBackend): use --backend native")
+        }
+        return try await PXError.catching {
             try await self.pushFiles(request, connection: connection, logger: logger, onFile: onFile)
         }
     }

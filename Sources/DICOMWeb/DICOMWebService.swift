@@ -131,7 +131,10 @@ public struct DICOMWebService: Verifying, Querying, ParallelRetrieving, Storing 
     public func push(
         _ request: PushRequest, logger: Logger, onFile: @Sendable (PushFileResult) async -> Void
     ) async throws(PXError) -> PushResult {
-        try await PXError.catching {
+        if request.commitment != nil {
+            throw .usage("--commit needs a DIMSE peer: storage commitment (PS3.4 Annex J) has no DICOMweb form")
+        }
+        return try await PXError.catching {
             try await self.store(request, logger: logger, onFile: onFile)
         }
     }

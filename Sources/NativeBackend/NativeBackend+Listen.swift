@@ -76,8 +76,9 @@ extension NativeBackend {
         let book = SeriesBook(storage: placer.storage, seriesTimeout: configuration.seriesTimeout, logger: logger) {
             continuation.yield(.seriesComplete($0))
         }
+        let placed = PlacedInstances()
         let storage = LayoutStorage(
-            placer: placer, book: book, logger: logger, events: continuation, onPlaced: onPlaced)
+            placer: placer, book: book, logger: logger, events: continuation, onPlaced: onPlaced, placed: placed)
         var serverConfiguration = DICOMServer.Configuration(
             host: "0.0.0.0", port: configuration.port, aeTitle: configuration.aeTitle, temporaryDirectory: incoming,
             acceptsAnyCalledAETitle: configuration.acceptsAnyCalledAETitle,
@@ -99,6 +100,8 @@ extension NativeBackend {
         }
         serverConfiguration.tls = configuration.tls?.network
         serverConfiguration.queryRetrieve = queryRetrieve
+        // Storage Commitment Push Model SCP (PS3.4 §J.3) for what this receiver placed.
+        serverConfiguration.supportedAbstractSyntaxes[StorageCommitment.sopClassUID] = TransferSyntaxLists.uncompressed
         var handlers = DICOMServer.Handlers(
             onAssociationAccepted: { association in
                 continuation.yield(
@@ -129,6 +132,8 @@ extension NativeBackend {
             },
             onStore: { try await storage.didReceive($0) },
             onStoreFailed: { await storage.didFailToStore(sopInstanceUID: $0, associationID: $1, reason: $2) })
+        self.installStorageCommitment(
+            &handlers, placed: placed, configuration: configuration, events: continuation, logger: logger)
         if let accounts = configuration.userAccounts {
             // Only a username and passcode (type 2) can be checked against the accounts (PS3.7 §D.3.3.7).
             handlers.checkUserIdentity = { identity in
@@ -194,13 +199,16 @@ final class LayoutStorage: StorageDelegate {
     let shuttingDown = Atomic<Bool>(false)
     /// Told each placed file's final path and header (px-serve records it in the place's index).
     let onPlaced: (@Sendable (String, Part10File) async -> Void)?
+    /// Told each placed file, for the storage commitment SCP.
+    let placed: PlacedInstances?
 
     init(
         placer: InstancePlacer, book: SeriesBook<ContinuousClock>?, logger: Logger, events: ListenEventChannel,
         reportsDataSetLength: Bool = false, senderAETitle: String? = nil,
-        onPlaced: (@Sendable (String, Part10File) async -> Void)? = nil
+        onPlaced: (@Sendable (String, Part10File) async -> Void)? = nil, placed: PlacedInstances? = nil
     ) {
         self.onPlaced = onPlaced
+        self.placed = placed
         self.placer = placer
         self.book = book
         self.logger = logger
@@ -287,6 +295,8 @@ final class LayoutStorage: StorageDelegate {
                 throw PXError.storage(error)
             }
             await onPlaced?(placement.path, header)
+            placed?.record(
+                sopInstanceUID: instance.sopInstanceUID, sopClassUID: instance.sopClassUID, path: placement.path)
             await book?.added(placement, facts: SeriesFacts(ds), association: instance.associationID)
             events.yield(
                 .instanceReceived(

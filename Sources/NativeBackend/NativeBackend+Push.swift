@@ -3,6 +3,7 @@ import DICOMNetwork
 import DICOMProtocol
 import Logging
 import PXCore
+import Synchronization
 
 extension NativeBackend {
     /// C-STORE SCU (PS3.4 Annex B): only the contexts the files need are proposed
@@ -39,6 +40,14 @@ extension NativeBackend {
         let start = ContinuousClock.now
         var window = request.window
         var failure: PXError?
+        // Storage commitment (PS3.4 Annex J): the transaction and its listener first, so the archive can report
+        // whenever it likes; the N-ACTION goes on the storage association once its files are answered.
+        var requester: CommitmentRequester?
+        if let settings = request.commitment {
+            requester = try await CommitmentRequester.start(settings, connection: connection, logger: logger)
+        }
+        defer { requester?.stop() }
+        let requested = CommitmentRequested()
         while !session.unanswered.isEmpty {
             let work = session.unanswered
             var timeouts = connection.timeouts
@@ -56,9 +65,14 @@ extension NativeBackend {
                     metadata: ["association": "\(session.associations)", "files": "\(work.count)"])
             }
             let client = self.client(bounded, logger: logger, window: window)
+            let startedRequester = requester
+            let boundedConnection = bounded
             let peer = self.peer(bounded)
             let files = work.map { storable[$0] }
-            let contexts = StorableFile.presentationContexts(for: files)
+            let contexts =
+                StorableFile.presentationContexts(for: files) + (requester == nil ? [] : [.storageCommitmentRequester])
+            // What earlier associations stored, for the commitment request.
+            let storedBefore = session.results.compactMap { $0 }.filter(\.succeeded).map(Self.commitmentInstance)
             enum Event: Sendable {
                 case sent(Int)
                 case stored(Int, StoreResult)
@@ -67,11 +81,32 @@ extension NativeBackend {
             async let sent: Void = run("C-STORE", bounded) {
                 defer { continuation.finish() }
                 try await client.withAssociation(to: peer, proposing: contexts) { association in
+                    var storedHere: [CommitmentInstance] = []
                     try await association.store(
                         files, onSent: { position in continuation.yield(.sent(work[position])) }
                     ) {
-                        position, stored in continuation.yield(.stored(work[position], stored))
+                        position, stored in
+                        continuation.yield(.stored(work[position], stored))
+                        let file = request.files[work[position]]
+                        if Self.pushFileResult(stored, file: file).succeeded {
+                            storedHere.append(Self.commitmentInstance(file))
+                        }
                     }
+                    // Every file of this association is answered: ask for commitment here, when the archive took
+                    // the Push Model context. A failure of it is the commitment's, never the files'.
+                    guard let requester = startedRequester,
+                        association.negotiated?.context(abstractSyntax: StorageCommitment.sopClassUID) != nil
+                    else { return }
+                    let instances = storedBefore + storedHere
+                    guard !instances.isEmpty else { return }
+                    let outcome: Result<StorageCommitment.Report?, PXError>
+                    do {
+                        outcome = .success(try await requester.request(instances, on: association))
+                    } catch {
+                        outcome = .failure(
+                            Self.pxError(any: error, operation: "N-ACTION", connection: boundedConnection))
+                    }
+                    requested.value.withLock { $0 = (instances, outcome) }
                 }
             }
             var inFlight: [Int] = []
@@ -106,7 +141,43 @@ extension NativeBackend {
                 window = 1
             }
         }
-        return session.result(failure: failure)
+        var result = session.result(failure: failure)
+        if let requester {
+            // Storage commitment of what the archive said it stored (PS3.4 Annex J): one transaction per run, on
+            // the storage association when it could be asked there, else on an association of its own.
+            do throws(PXError) {
+                if let (instances, outcome) = requested.value.withLock({ $0 }) {
+                    result.commitment = try await requester.finish(instances, onAssociation: outcome.get())
+                } else {
+                    let stored = result.files.filter(\.succeeded).map(Self.commitmentInstance)
+                    if !stored.isEmpty {
+                        result.commitment = try await self.commit(
+                            stored, requester: requester, connection: connection, logger: logger)
+                    }
+                }
+            } catch {
+                result.commitmentFailure = error
+            }
+        }
+        return result
+    }
+
+    /// Any error as the ``PXError`` it stands for.
+    static func pxError(any error: any Error, operation: String, connection: Connection) -> PXError {
+        if let error = error as? PXError { return error }
+        if let error = error as? DICOMNetworkError {
+            return Self.pxError(error, operation: operation, connection: connection)
+        }
+        return PXError.from(error)
+    }
+
+    /// A stored file as an instance to commit.
+    static func commitmentInstance(_ file: PushFileResult) -> CommitmentInstance {
+        Self.commitmentInstance(file.file)
+    }
+
+    static func commitmentInstance(_ file: PushFile) -> CommitmentInstance {
+        CommitmentInstance(sopClassUID: file.sopClassUID, sopInstanceUID: file.sopInstanceUID)
     }
 
     /// A file's result from the C-STORE (or the reason it was not sent).
@@ -119,4 +190,10 @@ extension NativeBackend {
         return PushFileResult(
             file: file, status: nil, error: .io("cannot send the file: \(stored.error ?? "unknown")", path: file.path))
     }
+}
+
+/// What px-push's storage association did about commitment: the instances it asked for and how the N-ACTION
+/// went; empty when it could not ask (the archive refused the Push Model context, or the association ended).
+final class CommitmentRequested: Sendable {
+    let value = Mutex<(instances: [CommitmentInstance], outcome: Result<StorageCommitment.Report?, PXError>)?>(nil)
 }

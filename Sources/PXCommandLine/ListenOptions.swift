@@ -82,6 +82,7 @@ public struct ListenOptions: ParsableArguments {
             allowedCallingAETitles: allowed, shutdownGrace: server.shutdownGrace)
         configuration.limits = try server.limits()
         configuration.userAccounts = try server.userAccounts()
+        configuration.commitmentDestinations = try server.commitmentDestinations()
         return try tls.applied(to: configuration)
     }
 }

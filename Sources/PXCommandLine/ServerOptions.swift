@@ -52,6 +52,12 @@ public struct ServerOptions: ParsableArguments {
             "Seconds one association may last, whatever it does; then it is aborted and its slot freed (native; 0: no limit)."
     )
     public var maxAssociationSeconds: Double = ListenLimits().maximumAssociationSeconds
+    @Option(
+        name: .customLong("commit-destination"),
+        help: ArgumentHelp(
+            "Where a storage commitment report goes when the requester did not take it on its association: AE=host:port (repeatable; native); the config file's [nodes.*] are destinations too.",
+            valueName: "AE=host:port"))
+    public var commitDestinations: [String] = []
 
     public init() {}
 
@@ -61,6 +67,9 @@ public struct ServerOptions: ParsableArguments {
         if !(dimse > 0) { throw ValidationError("--dimse-timeout must be positive") }
         if shutdownGrace < 0 { throw ValidationError("--shutdown-grace must not be negative") }
         do { _ = try self.limits() } catch { throw ValidationError(error.message) }
+        for text in commitDestinations {
+            do { _ = try Self.commitDestination(text) } catch { throw ValidationError(error.message) }
+        }
     }
 
     /// The ACSE and DIMSE timeouts (the connect timeout is the server's own C-MOVE sub-associations').

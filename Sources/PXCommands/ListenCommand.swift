@@ -28,8 +28,15 @@ public enum ListenCommand {
         try await CommandRunner.run(
             output: output, backend: backend, executables: listen.executables,
             // Checking identities or the called AE title is the native receiver's: `auto` then runs it.
-            userIdentity: listen.server.requireUser != nil || listen.strictCalledAET, need: .receive
+            // So is storage commitment (--commit-destination): storescp has none.
+            userIdentity: listen.server.requireUser != nil || listen.strictCalledAET
+                || !listen.server.commitDestinations.isEmpty, need: .receive
         ) { dicomBackend, _ in
+            if !listen.server.commitDestinations.isEmpty && dicomBackend.name != "native" {
+                return PXError.backendUnavailable(
+                    dicomBackend.name,
+                    reason: "storescp has no storage commitment: --commit-destination needs the native backend")
+            }
             var failure: PXError?
             do {
                 let service = ListenService(

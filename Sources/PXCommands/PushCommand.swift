@@ -1,4 +1,5 @@
 import DICOMData
+import PX
 import PXCommandLine
 import PXCore
 import Synchronization
@@ -8,14 +9,20 @@ import Synchronization
 public enum PushCommand {
     public static func run(
         connection: ConnectionOptions, timeouts: TimeoutOptions, backend: BackendOptions, logging: LoggingOptions,
-        paths: [String], window: UInt16, output: OutputOptions
+        paths: [String], window: UInt16, commit: CommitOptions = CommitOptions(), output: OutputOptions
     ) async throws {
         let logger = logging.makeLogger(label: "px-push")
+        var backend = backend
+        if commit.commit && backend.backend == .auto {
+            // Storage commitment is the native backend's (no DCMTK tool requests it): `auto` runs that one.
+            backend.backend = .native
+        }
         try await CommandRunner.run(
             output: output.output, backend: backend, need: .store, peer: connection, timeouts: timeouts.timeouts
         ) { peer, data in
             var request = try PushRequest(paths: paths)
             request.window = window
+            request.commitment = try commit.settings()
             let showProgress = CommandOutput.standardErrorIsTerminal
             let total = request.files.count
             let done = Counter()
@@ -32,6 +39,12 @@ public enum PushCommand {
             if let ended = pushed.failure { return ended }
             if pushed.failed > 0 {
                 return .partialFailure(failed: pushed.failed, total: pushed.files.count, what: "files")
+            }
+            if let failure = pushed.commitmentFailure { return failure }
+            if let commitment = pushed.commitment, !commitment.allCommitted {
+                return .partialFailure(
+                    failed: commitment.requested.count - commitment.committed.count,
+                    total: commitment.requested.count, what: "instances to commit")
             }
             return nil
         }

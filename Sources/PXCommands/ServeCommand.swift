@@ -80,6 +80,7 @@ public struct ServeOptions: ParsableArguments {
             duplicates: .keep, maximumAssociations: server.maxAssociations, shutdownGrace: server.shutdownGrace)
         configuration.limits = try server.limits()
         configuration.userAccounts = try server.userAccounts()
+        configuration.commitmentDestinations = try server.commitmentDestinations()
         return try tls.applied(to: configuration)
     }
 

@@ -32,6 +32,9 @@ public struct ListenConfiguration: Hashable, Sendable {
     /// The users whose identity (username and password, PS3.7 §D.3.3.7) an association must present; `nil`:
     /// no identity required. Native backend (storescp cannot check one).
     public var userAccounts: UserAccounts? = nil
+    /// Where to send a storage commitment report (PS3.4 §J.3.3) when the requester did not take it on its own
+    /// association: its AE at `host:port`, by calling AE title (``DICOMNode/calledAETitle`` is that title).
+    public var commitmentDestinations: [String: DICOMNode] = [:]
 
     public init(
         port: Int, aeTitle: String, root: String, layout: StorageLayout = StorageLayout(),
@@ -121,6 +124,15 @@ public enum ListenEvent: Hashable, Sendable {
     /// sender was told it was stored (getscu and storescp answer before px places the file) or there was no
     /// C-STORE (a WADO-RS part): then nobody else counts it.
     case storeFailed(path: String?, sopInstanceUID: String?, error: PXError, status: DIMSEStatus? = nil)
+    /// A peer asked for storage commitment (N-ACTION, PS3.4 §J.3.2) and was answered: which instances are
+    /// committed (their files are in place) and which failed, with their Failure Reason.
+    case storageCommitment(
+        callingAETitle: String, transactionUID: String, committed: [CommitmentInstance], failed: [CommitmentInstance],
+        association: UInt64)
+    /// A storage commitment report went (or could not go) on a new association to the requester (PS3.4
+    /// §J.3.3): `destination` is where, `error` why it did not reach it.
+    case storageCommitmentReported(
+        callingAETitle: String, transactionUID: String, destination: String?, status: DIMSEStatus?, error: PXError?)
 }
 
 /// One stored instance.

@@ -12,6 +12,8 @@ extension PXOutput {
         case instanceReceived(InstanceReceived)
         case seriesComplete(SeriesComplete)
         case storeFailed(StoreFailed)
+        case storageCommitment(StorageCommitment)
+        case storageCommitmentReported(StorageCommitmentReported)
 
         public init(_ event: ListenEvent) {
             switch event {
@@ -46,7 +48,42 @@ extension PXOutput {
                         path: Nullable(path), sopInstanceUID: Nullable(uid),
                         dimseStatus: Nullable(status.map(StatusOutput.init)),
                         error: ErrorOutput(error)))
+            case .storageCommitment(let calling, let transaction, let committed, let failed, let association):
+                self = .storageCommitment(
+                    StorageCommitment(
+                        callingAETitle: calling, transactionUID: transaction,
+                        committed: committed.map { CommitmentOutput.Instance($0) },
+                        failed: failed.map { CommitmentOutput.Instance($0) }, association: association))
+            case .storageCommitmentReported(let calling, let transaction, let destination, let status, let error):
+                self = .storageCommitmentReported(
+                    StorageCommitmentReported(
+                        callingAETitle: calling, transactionUID: transaction, destination: Nullable(destination),
+                        dimseStatus: Nullable(status.map(StatusOutput.init)),
+                        error: Nullable(error.map(ErrorOutput.init))))
             }
+        }
+
+        /// `{"event": "storageCommitment", "callingAETitle", "transactionUID", "committed": [{"sopClassUID",
+        /// "sopInstanceUID"}], "failed": [{..., "failureReason"}], "association"}`: an N-ACTION answered
+        /// (PS3.4 §J.3.2).
+        public struct StorageCommitment: Encodable {
+            public let event = "storageCommitment"
+            public var callingAETitle: String
+            public var transactionUID: String
+            public var committed: [CommitmentOutput.Instance]
+            public var failed: [CommitmentOutput.Instance]
+            public var association: UInt64
+        }
+
+        /// `{"event": "storageCommitmentReported", "callingAETitle", "transactionUID", "destination", "dimseStatus",
+        /// "error"}`: the report sent on a new association (PS3.4 §J.3.3), or why it could not be.
+        public struct StorageCommitmentReported: Encodable {
+            public let event = "storageCommitmentReported"
+            public var callingAETitle: String
+            public var transactionUID: String
+            public var destination: Nullable<String>
+            public var dimseStatus: Nullable<StatusOutput>
+            public var error: Nullable<ErrorOutput>
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -58,6 +95,8 @@ extension PXOutput {
             case .instanceReceived(let event): try event.encode(to: encoder)
             case .seriesComplete(let event): try event.encode(to: encoder)
             case .storeFailed(let event): try event.encode(to: encoder)
+            case .storageCommitment(let event): try event.encode(to: encoder)
+            case .storageCommitmentReported(let event): try event.encode(to: encoder)
             }
         }
 

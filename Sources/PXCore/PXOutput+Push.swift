@@ -50,6 +50,8 @@ extension PXOutput {
         public var warning: Int
         public var failed: Int
         public var associations: Int
+        /// Present only with `--commit`: the storage commitment report (``CommitmentOutput``).
+        public var commitment: CommitmentOutput?
 
         public init(_ result: PushResult) {
             files = result.files.map(PushFileOutput.init)
@@ -58,6 +60,37 @@ extension PXOutput {
             warning = result.warning
             failed = result.failed
             associations = result.associations
+            commitment = result.commitment.map(CommitmentOutput.init)
+        }
+    }
+
+    /// A storage commitment report (PS3.4 §J.3.3): `{"transactionUID", "requested", "committed": [{"sopClassUID",
+    /// "sopInstanceUID"}], "failed": [{"sopClassUID", "sopInstanceUID", "failureReason"}], "sameAssociation"}`;
+    /// `failureReason` is the Failure Reason (0008,1197) code as a number (274 is 0x0112, no such object instance).
+    public struct CommitmentOutput: Encodable {
+        public struct Instance: Encodable {
+            public var sopClassUID: String
+            public var sopInstanceUID: String
+            public var failureReason: UInt16?
+
+            public init(_ instance: CommitmentInstance) {
+                sopClassUID = instance.sopClassUID
+                sopInstanceUID = instance.sopInstanceUID
+                failureReason = instance.failureReason
+            }
+        }
+        public var transactionUID: String
+        public var requested: Int
+        public var committed: [Instance]
+        public var failed: [Instance]
+        public var sameAssociation: Bool
+
+        public init(_ result: CommitmentResult) {
+            transactionUID = result.transactionUID
+            requested = result.requested.count
+            committed = result.committed.map(Instance.init)
+            failed = result.failed.map(Instance.init)
+            sameAssociation = result.sameAssociation
         }
     }
 

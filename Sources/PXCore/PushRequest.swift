@@ -22,6 +22,8 @@ public struct PushRequest: Hashable, Sendable {
     /// The largest data set a deflated file (PS3.5 §A.5) may inflate to, when checked and when sent
     /// uncompressed: a file above it is refused, so a small file cannot expand without bound in memory.
     public var maximumInflatedSize: Int = PushRequest.defaultMaximumInflatedSize
+    /// Storage commitment of what was stored with success (PS3.4 Annex J), after the files; `nil`: none.
+    public var commitment: CommitmentSettings? = nil
     /// The default ``maximumInflatedSize``: 256 MiB.
     public static let defaultMaximumInflatedSize = 256 << 20
 
@@ -233,6 +235,10 @@ public struct PushResult: Hashable, Sendable {
     public var failure: PXError?
     /// How many associations the push opened (more than one when it went on after an abort).
     public var associations: Int
+    /// The storage commitment report, when ``PushRequest/commitment`` asked for one and it came.
+    public var commitment: CommitmentResult? = nil
+    /// Why the storage commitment asked for did not come to a report (timeout, refusal...).
+    public var commitmentFailure: PXError? = nil
 
     public init(files: [PushFileResult], failure: PXError? = nil, associations: Int = 1) {
         self.files = files

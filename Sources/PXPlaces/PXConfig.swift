@@ -11,6 +11,7 @@ import TOMLKit
 /// ```toml
 /// [local]
 /// ae_title = "PXSCU"
+/// port = 11112                       # where px listens for a storage commitment report (px-push --commit)
 ///
 /// [nodes.pacs]
 /// host = "10.0.0.5"
@@ -119,7 +120,8 @@ public struct PXConfig: Hashable, Sendable {
     public var places: [String: PlaceEntry] = [:]
     /// `[local] ae_title`, else dcm's `[local_nodes.default] ae_title`: the default calling AE title.
     public var localAETitle: String?
-    /// dcm's `[local_nodes.default] port`: the port the local AE listens on, when the file says.
+    /// `[local] port`, else dcm's `[local_nodes.default] port`: the port the local AE listens on, when the file
+    /// says (px-push `--commit` waits there for a storage commitment report).
     public var localPort: Int?
 
     public init(nodes: [String: Node] = [:], localAETitle: String? = nil) {
@@ -150,6 +152,10 @@ public struct PXConfig: Hashable, Sendable {
         if let local = locals["default"] ?? locals.sorted(by: { $0.key < $1.key }).first?.value {
             if localAETitle == nil { localAETitle = local.aeTitle }
             localPort = local.port
+        }
+        if let port = file.local?.port {
+            guard (1...65535).contains(port) else { throw .usage("config: [local] port \(port) is out of range") }
+            localPort = port
         }
         for (name, table) in file.places ?? [:] {
             places[name] = try PlaceEntry.parse(table, table: "places.\(name)")
@@ -271,7 +277,11 @@ extension PXConfig {
     /// `[local]`.
     struct LocalTable: Decodable {
         var aeTitle: String?
-        enum CodingKeys: String, CodingKey { case aeTitle = "ae_title" }
+        var port: Int?
+        enum CodingKeys: String, CodingKey {
+            case aeTitle = "ae_title"
+            case port
+        }
     }
 
     /// `[nodes.NAME]`, dcm's `[remote_nodes.NAME]` and `[local_nodes.NAME]`.

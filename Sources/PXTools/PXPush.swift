@@ -37,6 +37,20 @@ public struct PXPush: PXCommand {
             sends the next file while the peer is still storing the previous ones; DCMTK
             peers answer one at a time.
 
+            --commit asks the peer to commit what it stored with success (storage
+            commitment, PS3.4 Annex J): one N-ACTION for the whole run on the storage
+            association (else on one of its own), then px waits up to --commit-timeout
+            (default 60 s) for the peer's report: on that association if the peer
+            accepted px as SCP for it, or on a new association the peer opens to px on
+            --commit-port (default: the config's local port), called AE title px's
+            calling AE title (the peer must know px's AE at that address).
+            data.commitment lists transactionUID, committed and failed instances
+            (failureReason: 274 = 0x0112 no such object instance, 272 = 0x0110
+            processing failure). The exit status is 1 (partialFailure) unless every
+            instance is committed, 75 when no report came in time (timeout "storage
+            commitment"). Native backend only: --commit makes --backend auto run the
+            native backend, and with --backend dcmtk it is a usage error (exit 64).
+
             \(PXExit.helpTable)
             """,
         version: PXVersion.description
@@ -50,6 +64,7 @@ public struct PXPush: PXCommand {
             "C-STOREs kept outstanding when the peer agrees (native; 1: one at a time).",
             valueName: "n"))
     var window: UInt16 = PushRequest.defaultWindow
+    @OptionGroup(title: "Storage commitment") var commit: CommitOptions
     @OptionGroup(title: "Timeouts") var timeouts: TimeoutOptions
     @OptionGroup(title: "Backend") var backend: BackendOptions
     @OptionGroup(title: "Logging") var logging: LoggingOptions
@@ -69,7 +84,7 @@ public struct PXPush: PXCommand {
     public func run() async throws {
         try await PushCommand.run(
             connection: connection, timeouts: timeouts, backend: backend, logging: logging, paths: paths,
-            window: window,
+            window: window, commit: commit,
             output: output)
     }
 }

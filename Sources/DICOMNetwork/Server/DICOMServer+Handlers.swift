@@ -75,6 +75,27 @@ extension DICOMServer {
         public var onStoreFailed:
             (@Sendable (_ sopInstanceUID: String, _ associationID: UInt64, _ reason: String) async -> Void)?
 
+        /// An N-ACTION-RQ Request Storage Commitment arrived (PS3.4 §J.3.2, Storage Commitment Push Model SCP):
+        /// returns the report, which instances are committed and which failed with what Failure Reason. The
+        /// server answers the N-ACTION-RSP with success once this returns, then sends the report in an
+        /// N-EVENT-REPORT-RQ (PS3.4 §J.3.3): on the same association when the requester took the SCP role for
+        /// the Push Model (PS3.7 §D.3.3.4), else, once that association has ended, through
+        /// ``deliverStorageCommitmentReport``. When `nil`, N-ACTION is answered 0x0211 (Unrecognized Operation).
+        /// Add ``StorageCommitment/sopClassUID`` to ``Configuration/supportedAbstractSyntaxes`` to accept it.
+        public var onStorageCommitment:
+            (@Sendable (StorageCommitment.Request, ServedAssociation) async -> StorageCommitment.Report)?
+
+        /// A storage commitment report that could not go on the requester's association (it did not take the SCP
+        /// role, or it ended first): called after that association ended, to send it on a new association to the
+        /// requester (PS3.4 §J.3.3). When `nil`, the report is logged and dropped.
+        public var deliverStorageCommitmentReport:
+            (@Sendable (StorageCommitment.Report, ServedAssociation) async -> Void)?
+
+        /// An N-EVENT-REPORT-RQ with a storage commitment report arrived (PS3.4 §J.3.3; this side requested the
+        /// commitment): `true` when the report is one this side waits for (answered with success), `false`
+        /// otherwise (answered 0x0110, processing failure). When `nil`, it is answered 0x0211.
+        public var onStorageCommitmentReport: (@Sendable (StorageCommitment.Report, ServedAssociation) async -> Bool)?
+
         /// Handlers that are all `nil`: a Verification SCP that refuses every C-STORE (see ``onStore``).
         public init(
             onAssociationAccepted: (@Sendable (ServedAssociation) async -> Void)? = nil,

@@ -130,9 +130,17 @@ public struct DICOMServer: Sendable {
                 aeTitle: self.aeTitle,
                 acceptedCalledAETitles: self.acceptsAnyCalledAETitle ? nil : [self.aeTitle],
                 acceptedCallingAETitles: self.allowedCallingAETitles,
-                supportedAbstractSyntaxes: self.supportedAbstractSyntaxes.mapValues {
-                    AssociationAcceptorPolicy.SupportedAbstractSyntax(transferSyntaxes: $0)
-                }.extended(by: self.queryRetrieve),
+                supportedAbstractSyntaxes: Dictionary(
+                    uniqueKeysWithValues: self.supportedAbstractSyntaxes.map { uid, syntaxes in
+                        // The Push Model's requester may take the SCP role, to get the report on its own
+                        // association (PS3.4 §J.3.3, PS3.7 §D.3.3.4).
+                        (
+                            uid,
+                            AssociationAcceptorPolicy.SupportedAbstractSyntax(
+                                transferSyntaxes: syntaxes, allowsRequestorSCP: uid == StorageCommitment.sopClassUID)
+                        )
+                    }
+                ).extended(by: self.queryRetrieve),
                 maximumPDULength: self.maximumPDULength,
                 implementationClassUID: self.implementationClassUID,
                 implementationVersionName: self.implementationVersionName

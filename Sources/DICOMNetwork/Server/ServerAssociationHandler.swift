@@ -90,13 +90,30 @@ struct ServerAssociationHandler {
         )
         connection.logger[metadataKey: "association"] = "\(served.id)"
         await self.handlers.onAssociationAccepted?(served)
+        var undelivered: [StorageCommitment.Report] = []
         do {
-            try await self.serveDIMSE(served)
+            try await self.serveDIMSE(served, undelivered: &undelivered)
         } catch {
             await self.handlers.onAssociationClosed?(served, true)
+            await self.deliver(undelivered, to: served)
             throw error
         }
         await self.handlers.onAssociationClosed?(served, connection.state != .sta1)
+        await self.deliver(undelivered, to: served)
+    }
+
+    /// Hands the storage commitment reports that could not go on the requester's association to
+    /// ``DICOMServer/Handlers/deliverStorageCommitmentReport`` (PS3.4 §J.3.3: a new association).
+    private func deliver(_ reports: [StorageCommitment.Report], to served: ServedAssociation) async {
+        for report in reports {
+            if let deliver = self.handlers.deliverStorageCommitmentReport {
+                await deliver(report, served)
+            } else {
+                self.connection.logger.warning(
+                    "storage commitment report not delivered: no way to reach the requester",
+                    metadata: ["transaction": "\(report.transactionUID)"])
+            }
+        }
     }
 
     /// Tells ``DICOMServer/Handlers/onAssociationRejected`` of a refused association.
@@ -108,7 +125,7 @@ struct ServerAssociationHandler {
     }
 
     /// Serves requests until the peer releases (A-RELEASE) or the association ends otherwise.
-    private func serveDIMSE(_ served: ServedAssociation) async throws {
+    private func serveDIMSE(_ served: ServedAssociation, undelivered: inout [StorageCommitment.Report]) async throws {
         let connection = self.connection
         while true {
             // The idle timer in the pipeline bounds every wait.
@@ -145,6 +162,22 @@ struct ServerAssociationHandler {
             case .dimse(.message(let message, let context, let dataSet)) where message.isQueryRetrieveRequest:
                 try await self.serveQueryRetrieve(
                     message, presentationContextID: context, dataSet: dataSet, served: served)
+
+            case .dimse(.message(.nActionRQ(let action), let context, let dataSet)):
+                if let report = try await self.serveStorageCommitment(
+                    action, presentationContextID: context, dataSet: dataSet, served: served)
+                {
+                    undelivered.append(report)
+                }
+
+            case .dimse(.message(.nEventReportRQ(let event), let context, let dataSet)):
+                try await self.receiveStorageCommitmentReport(
+                    event, presentationContextID: context, dataSet: dataSet, served: served)
+
+            case .dimse(.message(.nEventReportRSP(let response), _, _)):
+                // The answer to a report sent on this association (serveStorageCommitment).
+                connection.logger.debug(
+                    "storage commitment report answered", metadata: ["dimse.status": "\(response.status)"])
 
             case .dimse(.message(let request, let context, _)) where request.unrecognizedOperationResponse != nil:
                 // A request this server does not perform (a DIMSE-N request, an unknown Command Field): a failure

@@ -42,6 +42,10 @@ public struct DIMSECommandField: RawRepresentable, Sendable, Hashable, CustomStr
         case .cEchoRQ: return "C-ECHO-RQ"
         case .cEchoRSP: return "C-ECHO-RSP"
         case .cCancelRQ: return "C-CANCEL-RQ"
+        case .nEventReportRQ: return "N-EVENT-REPORT-RQ"
+        case .nEventReportRSP: return "N-EVENT-REPORT-RSP"
+        case .nActionRQ: return "N-ACTION-RQ"
+        case .nActionRSP: return "N-ACTION-RSP"
         default: return "command 0x" + String(self.rawValue, radix: 16, uppercase: true)
         }
     }

@@ -1,7 +1,8 @@
 import DICOMData
 import NIOCore
 
-/// Any DIMSE-C message this implementation understands (PS3.7 §9.3).
+/// Any DIMSE-C message this implementation understands (PS3.7 §9.3), and the DIMSE-N messages of storage
+/// commitment (N-ACTION, N-EVENT-REPORT, PS3.7 §10.3.1, §10.3.4).
 public enum DIMSEMessage: Sendable, Hashable {
     case cEchoRQ(CEchoRQ)
     case cEchoRSP(CEchoRSP)
@@ -14,6 +15,10 @@ public enum DIMSEMessage: Sendable, Hashable {
     case cGetRQ(CGetRQ)
     case cGetRSP(CGetRSP)
     case cCancelRQ(CCancelRQ)
+    case nActionRQ(NActionRQ)
+    case nActionRSP(NActionRSP)
+    case nEventReportRQ(NEventReportRQ)
+    case nEventReportRSP(NEventReportRSP)
     /// A command this implementation does not type, as its command set: a request or response whose Command
     /// Field is not one of the above (DIMSE-N, PS3.7 §10, or a value PS3.7 does not define). A request is kept
     /// rather than thrown so that it can be answered with ``unrecognizedOperationResponse`` instead of
@@ -41,6 +46,10 @@ public enum DIMSEMessage: Sendable, Hashable {
         case .cGetRQ?: self = .cGetRQ(try CGetRQ(commandSet: commandSet))
         case .cGetRSP?: self = .cGetRSP(try CGetRSP(commandSet: commandSet))
         case .cCancelRQ?: self = .cCancelRQ(try CCancelRQ(commandSet: commandSet))
+        case .nActionRQ?: self = .nActionRQ(try NActionRQ(commandSet: commandSet))
+        case .nActionRSP?: self = .nActionRSP(try NActionRSP(commandSet: commandSet))
+        case .nEventReportRQ?: self = .nEventReportRQ(try NEventReportRQ(commandSet: commandSet))
+        case .nEventReportRSP?: self = .nEventReportRSP(try NEventReportRSP(commandSet: commandSet))
         case let field?
         where commandSet.uint16(
             field.isResponse ? CommandSet.Element.messageIDBeingRespondedTo : CommandSet.Element.messageID) != nil:
@@ -63,6 +72,10 @@ public enum DIMSEMessage: Sendable, Hashable {
         case .cGetRQ(let m): return m
         case .cGetRSP(let m): return m
         case .cCancelRQ(let m): return m
+        case .nActionRQ(let m): return m
+        case .nActionRSP(let m): return m
+        case .nEventReportRQ(let m): return m
+        case .nEventReportRSP(let m): return m
         case .unrecognized: return nil
         }
     }
@@ -106,6 +119,8 @@ public enum DIMSEMessage: Sendable, Hashable {
         case .cFindRQ(let m): return m.messageID
         case .cMoveRQ(let m): return m.messageID
         case .cGetRQ(let m): return m.messageID
+        case .nActionRQ(let m): return m.messageID
+        case .nEventReportRQ(let m): return m.messageID
         case .unrecognized(let set):
             return set.commandField?.isResponse == true ? nil : set.uint16(CommandSet.Element.messageID)
         default: return nil
@@ -121,6 +136,8 @@ public enum DIMSEMessage: Sendable, Hashable {
         case .cMoveRSP(let m): return m.messageIDBeingRespondedTo
         case .cGetRSP(let m): return m.messageIDBeingRespondedTo
         case .cCancelRQ(let m): return m.messageIDBeingRespondedTo
+        case .nActionRSP(let m): return m.messageIDBeingRespondedTo
+        case .nEventReportRSP(let m): return m.messageIDBeingRespondedTo
         case .unrecognized(let set):
             return set.commandField?.isResponse == true ? set.uint16(CommandSet.Element.messageIDBeingRespondedTo) : nil
         default: return nil
@@ -135,6 +152,8 @@ public enum DIMSEMessage: Sendable, Hashable {
         case .cFindRSP(let m): return m.status
         case .cMoveRSP(let m): return m.status
         case .cGetRSP(let m): return m.status
+        case .nActionRSP(let m): return m.status
+        case .nEventReportRSP(let m): return m.status
         case .unrecognized(let set): return set.uint16(CommandSet.Element.status).map { DIMSEStatus(code: $0) }
         default: return nil
         }

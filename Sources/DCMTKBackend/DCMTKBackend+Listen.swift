@@ -124,6 +124,17 @@ extension DCMTKBackend {
                                     .associationClosed(
                                         peerHost: session.host, callingAETitle: session.calling, aborted: aborted,
                                         association: session.association))
+                            case .associationRejected(let host, let calling, let called, let result, let source, let reason):
+                                logger.warning(
+                                    "association rejected",
+                                    metadata: [
+                                        "peer.aet": "\(calling ?? "")", "called.aet": "\(called ?? "")",
+                                        "result": "\(result)", "source": "\(source)", "reason": "\(reason)",
+                                    ])
+                                continuation.yield(
+                                    .associationRejected(
+                                        peerHost: host, callingAETitle: calling, calledAETitle: called, result: result,
+                                        source: source, reason: reason))
                             case .failure(let text):
                                 logger.info("storescp reported an error", metadata: ["line": "\(text)"])
                                 session.lastFailure = text

@@ -86,9 +86,15 @@ struct ServerAssociationHandler {
             callingAETitle: request.callingAETitle,
             calledAETitle: request.calledAETitle,
             userIdentity: self.handlers.checkUserIdentity == nil
-                ? nil : request.userInformation.userIdentityRequest.map(ServedAssociation.PresentedIdentity.init)
+                ? nil : request.userInformation.userIdentityRequest.map(ServedAssociation.PresentedIdentity.init),
+            acceptedPresentationContexts: connection.negotiated?.acceptedContexts.count ?? 0
         )
         connection.logger[metadataKey: "association"] = "\(served.id)"
+        if served.acceptedPresentationContexts == 0 {
+            connection.logger.warning(
+                "association accepted with no presentation context: none proposed is served",
+                metadata: ["dul.proposed": "\(request.presentationContexts.map(\.abstractSyntax))"])
+        }
         await self.handlers.onAssociationAccepted?(served)
         do {
             try await self.serveDIMSE(served)

@@ -1,0 +1,105 @@
+import Foundation
+import PXTestSupport
+import Testing
+
+/// The refusals px-listen reports the same on both backends (issue 36: "every refusal is an event and a log
+/// line"): the dcmtk backend reads them from storescp's log. The same peer against each backend gives the same
+/// `associationRejected` event (the peer's host aside: storescp names it, the native receiver gives its address)
+/// and a warning on stderr.
+@Suite(.tags(.integration), .integrationTier, .serialized, .timeLimit(.minutes(10))) struct ListenerRefusalTests {
+    static let tools = ["storescu", "echoscu", "findscu", "dcmdump"]
+
+    /// The members of an `associationRejected` event both backends must agree on.
+    static func facts(_ event: JSONValue?) -> [String: String] {
+        var out: [String: String] = [:]
+        for key in ["callingAETitle", "calledAETitle", "result", "source", "reason"] {
+            out[key] = event?[key]?.stringValue ?? "(missing)"
+        }
+        out["peerHost"] = event?["peerHost"]?.stringValue == nil ? "(missing)" : "(given)"
+        return out
+    }
+
+    /// Runs `peer` against a fresh px-listen on `backend`; returns its `associationRejected` events (waiting for
+    /// `expected` of them), the peer's run, and px-listen's stderr.
+    static func refusals(
+        backend: String, expected: Int = 1, _ peer: (Int) async throws -> PeerHarness.Run
+    ) async throws -> (events: [JSONValue], peer: PeerHarness.Run, stderr: String) {
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let listener = try await ListenerProcess.start(backend: backend, root: work + "/root", work: work)
+        let run = try await peer(listener.port)
+        let arrived = await listener.waitFor(seconds: 20) {
+            $0.filter { $0["event"]?.stringValue == "associationRejected" }.count >= expected
+        }
+        // The association that was refused ends (its associationClosed, if it was accepted) before px-listen stops.
+        _ = await listener.waitFor(seconds: 5) { events in
+            let names = events.compactMap { $0["event"]?.stringValue }
+            return names.filter { $0 == "associationOpened" }.count == names.filter { $0 == "associationClosed" }.count
+        }
+        #expect(arrived, "\(backend): \(listener.events()) \(listener.stderr())")
+        _ = await listener.stop()
+        return (listener.events("associationRejected"), run, listener.stderr())
+    }
+
+    /// findscu proposes only Study Root C-FIND, which px-listen does not serve: both backends accept the
+    /// association with no presentation context (as DCMTK does; findscu then says "No Acceptable Presentation
+    /// Contexts") and report it as a refusal, between the association's opened and closed events.
+    /// Before: neither backend reported anything but the association opening and closing.
+    @Test func noPresentationContextIsARefusalOnBothBackends() async throws {
+        guard PeerHarness.requireTools(Self.tools) else { return }
+        var seen: [String: [String: String]] = [:]
+        for backend in ["native", "dcmtk"] {
+            let (events, run, stderr) = try await Self.refusals(backend: backend) { port in
+                try await PeerHarness.runAsync(
+                    "/usr/bin/findscu",
+                    ["-S", "-aet", "FINDER", "-aec", "PXLISTEN", "-k", "QueryRetrieveLevel=STUDY", "127.0.0.1", String(port)])
+            }
+            #expect(run.exitCode != 0, "\(backend): \(run.stderr)")
+            #expect(run.stderr.contains("No Acceptable Presentation Contexts"), "\(backend): \(run.stderr)")
+            #expect(events.count == 1, "\(backend): \(events)")
+            let facts = Self.facts(events.first)
+            #expect(
+                facts == [
+                    "callingAETitle": "FINDER", "calledAETitle": "PXLISTEN", "result": "Accepted",
+                    "source": "Service User", "reason": "No Presentation Context Accepted", "peerHost": "(given)",
+                ], "\(backend): \(events)")
+            #expect(stderr.contains("no presentation context") || stderr.contains("association rejected"), "\(backend): \(stderr)")
+            seen[backend] = facts
+        }
+        #expect(seen["native"] == seen["dcmtk"], "\(seen)")
+    }
+
+    /// pynetdicom proposing an application context other than DICOM's (PS3.7 Annex A.2.1): both backends send an
+    /// A-ASSOCIATE-RJ (rejected permanent, service user, application context name not supported) and report the
+    /// same event. Before: the dcmtk backend reported nothing.
+    @Test func foreignApplicationContextIsRejectedOnBothBackends() async throws {
+        guard PeerHarness.requireTools(Self.tools) else { return }
+        let script = """
+            import sys
+            from pynetdicom import AE, acse
+            acse.APPLICATION_CONTEXT_NAME = "1.2.3.4.5.6"
+            ae = AE(ae_title="OTHERCTX")
+            ae.add_requested_context("1.2.840.10008.1.1")
+            assoc = ae.associate("127.0.0.1", int(sys.argv[1]), ae_title="PXLISTEN")
+            print("rejected" if assoc.is_rejected else "accepted" if assoc.is_established else "aborted")
+            if assoc.is_established:
+                assoc.release()
+            """
+        var seen: [String: [String: String]] = [:]
+        for backend in ["native", "dcmtk"] {
+            let (events, run, _) = try await Self.refusals(backend: backend) { port in
+                try await PeerHarness.runAsync(TestSupport.python, ["-c", script, String(port)])
+            }
+            #expect(run.stdout.contains("rejected"), "\(backend): \(run.stdout) \(run.stderr)")
+            #expect(events.count == 1, "\(backend): \(events)")
+            let facts = Self.facts(events.first)
+            #expect(
+                facts == [
+                    "callingAETitle": "OTHERCTX", "calledAETitle": "PXLISTEN", "result": "Rejected Permanent",
+                    "source": "Service User", "reason": "App Context Name Not Supported", "peerHost": "(given)",
+                ], "\(backend): \(events)")
+            seen[backend] = facts
+        }
+        #expect(seen["native"] == seen["dcmtk"], "\(seen)")
+    }
+}

@@ -41,4 +41,36 @@ struct QIDOParityTests {
             }
         }
     }
+
+    /// The keys of each study and series of px-find's default answer (pypx's two-phase query, pypx JSON), by UID.
+    static func pypxKeys(_ peer: String, _ arguments: [String]) async throws -> [String: [String]] {
+        let run = try await PeerHarness.runAsync("px-find", [peer] + arguments)
+        #expect(run.exitCode == 0, "px-find \(peer) \(arguments): \(run.stdout) \(run.stderr)")
+        let data = try #require(run.json?["data"]?.arrayValue, "px-find \(peer) printed no data: \(run.stdout)")
+        var out: [String: [String]] = [:]
+        for study in data {
+            let uid = study["StudyInstanceUID"]?["value"]?.stringValue ?? "?"
+            out["study " + uid] = (study.objectValue ?? []).map(\.key).sorted()
+            for series in study["series"]?.arrayValue ?? [] {
+                let seriesUID = series["SeriesInstanceUID"]?["value"]?.stringValue ?? "?"
+                out["series " + seriesUID] = (series.objectValue ?? []).map(\.key).sorted()
+            }
+        }
+        return out
+    }
+
+    /// px-find's defaults as a pypx user runs them (no --level: studies, then their series, in pypx JSON): the
+    /// same keys for every study and series over QIDO-RS and C-FIND. Before, C-FIND's matches had RetrieveAETitle
+    /// (Orthanc returns it, pypx prints it) and QIDO-RS's did not.
+    @Test(arguments: [[String](), ["--PatientID", "PAT001"], ["--Modality", "CT"], ["--format", "pypx-clean"]])
+    func twoPhaseDefaultsGiveTheSameKeys(arguments: [String]) async throws {
+        let context = try DICOMWebCommandTests.context()
+        let dimsePeer = "\(OrthancCommandPeer.orthancAETitle)@127.0.0.1:\(context.dicomPort)"
+        let web = try await Self.pypxKeys(DICOMWebCommandTests.url(context), arguments)
+        #expect(!web.isEmpty, "\(arguments)")
+        for backend in ["native", "dcmtk"] {
+            let dimse = try await Self.pypxKeys(dimsePeer, arguments + ["--backend", backend])
+            #expect(dimse == web, "\(backend) \(arguments): C-FIND \(dimse) vs QIDO-RS \(web)")
+        }
+    }
 }

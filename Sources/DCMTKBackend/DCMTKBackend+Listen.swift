@@ -124,7 +124,8 @@ extension DCMTKBackend {
                                     .associationClosed(
                                         peerHost: session.host, callingAETitle: session.calling, aborted: aborted,
                                         association: session.association))
-                            case .associationRejected(let host, let calling, let called, let result, let source, let reason):
+                            case .associationRejected(
+                                let host, let calling, let called, let result, let source, let reason):
                                 logger.warning(
                                     "association rejected",
                                     metadata: [

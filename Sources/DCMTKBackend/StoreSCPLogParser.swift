@@ -139,7 +139,9 @@ public struct StoreSCPLogParser: Sendable {
     /// The reason of an A-ASSOCIATE-RJ storescp logs (in the words of ``PXError/associationRejected(result:source:reason:)``),
     /// `nil` for another line.
     static func rejectionReason(_ text: String) -> String? {
-        if text.hasPrefix("Association Rejected: Bad Application Context Name") { return "App Context Name Not Supported" }
+        if text.hasPrefix("Association Rejected: Bad Application Context Name") {
+            return "App Context Name Not Supported"
+        }
         if text.hasPrefix("Association Rejected: No Implementation Class UID") { return "No Reason" }
         if text.hasPrefix("Refusing Association") { return "No Reason" }
         return nil

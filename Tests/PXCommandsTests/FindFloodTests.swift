@@ -138,11 +138,13 @@ import Testing
     /// answered with Study Root ones (PS3.7 §9.1.2.1: a response names the request's SOP class): refused as
     /// invalidResponse with exit 1 and the same message on both backends, no match printed. The dcmtk backend
     /// reads the class from findscu's debug dump (findscu 3.6.7 does not check it; before, it passed them on).
-    @Test(arguments: ["native", "dcmtk"], [
-        ([String](), "1.2.840.10008.5.1.4.31", "1.2.840.10008.5.1.4.1.2.2.1"),
-        (["--model", "worklist"], "1.2.840.10008.5.1.4.1.2.2.1", "1.2.840.10008.5.1.4.31"),
-        (["--model", "worklist"], "1.2.3.4.5", "1.2.840.10008.5.1.4.31"),
-    ])
+    @Test(
+        arguments: ["native", "dcmtk"],
+        [
+            ([String](), "1.2.840.10008.5.1.4.31", "1.2.840.10008.5.1.4.1.2.2.1"),
+            (["--model", "worklist"], "1.2.840.10008.5.1.4.1.2.2.1", "1.2.840.10008.5.1.4.31"),
+            (["--model", "worklist"], "1.2.3.4.5", "1.2.840.10008.5.1.4.31"),
+        ])
     func responsesOfAnotherSOPClassAreRefused(
         backend: String, query: ([String], answered: String, asked: String)
     ) async throws {

@@ -1,3 +1,4 @@
+import DICOMData
 import Foundation
 import PXTestSupport
 import Testing

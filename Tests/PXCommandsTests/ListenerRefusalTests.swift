@@ -108,4 +108,41 @@ import Testing
         }
         #expect(seen["native"] == seen["dcmtk"], "\(seen)")
     }
+
+    /// An A-ASSOCIATE-RQ of protocol version 2 (raw bytes): DCMTK's DUL and the native receiver both answer
+    /// A-ASSOCIATE-RJ (rejected permanent, ACSE provider, protocol version not supported, PS3.8 §9.3.4) and report
+    /// it with the same result, source and reason; storescp does not log the request's AE titles, so the dcmtk
+    /// event has them null. Before: the dcmtk backend reported nothing.
+    @Test func foreignProtocolVersionIsRejectedOnBothBackends() async throws {
+        guard PeerHarness.requireTools(Self.tools) else { return }
+        let script = """
+            import socket, struct, sys
+            def ae(t): return t.encode().ljust(16, b" ")
+            def item(kind, body): return struct.pack(">BBH", kind, 0, len(body)) + body
+            app = item(0x10, b"1.2.840.10008.3.1.1.1")
+            pc = item(0x20, bytes([1, 0, 0, 0]) + item(0x30, b"1.2.840.10008.1.1") + item(0x40, b"1.2.840.10008.1.2"))
+            ui = item(0x50, item(0x51, struct.pack(">I", 16384)) + item(0x52, b"1.2.3.4"))
+            body = struct.pack(">HH", 2, 0) + ae("PXLISTEN") + ae("BADVER") + bytes(32) + app + pc + ui
+            s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+            s.sendall(struct.pack(">BBI", 1, 0, len(body)) + body)
+            print(s.recv(10).hex())
+            """
+        var seen: [String: [String: String]] = [:]
+        for backend in ["native", "dcmtk"] {
+            let (events, run, _) = try await Self.refusals(backend: backend) { port in
+                try await PeerHarness.runAsync(TestSupport.python, ["-c", script, String(port)])
+            }
+            // A-ASSOCIATE-RJ: type 3, length 4, result 1, source 2, reason 2.
+            #expect(run.stdout.hasPrefix("03000000000400010202"), "\(backend): \(run.stdout) \(run.stderr)")
+            #expect(events.count == 1, "\(backend): \(events)")
+            var facts = Self.facts(events.first)
+            #expect(
+                facts["result"] == "Rejected Permanent" && facts["source"] == "Service Provider (ACSE Related)"
+                    && facts["reason"] == "Protocol Version Not Supported", "\(backend): \(events)")
+            facts["callingAETitle"] = nil
+            facts["calledAETitle"] = nil
+            seen[backend] = facts
+        }
+        #expect(seen["native"] == seen["dcmtk"], "\(seen)")
+    }
 }

@@ -22,6 +22,10 @@ struct ServerAssociationHandler {
             indication = try await connection.receive(timeout: nil, kind: .acse, waitingFor: "an A-ASSOCIATE-RQ")
             if connection.state == .sta1 || connection.state == .sta13 {
                 // The peer sent something other than an A-ASSOCIATE-RQ (AA-1) or an unsupported protocol version.
+                if let (request, rejection) = connection.rejectedByProtocol {
+                    connection.logger.warning("association rejected", metadata: ["dul.rejection": "\(rejection)"])
+                    await self.reportRejection(request, rejection)
+                }
                 try await connection.drainUntilClosed()
                 return
             }

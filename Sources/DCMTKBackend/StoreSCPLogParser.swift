@@ -124,8 +124,6 @@ public struct StoreSCPLogParser: Sendable {
             }
             return []
         case .error, .fatal:
-            // A broken or timed-out connection (socket timeout, peer gone mid-data set) is logged only as
-            // "DIMSE failure (aborting association)", with no "Association Aborted" after it.
             // DCMTK's DUL answers an A-ASSOCIATE-RQ of another protocol version with an A-ASSOCIATE-RJ itself
             // (PS3.8 §9.3.4: ACSE provider, reason 2); storescp logs only this, without the request's AE titles.
             if text.hasPrefix("Receiving Association failed"), text.contains("Unsupported peer protocol") {
@@ -136,6 +134,8 @@ public struct StoreSCPLogParser: Sendable {
                         source: "Service Provider (ACSE Related)", reason: "Protocol Version Not Supported"),
                 ]
             }
+            // A broken or timed-out connection (socket timeout, peer gone mid-data set) is logged only as
+            // "DIMSE failure (aborting association)", with no "Association Aborted" after it.
             if text.hasPrefix("DIMSE failure (aborting association)"), open {
                 open = false
                 return [.failure(text)] + takeUnconfirmed() + [.associationClosed(aborted: true)]

@@ -114,6 +114,13 @@ let testConnection = Connection(
     }
 }
 
+@Suite(.timeLimit(.minutes(2))) struct LogRedactionTests {
+    @Test func passwordIsRedacted() {
+        #expect(DCMTKLogLine.redacted("D:   Password: [s3cret]") == "D:   Password: [(redacted)]")
+        #expect(DCMTKLogLine.redacted("D:   Username: [alice]") == "D:   Username: [alice]")
+    }
+}
+
 /// storescp's refusals, from its `-d` log: an association it accepts with no presentation context (findscu's
 /// Study Root C-FIND), and one it rejects for its application context (pynetdicom proposing 1.2.3.4.5.6).
 @Suite(.timeLimit(.minutes(2))) struct StoreSCPRefusalTests {

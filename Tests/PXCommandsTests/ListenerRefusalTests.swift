@@ -145,4 +145,23 @@ import Testing
         }
         #expect(seen["native"] == seen["dcmtk"], "\(seen)")
     }
+
+    /// storescp's debug dump of an A-ASSOCIATE-RQ shows a username and password identity's password; px-listen's
+    /// trace log (which carries storescp's lines) shows it redacted. Before, the password was in px's log twice.
+    @Test func storescpDumpDoesNotLeakAPassword() async throws {
+        guard PeerHarness.requireTools(Self.tools) else { return }
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-it-")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let listener = try await ListenerProcess.start(
+            backend: "dcmtk", root: work + "/root", work: work, extra: ["--log-level", "trace"])
+        let corpus = try await ListenerFiles.makeCorpus(["many", "1", "1", work + "/corpus"])
+        let run = try await ListenerFiles.storescu(
+            listener.port, Array(corpus.prefix(1)), extra: ["--user", "alice", "--password", "s3cretPXpw"])
+        #expect(run.exitCode == 0, "\(run.stderr)")
+        #expect(await listener.waitFor(seconds: 20) { $0.contains { $0["event"]?.stringValue == "instanceReceived" } })
+        _ = await listener.stop()
+        let stderr = listener.stderr()
+        #expect(stderr.contains("Password: [(redacted)]"), "\(stderr.suffix(2000))")
+        #expect(!stderr.contains("s3cretPXpw"))
+    }
 }

@@ -73,6 +73,9 @@ extension DCMTKBackend {
                 // sent twice) shared a staging file, and one instance was lost when the second write came before
                 // px had placed the first. The path px places from is the one storescp logs.
                 "+uf",
+                // The peer's address, not a reverse DNS lookup: events name the peer as the native receiver does
+                // ("127.0.0.1", not "localhost"), and a slow resolver does not hold up every association.
+                "-dhl",
                 "-ta", String(Timeouts.wholeSeconds(t.acse)), "-td", String(Timeouts.wholeSeconds(t.dimse)),
                 // storescp 3.6.7 does not apply -td while a data set is arriving; the socket timeout closes a
                 // sender that goes silent mid-instance.

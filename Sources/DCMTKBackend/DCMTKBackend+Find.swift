@@ -7,10 +7,13 @@ import PXCore
 #endif
 
 extension DCMTKBackend {
-    /// C-FIND with `findscu -S|-P -v -X -od <fresh temp dir>` (PS3.4 C.4.1).
+    /// C-FIND with `findscu -S|-P|-W -d -X -od <fresh temp dir>` (PS3.4 C.4.1).
     ///
-    /// The statuses come from the log (`Received Find Response N (…)`, `Received Final Find
-    /// Response (…)`); each identifier is decoded from its `rspNNNN.dcm` file as soon as findscu
+    /// The statuses and each response's Affected SOP Class UID come from findscu's debug dump of each
+    /// C-FIND-RSP (``FindDebugLogParser``): a response naming another SOP class than the request's (a
+    /// Query/Retrieve match answering a worklist query, or the reverse; PS3.7 §9.1.2.1) fails the query with
+    /// ``PXError/invalidResponse(_:)`` before its identifier is read, and findscu is ended, as the native backend
+    /// aborts the association. Each identifier is decoded from its `rspNNNN.dcm` file as soon as findscu
     /// reports writing it, handed to `onResponse` and removed, so neither memory nor the temporary
     /// directory grows with the responses (identifiers are kept only with ``FindRequest/keepMatches``). Each is
     /// shaped to the keys asked (``FindRequest/shapedResponse(_:)``).
@@ -22,7 +25,8 @@ extension DCMTKBackend {
     ) async throws(PXError) -> FindResult {
         let directory = try TemporaryDirectory(prefix: "px-find")
         defer { directory.remove(logger: logger) }
-        var arguments = [Self.modelOption(request.model), "-v", "-X", "-od", directory.path]
+        // `-d`: findscu names a response's SOP class only in its debug dump of the C-FIND-RSP.
+        var arguments = [Self.modelOption(request.model), "-d", "-X", "-od", directory.path]
         if let cancel = request.cancelAfter { arguments += ["--cancel", String(cancel)] }
         arguments += Self.associationArguments(connection)
         arguments += try Self.userIdentityArguments(connection, tool: "findscu")
@@ -70,19 +74,25 @@ extension DCMTKBackend {
             if request.keepMatches { matches.append(identifier) }
             try await onResponse(FindResponse(status: pendingStatus ?? .pending, identifier: identifier))
         }
+        var parser = FindDebugLogParser(askedSOPClassUID: request.model.findSOPClass)
         func handle(_ line: DCMTKLogLine) async throws(PXError) {
-            switch FindLogParser.parse(line) {
-            case .response(_, let status)?:
-                try await takePending()
-                pendingStatus = status
-            case .wroteFile(let path)?:
-                try await takePending()
-                pendingFile = path
-            case .final(let status)?:
-                try await takePending()
-                finalStatus = status
-            case nil:
-                break
+            for event in parser.feed(line) {
+                switch event {
+                case .response(_, let status):
+                    try await takePending()
+                    pendingStatus = status
+                case .wroteFile(let path):
+                    try await takePending()
+                    pendingFile = path
+                case .final(let status):
+                    try await takePending()
+                    finalStatus = status
+                case .foreignSOPClass(let answered):
+                    // The native backend's words (FindResponses.ForeignSOPClass); the error ends findscu.
+                    throw PXError.invalidResponse(
+                        "a C-FIND-RSP of SOP class \(answered) answered a C-FIND-RQ of SOP class \(request.model.findSOPClass)"
+                    )
+                }
             }
         }
         let outcome: ToolRunner.Outcome

@@ -73,6 +73,9 @@ extension DCMTKBackend {
                 // sent twice) shared a staging file, and one instance was lost when the second write came before
                 // px had placed the first. The path px places from is the one storescp logs.
                 "+uf",
+                // The peer's address, not a reverse DNS lookup: events name the peer as the native receiver does
+                // ("127.0.0.1", not "localhost"), and a slow resolver does not hold up every association.
+                "-dhl",
                 "-ta", String(Timeouts.wholeSeconds(t.acse)), "-td", String(Timeouts.wholeSeconds(t.dimse)),
                 // storescp 3.6.7 does not apply -td while a data set is arriving; the socket timeout closes a
                 // sender that goes silent mid-instance.
@@ -124,6 +127,18 @@ extension DCMTKBackend {
                                     .associationClosed(
                                         peerHost: session.host, callingAETitle: session.calling, aborted: aborted,
                                         association: session.association))
+                            case .associationRejected(
+                                let host, let calling, let called, let result, let source, let reason):
+                                logger.warning(
+                                    "association rejected",
+                                    metadata: [
+                                        "peer.aet": "\(calling ?? "")", "called.aet": "\(called ?? "")",
+                                        "result": "\(result)", "source": "\(source)", "reason": "\(reason)",
+                                    ])
+                                continuation.yield(
+                                    .associationRejected(
+                                        peerHost: host, callingAETitle: calling, calledAETitle: called, result: result,
+                                        source: source, reason: reason))
                             case .failure(let text):
                                 logger.info("storescp reported an error", metadata: ["line": "\(text)"])
                                 session.lastFailure = text

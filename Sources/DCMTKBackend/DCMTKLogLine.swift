@@ -32,4 +32,11 @@ public struct DCMTKLogLine: Hashable, Sendable {
 
     /// Whether this is an `F:` or `E:` line.
     public var isFailure: Bool { level == .fatal || level == .error }
+
+    /// `raw` without the password a debug dump of an A-ASSOCIATE-RQ shows (DCMTK 3.6.7 prints a username and
+    /// password identity's secondary field as `Password: [...]`), for px's own log.
+    public static func redacted(_ raw: some StringProtocol) -> String {
+        guard let range = raw.firstRange(of: "Password: [") else { return String(raw) }
+        return String(raw[..<range.upperBound]) + "(redacted)]"
+    }
 }

@@ -18,6 +18,12 @@ public struct StoreSCPLogParser: Sendable {
         case associationClosed(aborted: Bool)
         /// An `E:`/`F:` line.
         case failure(String)
+        /// storescp refused the association with an A-ASSOCIATE-RJ (`result`, `source`, `reason` in px's words,
+        /// as the native receiver reports them), or accepted it with no presentation context
+        /// (``PXCore/ListenEvent/noPresentationContextAccepted(peerHost:callingAETitle:calledAETitle:)``).
+        case associationRejected(
+            peerHost: String?, callingAETitle: String?, calledAETitle: String?, result: String, source: String,
+            reason: String)
         /// A C-STORE-RQ (its Affected SOP Instance UID) whose data set storescp never got to store: the
         /// association ended, or the next request came, before storescp logged a file for it (a data set it
         /// could not receive or parse, a sender gone mid-instance).
@@ -85,6 +91,21 @@ public struct StoreSCPLogParser: Sendable {
                     .associationOpened(peerHost: host, callingAETitle: calling, calledAETitle: called)
                 ]
             }
+            if let reason = Self.rejectionReason(text) {
+                // storescp 3.6.7's rejections (storescp.cc, acceptAssociation): all permanent, by the service user.
+                return [
+                    .associationRejected(
+                        peerHost: host, callingAETitle: calling, calledAETitle: called, result: "Rejected Permanent",
+                        source: "Service User", reason: reason)
+                ]
+            }
+            if open, text.trimmingCharacters(in: " ") == "(but no valid presentation contexts)" {
+                return [
+                    .associationRejected(
+                        peerHost: host, callingAETitle: calling, calledAETitle: called, result: "Accepted",
+                        source: "Service User", reason: "No Presentation Context Accepted")
+                ]
+            }
             if text.hasPrefix("storing DICOM file: ") {
                 unconfirmed = nil
                 defer { affectedSOPInstanceUID = nil }
@@ -103,6 +124,16 @@ public struct StoreSCPLogParser: Sendable {
             }
             return []
         case .error, .fatal:
+            // DCMTK's DUL answers an A-ASSOCIATE-RQ of another protocol version with an A-ASSOCIATE-RJ itself
+            // (PS3.8 §9.3.4: ACSE provider, reason 2); storescp logs only this, without the request's AE titles.
+            if text.hasPrefix("Receiving Association failed"), text.contains("Unsupported peer protocol") {
+                return [
+                    .failure(text),
+                    .associationRejected(
+                        peerHost: host, callingAETitle: nil, calledAETitle: nil, result: "Rejected Permanent",
+                        source: "Service Provider (ACSE Related)", reason: "Protocol Version Not Supported"),
+                ]
+            }
             // A broken or timed-out connection (socket timeout, peer gone mid-data set) is logged only as
             // "DIMSE failure (aborting association)", with no "Association Aborted" after it.
             if text.hasPrefix("DIMSE failure (aborting association)"), open {
@@ -113,6 +144,17 @@ public struct StoreSCPLogParser: Sendable {
         default:
             return []
         }
+    }
+
+    /// The reason of an A-ASSOCIATE-RJ storescp logs (in the words of ``PXError/associationRejected(result:source:reason:)``),
+    /// `nil` for another line.
+    static func rejectionReason(_ text: String) -> String? {
+        if text.hasPrefix("Association Rejected: Bad Application Context Name") {
+            return "App Context Name Not Supported"
+        }
+        if text.hasPrefix("Association Rejected: No Implementation Class UID") { return "No Reason" }
+        if text.hasPrefix("Refusing Association") { return "No Reason" }
+        return nil
     }
 
     /// The calling AE title of the current association.

@@ -108,7 +108,8 @@ struct ToolRunner: Sendable {
                             if diagnostics.count < 200 { diagnostics.append(line) }
                             logger.debug("DCMTK diagnostic", metadata: ["tool": "\(tool)", "line": "\(raw)"])
                         } else {
-                            logger.trace("DCMTK log", metadata: ["tool": "\(tool)", "line": "\(raw)"])
+                            logger.trace(
+                                "DCMTK log", metadata: ["tool": "\(tool)", "line": "\(DCMTKLogLine.redacted(raw))"])
                         }
                         try await onLine(line)
                     }

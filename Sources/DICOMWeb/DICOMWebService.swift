@@ -116,7 +116,10 @@ public struct DICOMWebService: Verifying, Querying, ParallelRetrieving, Storing 
     private func search(
         _ request: FindRequest, logger: Logger, onResponse: @Sendable (FindResponse) async throws(PXError) -> Void
     ) async throws -> ([DataSet], Int) {
-        try await DICOMWebClient.with(place, timeouts: timeouts, logger: logger) { client in
+        if request.level == .patient && request.model == .patientRoot {
+            return try await searchPatients(request, logger: logger, onResponse: onResponse)
+        }
+        return try await DICOMWebClient.with(place, timeouts: timeouts, logger: logger) { client in
             var shaped: [DataSet] = []
             let count = try await client.forEachMatch(request) { match in
                 let response = DICOMWebClient.shapedAsFindResponse(match, request: request)
@@ -125,6 +128,75 @@ public struct DICOMWebService: Verifying, Querying, ParallelRetrieving, Storing 
             }
             return (shaped, count)
         }
+    }
+
+    /// A Patient Root patient-level query over QIDO-RS, which searches no patients (PS3.18 §10.6.1.1): the
+    /// studies whose patient attributes match, one match per Patient ID (in the order of its first study) with
+    /// the patient attributes of its first study, and NumberOfPatientRelatedStudies, ...Series and ...Instances
+    /// counted over its studies (PS3.4 §C.6.1.1.2), each shaped as the C-FIND response to the same identifier, so
+    /// px-find prints the same keys whichever protocol answered. ``FindRequest/limit`` bounds the patients,
+    /// ``FindRequest/maxResponses`` the studies read.
+    private func searchPatients(
+        _ request: FindRequest, logger: Logger, onResponse: @Sendable (FindResponse) async throws(PXError) -> Void
+    ) async throws -> ([DataSet], Int) {
+        let counted: Set<Tag> = [
+            EntityMatching.numberOfPatientRelatedStudies, EntityMatching.numberOfPatientRelatedSeries,
+            EntityMatching.numberOfPatientRelatedInstances,
+        ]
+        var studyKeys = DataSet()
+        for element in request.identifier where !counted.contains(element.tag) && element.tag != .queryRetrieveLevel {
+            studyKeys.set(element)
+        }
+        for tag in [
+            Tag.patientID, EntityMatching.numberOfStudyRelatedSeries, EntityMatching.numberOfStudyRelatedInstances,
+        ]
+        where studyKeys[tag] == nil {
+            studyKeys.set(DataElement(tag: tag, vr: tag == .patientID ? .LO : .IS, bytes: []))
+        }
+        let studies = FindRequest(
+            level: .study, model: .studyRoot, identifier: studyKeys, maxResponses: request.maxResponses,
+            keepMatches: false)
+        struct Patient {
+            var first: DataSet
+            var studies = 0
+            var series = 0
+            var instances = 0
+        }
+        var order: [String] = []
+        var patients: [String: Patient] = [:]
+        try await DICOMWebClient.with(place, timeouts: timeouts, logger: logger) { client in
+            _ = try await client.forEachMatch(studies) { study in
+                let id = study.string(.patientID) ?? ""
+                if patients[id] == nil {
+                    order.append(id)
+                    patients[id] = Patient(first: study)
+                }
+                patients[id]?.studies += 1
+                patients[id]?.series += Int(study.string(EntityMatching.numberOfStudyRelatedSeries) ?? "") ?? 0
+                patients[id]?.instances += Int(study.string(EntityMatching.numberOfStudyRelatedInstances) ?? "") ?? 0
+            }
+        }
+        var shaped: [DataSet] = []
+        var count = 0
+        for id in order {
+            if let limit = request.limit, count >= limit { break }
+            guard let patient = patients[id] else { continue }
+            var match = patient.first
+            for (tag, number) in [
+                (EntityMatching.numberOfPatientRelatedStudies, patient.studies),
+                (EntityMatching.numberOfPatientRelatedSeries, patient.series),
+                (EntityMatching.numberOfPatientRelatedInstances, patient.instances),
+            ] {
+                var text = Array(String(number).utf8)
+                if text.count % 2 == 1 { text.append(0x20) }
+                match.set(DataElement(tag: tag, vr: .IS, bytes: text))
+            }
+            let response = request.shapedResponse(match)
+            if request.keepMatches { shaped.append(response) }
+            try await onResponse(FindResponse(status: .pending, identifier: response))
+            count += 1
+        }
+        return (shaped, count)
     }
 
     /// STOW-RS (PS3.18 §10.5) in batches of ``DICOMWebClient/storeBatchSize`` files.

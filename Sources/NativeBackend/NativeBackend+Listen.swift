@@ -31,7 +31,8 @@ extension NativeBackend {
     ///   0xA900 (Error: Data Set does not match SOP Class, PS3.4 §B.2.3) and not stored;
     /// - up to ``ListenConfiguration/maximumAssociations`` associations at once, more are rejected
     ///   (A-ASSOCIATE-RJ transient, local limit exceeded, PS3.8 §9.3.4); other called AE titles are rejected
-    ///   unless ``ListenConfiguration/acceptsAnyCalledAETitle``; each refusal is an `associationRejected` event;
+    ///   unless ``ListenConfiguration/acceptsAnyCalledAETitle``; each refusal is an `associationRejected` event, and so
+    ///   is an association accepted with none of its presentation contexts (nothing it proposed is served);
     /// - ARTIM bounds negotiation and release, the DIMSE timeout bounds every wait on an established
     ///   association (a silent sender is aborted, its partial file removed);
     /// - when the task is cancelled it stops accepting, lets the associations in progress run for
@@ -111,6 +112,12 @@ extension NativeBackend {
                         userIdentity: association.userIdentity.map {
                             PresentedUserIdentity(type: UserIdentity.typeName(code: $0.type), username: $0.username)
                         }))
+                if association.acceptedPresentationContexts == 0 {
+                    continuation.yield(
+                        .noPresentationContextAccepted(
+                            peerHost: association.peerHost, callingAETitle: association.callingAETitle,
+                            calledAETitle: association.calledAETitle))
+                }
             },
             onAssociationRejected: { rejected in
                 let rejection = rejected.rejection

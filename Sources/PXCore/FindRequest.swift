@@ -17,9 +17,10 @@ public struct FindRequest: Sendable {
     /// Whether ``FindResult/matches`` keeps the identifiers; `false` when the caller consumes each
     /// response as it arrives (px-find's ndjson), so that memory does not grow with the responses.
     public var keepMatches: Bool
-    /// Keys not sent in the identifier that ``shapedResponse(_:)`` keeps when the peer returns them: pypx's
-    /// two-phase output shows the Retrieve AE Title a C-FIND SCP adds (PS3.4 §C.4.1.1.3.2) though pypx does
-    /// not ask for it, so the pypx formats keep it (a DICOMweb peer has no AE title to return).
+    /// Keys not sent in the identifier that ``shapedResponse(_:)`` adds to every match, with the peer's value when
+    /// it returned one and empty otherwise: pypx's two-phase output shows the Retrieve AE Title a C-FIND SCP adds
+    /// (PS3.4 §C.4.1.1.3.2) though pypx does not ask for it, so the pypx formats keep it; a peer that returns none
+    /// (a QIDO-RS service has no AE title) gives it empty, so every peer and protocol gives the same keys.
     public var keptIfReturned: [Tag] = []
 
     /// The default ``maxResponses`` of px-find.
@@ -81,7 +82,8 @@ extension FindRequest {
             }
         }
         for tag in keptIfReturned where out[tag] == nil {
-            if let element = match[tag] { out.set(element) }
+            // Retrieve AE Title is the only such key (its VR, AE, for the empty value).
+            out.set(match[tag] ?? DataElement(tag: tag, vr: .AE, bytes: []))
         }
         return out
     }

@@ -107,7 +107,9 @@ public enum ListenEvent: Hashable, Sendable {
         userIdentity: PresentedUserIdentity? = nil)
     /// A peer's association was refused with an A-ASSOCIATE-RJ (PS3.8 §9.3.4): `result`, `source` and `reason`
     /// in px's words, as ``PXError/associationRejected(result:source:reason:)`` names them ("Rejected
-    /// Permanent", "Service User", "Called AE Title Not Recognized").
+    /// Permanent", "Service User", "Called AE Title Not Recognized"). An association accepted with every
+    /// presentation context rejected (nothing the peer proposed is served) is refused too, between its
+    /// `associationOpened` and `associationClosed`: ``noPresentationContextAccepted(peerHost:callingAETitle:calledAETitle:)``.
     case associationRejected(
         peerHost: String?, callingAETitle: String?, calledAETitle: String?, result: String, source: String,
         reason: String)
@@ -189,5 +191,19 @@ extension ReceivedInstance {
         hasher.combine(sopInstanceUID)
         hasher.combine(duplicate)
         hasher.combine(association)
+    }
+}
+
+extension ListenEvent {
+    /// The refusal of an association accepted with every presentation context rejected (PS3.8 §9.3.3.2):
+    /// result "Accepted", source "Service User", reason "No Presentation Context Accepted". Both backends accept
+    /// such an association (storescp logs "(but no valid presentation contexts)"); the requestor then
+    /// releases or aborts it.
+    public static func noPresentationContextAccepted(
+        peerHost: String?, callingAETitle: String?, calledAETitle: String?
+    ) -> ListenEvent {
+        .associationRejected(
+            peerHost: peerHost, callingAETitle: callingAETitle, calledAETitle: calledAETitle, result: "Accepted",
+            source: "Service User", reason: "No Presentation Context Accepted")
     }
 }

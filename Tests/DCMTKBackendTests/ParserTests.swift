@@ -71,6 +71,75 @@ let testConnection = Connection(
     }
 }
 
+/// findscu's `-d` log (px runs findscu at its debug level to see each C-FIND-RSP's SOP class).
+@Suite(.timeLimit(.minutes(2))) struct FindDebugLogParserTests {
+    static let studyRoot = "1.2.840.10008.5.1.4.1.2.2.1"
+
+    /// A study-root query answered with Modality Worklist responses (scripts/hostile-find-scp.py --sop-class):
+    /// the first response is refused before its file, under the worklist class's UID.
+    @Test func foreignClassIsReported() throws {
+        var parser = FindDebugLogParser(askedSOPClassUID: Self.studyRoot)
+        let events = try Fixture("92-findscu-debug-foreign-sop-class.txt").lines.flatMap { parser.feed($0) }
+        #expect(events.first == .foreignSOPClass(answered: "1.2.840.10008.5.1.4.31"), "\(events)")
+    }
+
+    /// The same log read for a worklist query: every response is of the request's class.
+    @Test func ownClassPasses() throws {
+        var parser = FindDebugLogParser(askedSOPClassUID: "1.2.840.10008.5.1.4.31")
+        let events = try Fixture("92-findscu-debug-foreign-sop-class.txt").lines.flatMap { parser.feed($0) }
+        let pending = DIMSEStatus(code: 0xFF00, service: .find)
+        #expect(
+            events == [
+                .response(number: 1, status: pending), .response(number: 2, status: pending),
+                .final(status: DIMSEStatus(code: 0, service: .find)),
+            ], "\(events)")
+    }
+
+    /// The final status comes from the dump (at -d findscu's "Received Final Find Response" names none).
+    @Test func failedFinalStatus() throws {
+        var parser = FindDebugLogParser(askedSOPClassUID: Self.studyRoot)
+        let events = try Fixture("43-findscu-debug-failed-status.txt").lines.flatMap { parser.feed($0) }
+        #expect(events == [.final(status: DIMSEStatus(code: 0xC000, service: .find))], "\(events)")
+    }
+
+    /// A class findscu does not know is printed as its UID and compared as such.
+    @Test func unknownClassByUID() {
+        var parser = FindDebugLogParser(askedSOPClassUID: Self.studyRoot)
+        let lines = [
+            "I: Received Find Response 1", "D: Message Type                  : C-FIND RSP",
+            "D: Affected SOP Class UID        : 1.2.3.4", "D: DIMSE Status                  : 0xff00: Pending",
+            "D: ======================= END DIMSE MESSAGE =======================",
+        ]
+        #expect(lines.flatMap { parser.feed(DCMTKLogLine($0)) } == [.foreignSOPClass(answered: "1.2.3.4")])
+    }
+}
+
+@Suite(.timeLimit(.minutes(2))) struct LogRedactionTests {
+    @Test func passwordIsRedacted() {
+        #expect(DCMTKLogLine.redacted("D:   Password: [s3cret]") == "D:   Password: [(redacted)]")
+        #expect(DCMTKLogLine.redacted("D:   Username: [alice]") == "D:   Username: [alice]")
+    }
+}
+
+/// storescp's refusals, from its `-d` log: an association it accepts with no presentation context (findscu's
+/// Study Root C-FIND), and one it rejects for its application context (pynetdicom proposing 1.2.3.4.5.6).
+@Suite(.timeLimit(.minutes(2))) struct StoreSCPRefusalTests {
+    @Test func refusalsAreEvents() throws {
+        var parser = StoreSCPLogParser()
+        let events = try Fixture("93s-storescp-debug-refusals.txt").lines.flatMap { parser.feed($0) }
+        let refused = events.filter { if case .associationRejected = $0 { true } else { false } }
+        #expect(
+            refused == [
+                .associationRejected(
+                    peerHost: "localhost", callingAETitle: "FINDSCU", calledAETitle: "PXLISTEN", result: "Accepted",
+                    source: "Service User", reason: "No Presentation Context Accepted"),
+                .associationRejected(
+                    peerHost: "localhost", callingAETitle: "OTHERCTX", calledAETitle: "PXLISTEN",
+                    result: "Rejected Permanent", source: "Service User", reason: "App Context Name Not Supported"),
+            ], "\(events)")
+    }
+}
+
 @Suite(.timeLimit(.minutes(2))) struct MoveLogParserTests {
     @Test func debugCounts() throws {
         var parser = MoveLogParser()

@@ -134,14 +134,43 @@ import Testing
         #expect(Flood.int(flood.json["sent"]) < 1_000_000, "\(backend): the flood ran to its end: \(flood.json)")
     }
 
-    /// A study-root query answered with C-FIND-RSPs of the Modality Worklist SOP class (PS3.7 §9.1.2.1: a
-    /// response names the request's SOP class): refused as invalidResponse, no match printed. Native only:
-    /// findscu 3.6.7 neither checks the class nor logs it below its debug level (docs/dcmtk-backend.rst).
-    @Test(arguments: ["native"]) func responsesOfAnotherSOPClassAreRefused(backend: String) async throws {
+    /// A study-root query answered with C-FIND-RSPs of the Modality Worklist SOP class, and a worklist query
+    /// answered with Study Root ones (PS3.7 §9.1.2.1: a response names the request's SOP class): refused as
+    /// invalidResponse with exit 1 and the same message on both backends, no match printed. The dcmtk backend
+    /// reads the class from findscu's debug dump (findscu 3.6.7 does not check it; before, it passed them on).
+    @Test(
+        arguments: ["native", "dcmtk"],
+        [
+            ([String](), "1.2.840.10008.5.1.4.31", "1.2.840.10008.5.1.4.1.2.2.1"),
+            (["--model", "worklist"], "1.2.840.10008.5.1.4.1.2.2.1", "1.2.840.10008.5.1.4.31"),
+            (["--model", "worklist"], "1.2.3.4.5", "1.2.840.10008.5.1.4.31"),
+        ])
+    func responsesOfAnotherSOPClassAreRefused(
+        backend: String, query: ([String], answered: String, asked: String)
+    ) async throws {
+        guard PeerHarness.requireTools(["findscu"]) else { return }
+        let worklist = !query.0.isEmpty
         let flood = try await Self.flood(
-            10, backend: backend, scp: ["--sop-class", "1.2.840.10008.5.1.4.31"], ["--format", "ndjson"])
-        #expect(flood.exitCode != 0, "\(backend): \(flood.json)")
+            10, backend: backend, scp: ["--sop-class", query.answered],
+            level: worklist ? [] : ["--level", "study"], query.0 + ["--format", "ndjson"])
+        #expect(flood.exitCode == 1, "\(backend): \(flood.json)")
         #expect(flood.stdoutLines == 1, "\(backend): \(flood.json)")
-        #expect(flood.envelope?["error"]?["code"]?.stringValue == "invalidResponse", "\(backend): \(flood.json)")
+        let error = flood.envelope?["error"]
+        #expect(error?["code"]?.stringValue == "invalidResponse", "\(backend): \(flood.json)")
+        #expect(
+            error?["message"]?.stringValue?.contains(
+                "a C-FIND-RSP of SOP class \(query.answered) answered a C-FIND-RQ of SOP class \(query.asked)") == true,
+            "\(backend): \(flood.json)")
+    }
+
+    /// The same peer answering with the request's own class: every match, exit 0, on both backends (the check
+    /// does not refuse a well-formed answer, whatever the model).
+    @Test(arguments: ["native", "dcmtk"], [[String](), ["--model", "worklist"]])
+    func responsesOfTheRequestsClassPass(backend: String, model: [String]) async throws {
+        guard PeerHarness.requireTools(["findscu"]) else { return }
+        let flood = try await Self.flood(
+            10, backend: backend, level: model.isEmpty ? ["--level", "study"] : [], model + ["--format", "ndjson"])
+        #expect(flood.exitCode == 0, "\(backend): \(flood.json)")
+        #expect(flood.stdoutLines == 11, "\(backend): \(flood.json)")
     }
 }

@@ -22,6 +22,10 @@ struct ServerAssociationHandler {
             indication = try await connection.receive(timeout: nil, kind: .acse, waitingFor: "an A-ASSOCIATE-RQ")
             if connection.state == .sta1 || connection.state == .sta13 {
                 // The peer sent something other than an A-ASSOCIATE-RQ (AA-1) or an unsupported protocol version.
+                if let (request, rejection) = connection.rejectedByProtocol {
+                    connection.logger.warning("association rejected", metadata: ["dul.rejection": "\(rejection)"])
+                    await self.reportRejection(request, rejection)
+                }
                 try await connection.drainUntilClosed()
                 return
             }
@@ -86,9 +90,15 @@ struct ServerAssociationHandler {
             callingAETitle: request.callingAETitle,
             calledAETitle: request.calledAETitle,
             userIdentity: self.handlers.checkUserIdentity == nil
-                ? nil : request.userInformation.userIdentityRequest.map(ServedAssociation.PresentedIdentity.init)
+                ? nil : request.userInformation.userIdentityRequest.map(ServedAssociation.PresentedIdentity.init),
+            acceptedPresentationContexts: connection.negotiated?.acceptedContexts.count ?? 0
         )
         connection.logger[metadataKey: "association"] = "\(served.id)"
+        if served.acceptedPresentationContexts == 0 {
+            connection.logger.warning(
+                "association accepted with no presentation context: none proposed is served",
+                metadata: ["dul.proposed": "\(request.presentationContexts.map(\.abstractSyntax))"])
+        }
         await self.handlers.onAssociationAccepted?(served)
         var undelivered: [StorageCommitment.Report] = []
         do {

@@ -125,6 +125,10 @@ public struct ServedAssociation: Sendable, Hashable {
     /// The user identity the requestor presented and the server accepted (PS3.7 §D.3.3.7); `nil` when the
     /// server does not check identities (``DICOMServer/Handlers/checkUserIdentity``).
     public var userIdentity: PresentedIdentity?
+    /// How many of the requestor's presentation contexts were accepted: 0 when the association was accepted with
+    /// every context rejected (PS3.8 §9.3.3.2; DCMTK accepts such an association too, and the requestor then
+    /// releases or aborts it).
+    public var acceptedPresentationContexts: Int
 
     /// What a requestor's User Identity sub-item (0x58) says about who it is: never the passcode or a token.
     public struct PresentedIdentity: Sendable, Hashable {
@@ -143,8 +147,9 @@ public struct ServedAssociation: Sendable, Hashable {
 
     package init(
         id: UInt64, peerHost: String?, callingAETitle: String, calledAETitle: String,
-        userIdentity: PresentedIdentity? = nil
+        userIdentity: PresentedIdentity? = nil, acceptedPresentationContexts: Int = 1
     ) {
+        self.acceptedPresentationContexts = acceptedPresentationContexts
         self.id = id
         self.peerHost = peerHost
         self.callingAETitle = callingAETitle

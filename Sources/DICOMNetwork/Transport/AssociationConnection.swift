@@ -32,6 +32,9 @@ final class AssociationConnection {
     private var pendingPDVs: [PDV]
     /// The negotiated association, once established.
     var negotiated: NegotiatedAssociation?
+    /// An A-ASSOCIATE-RQ the state machine itself answered with an A-ASSOCIATE-RJ (AE-6: a protocol version
+    /// without bit 0, PS3.8 §9.3.4), so that the acceptor can report the refusal.
+    var rejectedByProtocol: (request: AssociateRQ, rejection: AssociateRJ)?
     /// Whether the inbound stream ended or failed: nothing more can be read.
     private(set) var inboundFinished: Bool
     /// How long ARTIM runs once an action starts it.
@@ -164,6 +167,9 @@ final class AssociationConnection {
             throw DICOMNetworkError.protocolError("invalid PDU from the peer: \(error)")
         }
         let action = self.machine.receivedPDU(pdu)
+        if case .associateRQ(let request) = pdu, case .associateRJ(let rejection)? = action.send {
+            self.rejectedByProtocol = (request, rejection)
+        }
         try await self.perform(action)
         return action.indication
     }

@@ -83,6 +83,16 @@ def items(data, start):
         pos += 4 + length
 
 
+def pending_pdata(conn):
+    """Whether the bytes queued unread on conn begin with a P-DATA-TF PDU (type 0x04)."""
+    try:
+        conn.setblocking(False)
+        first = conn.recv(1, socket.MSG_PEEK)
+    except OSError:
+        return False
+    return first == b"\x04"
+
+
 def serve(server, count, report, ignore_cancel=False, answer_class=None):
     conn, _ = server.accept()
     # This side writes far faster than px-find reads: the whole flood, final response included, sits in the
@@ -162,6 +172,11 @@ def serve(server, count, report, ignore_cancel=False, answer_class=None):
                 break
         report.update(sent=sent, cancelled=cancelled)
     except (EOFError, OSError, ValueError, AssertionError) as error:
+        # px-find may abort while this side is blocked in sendall (its receive buffer already held the
+        # matches it still wanted), so the send fails before the check after the batch sees the C-CANCEL.
+        # What px sent before its abort is still queued here, reset or not: a P-DATA-TF first is the
+        # C-CANCEL-RQ.
+        cancelled = cancelled or pending_pdata(conn)
         report.update(serverError=str(error), sent=sent, cancelled=cancelled)
     finally:
         conn.close()

@@ -136,8 +136,9 @@ import Testing
 
     /// A study-root query answered with C-FIND-RSPs of the Modality Worklist SOP class, and a worklist query
     /// answered with Study Root ones (PS3.7 §9.1.2.1: a response names the request's SOP class): refused as
-    /// invalidResponse with exit 1 and the same message on both backends, no match printed. The dcmtk backend
-    /// reads the class from findscu's debug dump (findscu 3.6.7 does not check it; before, it passed them on).
+    /// invalidResponse with exit 1 and the same message, no match printed: on both backends for a worklist query
+    /// (the dcmtk backend reads the class from findscu's debug dump; findscu 3.6.7 does not check it), on the
+    /// native one for a Query/Retrieve query (the dump would cost the dcmtk backend 2.5x every query's time).
     @Test(
         arguments: ["native", "dcmtk"],
         [
@@ -153,6 +154,11 @@ import Testing
         let flood = try await Self.flood(
             10, backend: backend, scp: ["--sop-class", query.answered],
             level: worklist ? [] : ["--level", "study"], query.0 + ["--format", "ndjson"])
+        if backend == "dcmtk" && !worklist {
+            // Documented (docs/commands.rst): findscu runs at -v for Query/Retrieve, whose log has no class.
+            #expect(flood.exitCode == 0 && flood.stdoutLines == 11, "\(backend): \(flood.json)")
+            return
+        }
         #expect(flood.exitCode == 1, "\(backend): \(flood.json)")
         #expect(flood.stdoutLines == 1, "\(backend): \(flood.json)")
         let error = flood.envelope?["error"]

@@ -62,8 +62,15 @@ struct DCMTKGapsTests {
                     for format in ["pypx", "dicom-json", "ndjson", "table"] {
                         // Three runs: whether Orthanc sends more before the cancel arrives varies.
                         for _ in 0..<3 {
+                            // --timeout: a run that stalls (one did, once, in a loaded full run) fails on its
+                            // own with px's timeout error naming what it waited for, not on the suite's limit.
                             let run = try await PeerHarness.run(
-                                "px-find", [peer, "--backend", backend, "--limit", "2", "--format", format] + level)
+                                "px-find",
+                                [
+                                    peer, "--backend", backend, "--limit", "2", "--format", format, "--timeout", "30",
+                                    "--log-level", "debug",
+                                ]
+                                    + level)
                             let what = "\(backend) \(level) \(format)"
                             #expect(run.exitCode == 0, "\(what): \(run.stdout.suffix(400)) \(run.stderr.suffix(400))")
                             let lines = run.stdout.split(separator: "\n")

@@ -121,9 +121,9 @@ import Testing
                     #expect(run.stdout.contains(expected), "\(what): expected a \(expected) timeout: \(run.stdout)")
                     // Which limit ended it is asserted above from the JSON; the wall clock only guards against a
                     // hang (a 1 byte/s answer would last minutes). Alone each run takes 2.1 s (2 s plus a watchdog
-                    // tick and start-up); beside the whole suite on 2 cores, spawning and reaping the process has
-                    // added up to 5 s, so the bound leaves room for that and not for a missed limit.
-                    #expect(took < 15, "\(what) took \(took) s")
+                    // tick and start-up); beside the whole suite on 2 cores with other builds running, one run took
+                    // 16 s. 45 s leaves room for that and is still far below a drip that outlasted every limit.
+                    #expect(took < 45, "\(what) took \(took) s")
                 }
             }
         }

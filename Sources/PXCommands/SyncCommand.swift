@@ -70,7 +70,7 @@ public enum SyncCommand {
             var receiverFolder: FolderPlace?
             // The receiver places into one folder: it serves a run with that one destination.
             if sync.receiverPort != nil, !sync.dryRun, destinations.count == 1,
-                case .folder(let folder) = destinations[0],
+                let folder = destinations[0].receivingFolder,
                 resolved.contains(where: { $0.mover != nil })
             {
                 receiverFolder = folder

@@ -64,6 +64,27 @@ public enum Endpoint: Sendable {
         return nil
     }
 
+    /// The AE title a source's C-MOVE names to deliver here (PS3.4 §C.4.2.1.4.1, Move Destination): a node's
+    /// called AE title; `nil` for a place no peer can move to by itself.
+    public var moveDestinationAETitle: String? {
+        if case .node(let node) = self { return node.connection.node.calledAETitle }
+        return nil
+    }
+
+    /// The folder px's own C-STORE receiver places into when a source moves instances here through px (C-MOVE
+    /// to px, PS3.4 §C.4.2), and whose staging folder a run holds: a folder place; `nil` for the others.
+    public var receivingFolder: FolderPlace? {
+        if case .folder(let folder) = self { return folder }
+        return nil
+    }
+
+    /// The DIMSE peer whose retrieve session (one association for a run's C-GETs and C-MOVEs) a run opens when
+    /// the place is a source: a node's; `nil` for a place without associations.
+    public var sessionPeer: DIMSEPeer? {
+        if case .node(let node) = self { return node.peer }
+        return nil
+    }
+
     /// The place's kind.
     public var kind: PlaceKind {
         switch self {

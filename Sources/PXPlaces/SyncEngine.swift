@@ -171,7 +171,7 @@ public final class SyncEngine: Sendable {
         state.withLock { $0.found += found.count }
         let pairs = found.flatMap { study in destinations.indices.map { (study.0, study.1, $0) } }
         let queue = StudyQueue(pairs)
-        let nodes = sources.indices.filter { sources[$0].mover != nil }
+        let nodes = sources.indices.filter { sources[$0].sessionPeer != nil }
         // `parallel` lanes, each with its own retrieve session per source node (many C-GETs and C-MOVEs on
         // one association where the backend can), taking the next study when it is done with one.
         await withTaskGroup(of: Void.self) { group in
@@ -255,12 +255,12 @@ public final class SyncEngine: Sendable {
         _ indices: ArraySlice<Int>, _ sessions: [Int: any RetrieveSession],
         _ body: @Sendable ([Int: any RetrieveSession]) async -> Void
     ) async {
-        guard let first = indices.first, case .node(let node) = sources[first], !options.dryRun else {
+        guard let first = indices.first, let peer = sources[first].sessionPeer, !options.dryRun else {
             await body(sessions)
             return
         }
         do {
-            try await node.peer.withRetrieveSession(logger: logger) {
+            try await peer.withRetrieveSession(logger: logger) {
                 (session: any RetrieveSession) async throws(PXError) in
                 var more = sessions
                 more[first] = session

@@ -85,7 +85,7 @@ struct StagingHold {
     let folder: String?
 
     init(destination: Endpoint, dryRun: Bool) throws(PXError) {
-        guard !dryRun, case .folder(let place) = destination else {
+        guard !dryRun, let place = destination.receivingFolder else {
             (file, folder) = (nil, nil)
             return
         }

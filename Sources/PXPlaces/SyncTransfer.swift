@@ -79,8 +79,8 @@ public struct SyncTransfer: Sendable {
         _ unit: TransferUnit, source index: Int, from source: Endpoint, to destination: Endpoint,
         context: TransferContext
     ) async throws -> TransferCount {
-        if let mover = source.mover, case .node(let target) = destination {
-            let result = try await mover.move(unit, to: target.connection.node.calledAETitle, context: context)
+        if let mover = source.mover, let target = destination.moveDestinationAETitle {
+            let result = try await mover.move(unit, to: target, context: context)
             // A failure before any sub-operation (0xA801 "move destination unknown", PS3.4 §C.4.2.1.5, or
             // Orthanc's 0xC000-range refusal of an AE it has no DicomModalities entry for): the source does not
             // know the destination, so the instances go through px.
@@ -99,7 +99,7 @@ public struct SyncTransfer: Sendable {
                 "the source does not know the destination's AE title: through px (C-GET, then C-STORE)",
                 metadata: ["source": "\(source.label)", "destination": "\(destination.label)"])
         }
-        if let mover = source.mover, case .folder = destination {
+        if let mover = source.mover, destination.receivingFolder != nil {
             if retrieve == .move || refusedGet.contains(index) {
                 return try await moveToReceiver(unit, from: mover, context: context)
             }

@@ -1,6 +1,7 @@
 import DICOMData
 import DICOMWeb
 import Logging
+import NativeBackend
 import PX
 import PXCommandLine
 import PXCore
@@ -22,7 +23,7 @@ public enum SyncCommand {
     ///   asked, from its output on stdin.
     public static func run(
         sync: SyncOptions, query: QueryOptions, timeouts: TimeoutOptions, backend options: BackendOptions,
-        logging: LoggingOptions, output outputOptions: OutputOptions,
+        commit: CommitOptions, logging: LoggingOptions, output outputOptions: OutputOptions,
         pipedSource: (String) throws(PXError) -> String
     ) async throws {
         // The selection first, before the logger, the backend or any place exists, so a usage error in it is
@@ -67,6 +68,8 @@ public enum SyncCommand {
             var transfer = SyncTransfer(logger: logger)
             transfer.retrieve = SyncTransfer.Retrieve(rawValue: sync.retrieve) ?? .auto
             transfer.window = sync.window
+            let commitment = sync.dryRun ? nil : try commit.settings()
+            transfer.collectsStored = commitment != nil
             var receiverFolder: FolderPlace?
             // The receiver places into one folder: it serves a run with that one destination.
             if sync.receiverPort != nil, !sync.dryRun, destinations.count == 1,
@@ -91,7 +94,11 @@ public enum SyncCommand {
                     if event.isNDJSONLine { output.write(JSONValueEncoder.encode(event), pretty: false) }
                 }
             }
-            defer { summary.value = engine.summary }
+            var commitments: [SyncCommitment] = []
+            defer {
+                summary.value = engine.summary
+                summary.value.commitments = commitments
+            }
             if let port = sync.receiverPort, let folder = receiverFolder {
                 try await SyncReceiver.run(port: port, aeTitle: sync.receiverAETitle, into: folder, logger: logger) {
                     () async throws(PXError) in try await engine.run(selection)
@@ -100,8 +107,39 @@ public enum SyncCommand {
                 try await engine.run(selection)
             }
             if showProgress && engine.summary.found > 0 { CommandOutput.writeStandardError("\n") }
-            return engine.summary.failure
+            var done = engine.summary
+            if let commitment {
+                commitments = await requestCommitment(
+                    commitment, of: engine, destinations: destinations, calling: calling, logger: logger)
+                done.commitments = commitments
+            }
+            return done.failure
         }
+    }
+
+    /// Storage commitment (PS3.4 Annex J, Push Model SCU) of what the run stored at each node destination: one
+    /// transaction per destination on an association of its own, after the transfers (native: DCMTK has no
+    /// storage commitment tool), the report on it or on the listener at ``CommitmentSettings/listenPort``.
+    static func requestCommitment(
+        _ settings: CommitmentSettings, of engine: SyncEngine, destinations: [Endpoint], calling: LocalAE,
+        logger: Logger
+    ) async -> [SyncCommitment] {
+        var out: [SyncCommitment] = []
+        for (index, destination) in destinations.enumerated() {
+            guard var connection = destination.dimsePeer?.connection else { continue }
+            let instances = engine.storedInstances(destination: index)
+            var entry = SyncCommitment(destination: destination.label)
+            guard !instances.isEmpty else { continue }
+            connection.local = calling
+            do {
+                entry.result = try await NativeBackend().commit(
+                    instances, settings: settings, connection: connection, logger: logger)
+            } catch {
+                entry.failure = error
+            }
+            out.append(entry)
+        }
+        return out
     }
 
     /// The selection the options give: `--from-file`, else query keys, else a px-find result on stdin (`input`

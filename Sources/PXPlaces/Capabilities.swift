@@ -47,6 +47,9 @@ public protocol MovingSource: InstanceSource {
 public struct TransferCount: Sendable, Hashable {
     public var transferred: Int
     public var failed: Int
+    /// The instances px stored with success at a DIMSE node, when ``TransferContext/collectsStored`` asked (for a
+    /// storage commitment request, PS3.4 Annex J); empty otherwise.
+    public var stored: [CommitmentInstance] = []
 
     public init(transferred: Int = 0, failed: Int = 0) {
         self.transferred = transferred
@@ -137,11 +140,17 @@ public struct TransferContext: Sendable {
     /// C-STOREs outstanding on a push (``PushRequest/window``).
     public var window: UInt16
     public var logger: Logger
+    /// Whether a node sink lists the instances it stored (``TransferCount/stored``): px-sync `--commit`.
+    public var collectsStored = false
 
-    public init(session: (any RetrieveSession)? = nil, window: UInt16 = PushRequest.defaultWindow, logger: Logger) {
+    public init(
+        session: (any RetrieveSession)? = nil, window: UInt16 = PushRequest.defaultWindow, logger: Logger,
+        collectsStored: Bool = false
+    ) {
         self.session = session
         self.window = window
         self.logger = logger
+        self.collectsStored = collectsStored
     }
 }
 

@@ -78,9 +78,10 @@ public enum Endpoint: Sendable {
         return nil
     }
 
-    /// The DIMSE peer whose retrieve session (one association for a run's C-GETs and C-MOVEs) a run opens when
-    /// the place is a source: a node's; `nil` for a place without associations.
-    public var sessionPeer: DIMSEPeer? {
+    /// The DIMSE peer behind the place (a node's backend bound to its connection): whose retrieve session (one
+    /// association for a run's C-GETs and C-MOVEs) a run opens when the place is a source, and whom a storage
+    /// commitment is asked of when it is a destination; `nil` for a place without associations.
+    public var dimsePeer: DIMSEPeer? {
         if case .node(let node) = self { return node.peer }
         return nil
     }

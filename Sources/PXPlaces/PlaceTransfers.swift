@@ -56,7 +56,14 @@ extension NodePlace: VerifyingPlace, MovingSource, InstanceSink {
         guard !delivery.files.isEmpty else { return TransferCount() }
         var request = PushRequest(files: delivery.files.map(\.pushFile))
         request.window = context.window
-        return try Self.taken(try await peer.push(request, logger: logger) { _ in })
+        let result = try await peer.push(request, logger: logger) { _ in }
+        var count = try Self.taken(result)
+        if context.collectsStored {
+            count.stored = result.files.filter(\.succeeded).map {
+                CommitmentInstance(sopClassUID: $0.file.sopClassUID, sopInstanceUID: $0.file.sopInstanceUID)
+            }
+        }
+        return count
     }
 }
 

@@ -69,14 +69,42 @@ public struct SyncSummary: Sendable {
     /// Each study's end, in the order they ended (sort them for a stable rendering).
     public var studies: [SyncStudyResult] = []
     public var lineErrors: [SyncSelection.LineError] = []
+    /// px-sync `--commit`: the storage commitment of what the run stored at each node destination.
+    public var commitments: [SyncCommitment] = []
 
     public init() {}
 
-    /// The failure the run ends with: studies or lines that failed.
+    /// The failure the run ends with: studies or lines that failed, else a commitment that did not come
+    /// (its error: a timeout, a refused N-ACTION) or did not commit every instance.
     public var failure: PXError? {
         let failed = self.failed + lineErrors.count
-        guard failed > 0 else { return nil }
-        return .partialFailure(failed: failed, total: found + lineErrors.count, what: "studies and batch lines")
+        if failed > 0 {
+            return .partialFailure(failed: failed, total: found + lineErrors.count, what: "studies and batch lines")
+        }
+        if let failure = commitments.lazy.compactMap(\.failure).first { return failure }
+        let requested = commitments.reduce(0) { $0 + ($1.result?.requested.count ?? 0) }
+        let uncommitted = commitments.reduce(0) {
+            $0 + ($1.result.map { $0.requested.count - $0.committed.count } ?? 0)
+        }
+        if uncommitted > 0 {
+            return .partialFailure(failed: uncommitted, total: requested, what: "instances to commit")
+        }
+        return nil
+    }
+}
+
+/// The storage commitment (PS3.4 Annex J) of what one px-sync run stored at a node destination: the
+/// archive's report, or why none came.
+public struct SyncCommitment: Sendable {
+    /// The destination, as events name it.
+    public var destination: String
+    public var result: CommitmentResult?
+    public var failure: PXError?
+
+    public init(destination: String, result: CommitmentResult? = nil, failure: PXError? = nil) {
+        self.destination = destination
+        self.result = result
+        self.failure = failure
     }
 }
 
@@ -129,6 +157,8 @@ public final class SyncEngine: Sendable {
     let logger: Logger
     let onEvent: @Sendable (SyncEvent) -> Void
     private let state = Mutex(SyncSummary())
+    /// What px stored at each node destination (by index), when its transfer collects it (px-sync `--commit`).
+    private let stored = Mutex([Int: [CommitmentInstance]]())
 
     public convenience init(
         sources: [Endpoint], destination: Endpoint, transfer: SyncTransfer? = nil, options: Options = Options(),
@@ -156,6 +186,13 @@ public final class SyncEngine: Sendable {
     /// What the run found and did so far.
     public var summary: SyncSummary { state.withLock { $0 } }
 
+    /// The instances this run stored with success at destination `index` (a node), in the order they were
+    /// stored: what a storage commitment request names (PS3.4 §J.3.2). Empty unless the transfer collects them
+    /// (``SyncTransfer/collectsStored``).
+    public func storedInstances(destination index: Int) -> [CommitmentInstance] {
+        stored.withLock { $0[index] ?? [] }
+    }
+
     /// Runs the whole sync and returns its summary. Per-study and per-line failures are in the summary
     /// (``SyncSummary/failure``); what is thrown stopped the run (a source that cannot be asked at all).
     @discardableResult
@@ -171,7 +208,7 @@ public final class SyncEngine: Sendable {
         state.withLock { $0.found += found.count }
         let pairs = found.flatMap { study in destinations.indices.map { (study.0, study.1, $0) } }
         let queue = StudyQueue(pairs)
-        let nodes = sources.indices.filter { sources[$0].sessionPeer != nil }
+        let nodes = sources.indices.filter { sources[$0].dimsePeer != nil }
         // `parallel` lanes, each with its own retrieve session per source node (many C-GETs and C-MOVEs on
         // one association where the backend can), taking the next study when it is done with one.
         await withTaskGroup(of: Void.self) { group in
@@ -255,7 +292,7 @@ public final class SyncEngine: Sendable {
         _ indices: ArraySlice<Int>, _ sessions: [Int: any RetrieveSession],
         _ body: @Sendable ([Int: any RetrieveSession]) async -> Void
     ) async {
-        guard let first = indices.first, let peer = sources[first].sessionPeer, !options.dryRun else {
+        guard let first = indices.first, let peer = sources[first].dimsePeer, !options.dryRun else {
             await body(sessions)
             return
         }
@@ -381,8 +418,13 @@ public final class SyncEngine: Sendable {
             return
         }
         onEvent(.studyStarted(study))
-        let outcome = withAudit(
+        var outcome = withAudit(
             await transfer.run(plan, from: source, to: destination, session: sessions[index]))
+        if !outcome.stored.isEmpty {
+            // Kept once, for the run's commitment request; the study's result (in the summary) does not carry it.
+            stored.withLock { [outcome] in $0[target, default: []] += outcome.stored }
+            outcome.stored = []
+        }
         finish(SyncStudyResult(study: study, result: outcome.failure == nil ? .transferred : .failed, outcome: outcome))
     }
 

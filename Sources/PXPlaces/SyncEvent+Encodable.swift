@@ -168,6 +168,14 @@ enum SyncOutput {
         var instancesTransferred: Int
         var studies: [Study]
         var lineErrors: [LineError]
+        /// Only with `--commit`.
+        var commitment: [Commitment]?
+
+        struct Commitment: Encodable {
+            var destination: String
+            var report: PXOutput.CommitmentOutput?
+            var error: PXOutput.ErrorOutput?
+        }
 
         init(_ summary: SyncSummary, event: String? = nil) {
             self.event = event
@@ -182,6 +190,14 @@ enum SyncOutput {
                     < ($1.study.holding.studyInstanceUID, $1.study.destinationIndex)
             }.map { Study($0, event: nil) }
             lineErrors = summary.lineErrors.map { LineError($0) }
+            commitment =
+                summary.commitments.isEmpty
+                ? nil
+                : summary.commitments.map {
+                    Commitment(
+                        destination: $0.destination, report: $0.result.map(PXOutput.CommitmentOutput.init),
+                        error: $0.failure.map(PXOutput.ErrorOutput.init))
+                }
         }
     }
 }

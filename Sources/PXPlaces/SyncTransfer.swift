@@ -26,6 +26,9 @@ public struct SyncTransfer: Sendable {
     public var receiverAETitle: String?
     /// C-STOREs outstanding on a push (``PushRequest/window``).
     public var window: UInt16 = PushRequest.defaultWindow
+    /// px-sync `--commit`: px stores every instance a node destination gets itself (no C-MOVE from node to
+    /// node, whose instances px never sees) and lists them in ``Outcome/stored`` for the commitment request.
+    public var collectsStored = false
     public var logger: Logger
     /// Sources that refused C-GET: C-MOVE from then on.
     let refusedGet = RefusedSources()
@@ -39,6 +42,8 @@ public struct SyncTransfer: Sendable {
         public var transferred = 0
         public var failed = 0
         public var failure: PXError?
+        /// The instances stored at a node destination (``collectsStored``).
+        public var stored: [CommitmentInstance] = []
 
         public init() {}
     }
@@ -48,17 +53,20 @@ public struct SyncTransfer: Sendable {
         _ plan: StudyPlan, from source: Endpoint, to destination: Endpoint, session: (any RetrieveSession)? = nil
     ) async -> Outcome {
         var outcome = Outcome()
-        let context = TransferContext(session: session, window: window, logger: logger)
+        let context = TransferContext(
+            session: session, window: window, logger: logger, collectsStored: collectsStored)
         for unit in plan.units {
             do {
                 let count = try await transfer(
                     unit, source: plan.source, from: source, to: destination, context: context)
                 outcome.transferred += count.transferred
                 outcome.failed += count.failed
+                outcome.stored += count.stored
             } catch let partial as PartialTransfer {
                 // Instances placed before the failure are transferred all the same.
                 outcome.transferred += partial.count.transferred
                 outcome.failed += partial.count.failed
+                outcome.stored += partial.count.stored
                 outcome.failure = outcome.failure ?? partial.failure
             } catch {
                 let failure = PXError.from(error)
@@ -79,7 +87,7 @@ public struct SyncTransfer: Sendable {
         _ unit: TransferUnit, source index: Int, from source: Endpoint, to destination: Endpoint,
         context: TransferContext
     ) async throws -> TransferCount {
-        if let mover = source.mover, let target = destination.moveDestinationAETitle {
+        if let mover = source.mover, let target = destination.moveDestinationAETitle, !collectsStored {
             let result = try await mover.move(unit, to: target, context: context)
             // A failure before any sub-operation (0xA801 "move destination unknown", PS3.4 §C.4.2.1.5, or
             // Orthanc's 0xC000-range refusal of an AE it has no DicomModalities entry for): the source does not

@@ -85,6 +85,7 @@ public struct PXSyncMain: PXCommand {
     @OptionGroup(title: "Selection") var query: QueryOptions
     @OptionGroup(title: "Timeouts") var timeouts: TimeoutOptions
     @OptionGroup(title: "Backend") var backend: BackendOptions
+    @OptionGroup(title: "Storage commitment") var commit: CommitOptions
     @OptionGroup(title: "Logging") var logging: LoggingOptions
     @OptionGroup var output: OutputOptions
 
@@ -112,7 +113,8 @@ public struct PXSyncMain: PXCommand {
 
     public func run() async throws {
         try await SyncCommand.run(
-            sync: sync, query: query, timeouts: timeouts, backend: backend, logging: logging, output: output,
+            sync: sync, query: query, timeouts: timeouts, backend: backend, commit: commit, logging: logging,
+            output: output,
             pipedSource: PipedFindSource.place(pxFindOutput:))
     }
 }

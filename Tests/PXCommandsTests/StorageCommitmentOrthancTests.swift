@@ -69,6 +69,39 @@ struct StorageCommitmentOrthancTests {
         #expect(commitment["sameAssociation"] == .bool(false))
     }
 
+    @Test("px-sync FOLDER Orthanc --commit: the 3 instances it stored committed, the summary says so, exit 0")
+    func syncCommit() async throws {
+        let context = try Self.context()
+        let files = try Self.freshInstances(context, count: 3, into: context.work + "/commit-sync")
+        let run = try await PeerHarness.runAsync(
+            "px-sync",
+            [
+                context.work + "/commit-sync", context.peer, "--aet", OrthancCommandPeer.listenAETitle, "--commit",
+                "--commit-port", String(context.listenPort), "--commit-timeout", "60",
+            ])
+        #expect(run.exitCode == 0, "\(run.stdout) \(run.stderr)")
+        let summary = try #require(run.json?["data"], "no summary in \(run.stdout)")
+        #expect(summary["instancesTransferred"] == .number("3"), "\(run.stdout)")
+        let commitments = summary["commitment"]?.arrayValue ?? []
+        #expect(commitments.count == 1, "\(run.stdout.split(separator: "\n").last ?? "")")
+        let report = commitments.first?["report"]
+        #expect(report?["requested"] == .number("3"), "\(run.stdout)")
+        #expect(
+            Set((report?["committed"]?.arrayValue ?? []).compactMap { $0["sopInstanceUID"]?.stringValue })
+                == Set(files.map(\.sopInstanceUID)), "\(run.stdout)")
+        #expect(report?["failed"]?.arrayValue?.isEmpty == true)
+
+        // A second run stores nothing (all present): nothing to commit, no commitment member, exit 0.
+        let again = try await PeerHarness.runAsync(
+            "px-sync",
+            [
+                context.work + "/commit-sync", context.peer, "--aet", OrthancCommandPeer.listenAETitle, "--commit",
+                "--commit-port", String(context.listenPort),
+            ])
+        #expect(again.exitCode == 0, "\(again.stdout) \(again.stderr)")
+        #expect(!again.stdout.contains("\"commitment\""), "\(again.stdout)")
+    }
+
     @Test("px-push --commit without a port to listen on: a storage commitment timeout, exit 75")
     func pushCommitTimeout() async throws {
         let context = try Self.context()

@@ -71,8 +71,10 @@ extension NativeBackend {
             let files = work.map { storable[$0] }
             let contexts =
                 StorableFile.presentationContexts(for: files) + (requester == nil ? [] : [.storageCommitmentRequester])
-            // What earlier associations stored, for the commitment request.
-            let storedBefore = session.results.compactMap { $0 }.filter(\.succeeded).map(Self.commitmentInstance)
+            // What earlier associations stored, for the commitment request (listed only when one is asked for).
+            let storedBefore =
+                requester == nil
+                ? [] : session.results.compactMap { $0 }.filter(\.succeeded).map { CommitmentInstance($0.file) }
             enum Event: Sendable {
                 case sent(Int)
                 case stored(Int, StoreResult)
@@ -87,9 +89,11 @@ extension NativeBackend {
                     ) {
                         position, stored in
                         continuation.yield(.stored(work[position], stored))
+                        // Kept only for a commitment request: a plain push keeps nothing per file.
+                        guard startedRequester != nil else { return }
                         let file = request.files[work[position]]
                         if Self.pushFileResult(stored, file: file).succeeded {
-                            storedHere.append(Self.commitmentInstance(file))
+                            storedHere.append(CommitmentInstance(file))
                         }
                     }
                     // Every file of this association is answered: ask for commitment here, when the archive took
@@ -149,7 +153,7 @@ extension NativeBackend {
                 if let (instances, outcome) = requested.value.withLock({ $0 }) {
                     result.commitment = try await requester.finish(instances, onAssociation: outcome.get())
                 } else {
-                    let stored = result.files.filter(\.succeeded).map(Self.commitmentInstance)
+                    let stored = result.files.filter(\.succeeded).map { CommitmentInstance($0.file) }
                     if !stored.isEmpty {
                         result.commitment = try await self.commit(
                             stored, requester: requester, connection: connection, logger: logger)
@@ -169,15 +173,6 @@ extension NativeBackend {
             return Self.pxError(error, operation: operation, connection: connection)
         }
         return PXError.from(error)
-    }
-
-    /// A stored file as an instance to commit.
-    static func commitmentInstance(_ file: PushFileResult) -> CommitmentInstance {
-        Self.commitmentInstance(file.file)
-    }
-
-    static func commitmentInstance(_ file: PushFile) -> CommitmentInstance {
-        CommitmentInstance(sopClassUID: file.sopClassUID, sopInstanceUID: file.sopInstanceUID)
     }
 
     /// A file's result from the C-STORE (or the reason it was not sent).

@@ -110,7 +110,7 @@ public enum SyncCommand {
             var done = engine.summary
             if let commitment {
                 commitments = await requestCommitment(
-                    commitment, of: engine, destinations: destinations, calling: calling, logger: logger)
+                    commitment, of: engine, destinations: destinations, logger: logger)
                 done.commitments = commitments
             }
             return done.failure
@@ -121,16 +121,15 @@ public enum SyncCommand {
     /// transaction per destination on an association of its own, after the transfers (native: DCMTK has no
     /// storage commitment tool), the report on it or on the listener at ``CommitmentSettings/listenPort``.
     static func requestCommitment(
-        _ settings: CommitmentSettings, of engine: SyncEngine, destinations: [Endpoint], calling: LocalAE,
-        logger: Logger
+        _ settings: CommitmentSettings, of engine: SyncEngine, destinations: [Endpoint], logger: Logger
     ) async -> [SyncCommitment] {
         var out: [SyncCommitment] = []
         for (index, destination) in destinations.enumerated() {
-            guard var connection = destination.dimsePeer?.connection else { continue }
+            // The node's connection already has the run's calling AE title (PlaceContext).
+            guard let connection = destination.dimsePeer?.connection else { continue }
             let instances = engine.storedInstances(destination: index)
-            var entry = SyncCommitment(destination: destination.label)
             guard !instances.isEmpty else { continue }
-            connection.local = calling
+            var entry = SyncCommitment(destination: destination.label)
             do {
                 entry.result = try await NativeBackend().commit(
                     instances, settings: settings, connection: connection, logger: logger)

@@ -33,6 +33,11 @@ public struct CommitmentInstance: Hashable, Sendable, Codable {
         self.sopInstanceUID = sopInstanceUID
         self.failureReason = failureReason
     }
+
+    /// A file px stored, as an instance to commit.
+    public init(_ file: PushFile) {
+        self.init(sopClassUID: file.sopClassUID, sopInstanceUID: file.sopInstanceUID)
+    }
 }
 
 /// What a storage commitment transaction came to (PS3.4 §J.3.3).

@@ -59,9 +59,7 @@ extension NodePlace: VerifyingPlace, MovingSource, InstanceSink {
         let result = try await peer.push(request, logger: logger) { _ in }
         var count = try Self.taken(result)
         if context.collectsStored {
-            count.stored = result.files.filter(\.succeeded).map {
-                CommitmentInstance(sopClassUID: $0.file.sopClassUID, sopInstanceUID: $0.file.sopInstanceUID)
-            }
+            count.stored = result.files.filter(\.succeeded).map { CommitmentInstance($0.file) }
         }
         return count
     }

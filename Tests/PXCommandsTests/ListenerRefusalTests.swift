@@ -95,7 +95,14 @@ import Testing
             let (events, run, _) = try await Self.refusals(backend: backend) { port in
                 try await PeerHarness.runAsync(TestSupport.python, ["-c", script, String(port)])
             }
-            #expect(run.stdout.contains("rejected"), "\(backend): \(run.stdout) \(run.stderr)")
+            // storescp closes the connection as soon as its A-ASSOCIATE-RJ is written; pynetdicom, loaded, can
+            // take the closed transport before the RJ and call it aborted (1 of 3 fresh-clone CI runs). What px
+            // owes is the event below, equal on both backends; the native receiver waits for the requestor to
+            // close (PS3.8 Sta13), so there the requestor always reads the RJ.
+            let sawRefusal = backend == "native" ? ["rejected"] : ["rejected", "aborted"]
+            #expect(
+                sawRefusal.contains(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)),
+                "\(backend): \(run.stdout) \(run.stderr)")
             #expect(events.count == 1, "\(backend): \(events)")
             let facts = Self.facts(events.first)
             #expect(

@@ -5,6 +5,7 @@ retrieve sessions (several C-GETs or C-MOVEs on one association).
 Usage:
   .venv/bin/python scripts/pynetdicom-qr-scp.py FOLDER [--host 127.0.0.1] [--port 0] [--aet PYQR]
                                                 [--dest AE=HOST:PORT ...] [--abort-on-second-request]
+                                                [--abort-on-second-find]
                                                 [--study-root-only] [--patient-level-status 0xC000]
                                                 [--study-status UID=0xC000 ...] [--claim-other-uid SOP ...]
                                                 [--sub-operation-delay SECONDS]
@@ -22,6 +23,7 @@ are: C-GET storage contexts are accepted in every transfer syntax pynetdicom kno
 choice in each context), and a C-MOVE proposes one context per (SOP class, transfer syntax) of the files. With
 --abort-on-second-request, an association that already answered one retrieve is aborted (A-ABORT) when
 the next C-GET-RQ or C-MOVE-RQ arrives, unanswered: a peer that ends associations between requests.
+With --abort-on-second-find, the same for C-FIND-RQs (px-find --queries' one association).
 
 Stdout carries one JSON object per line, flushed at once:
   {"event": "listening", "host": ..., "port": N, "aeTitle": ...}   when ready
@@ -105,8 +107,12 @@ FIND_KEYS = {"PATIENT": "PatientID", "STUDY": "StudyInstanceUID", "SERIES": "Ser
              "IMAGE": "SOPInstanceUID"}
 
 
-def handle_find(event, files):
+def handle_find(event, files, abort_repeat=False, served=None):
     """C-FIND: exact (list) matching on the unique keys given, one match per entity of the level."""
+    if abort_repeat and not served.first(event.assoc):
+        emit(event="aborted", service="C-FIND")
+        event.assoc.abort()
+        return
     identifier = event.identifier
     level = str(identifier.get("QueryRetrieveLevel", "") or "").strip()
     found, seen = [], set()
@@ -221,6 +227,7 @@ def main(argv):
     ap.add_argument("--aet", default="PYQR")
     ap.add_argument("--dest", action="append", default=[], metavar="AE=HOST:PORT")
     ap.add_argument("--abort-on-second-request", action="store_true")
+    ap.add_argument("--abort-on-second-find", action="store_true")
     ap.add_argument("--study-root-only", action="store_true")
     ap.add_argument("--patient-level-status", type=lambda text: int(text, 0), default=None, metavar="STATUS")
     ap.add_argument("--study-status", action="append", default=[], metavar="UID=STATUS")
@@ -253,9 +260,10 @@ def main(argv):
         ae.add_supported_context(context.abstract_syntax, ALL_TRANSFER_SYNTAXES, scu_role=False, scp_role=True)
     ae.requested_contexts = move_contexts(files)  # C-MOVE sub-operations
     served = Served()
+    found = Served()
     handlers = [
         (evt.EVT_ACCEPTED, lambda event: emit(event="associated", callingAETitle=event.assoc.requestor.ae_title)),
-        (evt.EVT_C_FIND, handle_find, [files]),
+        (evt.EVT_C_FIND, handle_find, [files, args.abort_on_second_find, found]),
         (evt.EVT_C_GET, handle_retrieve,
          ["C-GET", files, dests, args.abort_on_second_request, served, args.patient_level_status, study_status,
           set(args.claim_other_uid), args.sub_operation_delay]),

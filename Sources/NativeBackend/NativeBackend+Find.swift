@@ -20,54 +20,62 @@ extension NativeBackend {
     ) async throws(PXError) -> FindResult {
         let client = self.client(connection, logger: logger)
         let peer = self.peer(connection)
-        let sopClass = request.model.findSOPClass
         // The deadline runs the association in a child task, which takes an escaping closure; `run`
         // waits for that task before it returns, so `onResponse` does not outlive this call.
         let (result, exceeded) = try await PXError.catching {
             try await withoutActuallyEscaping(onResponse) { onResponse in
                 try await run("C-FIND", connection) {
-                    try await client.withAssociation(to: peer, proposing: [.find(sopClass: sopClass)]) {
-                        association in
-                        var matches: [DataSet] = []
-                        var count = 0
-                        var exceeded = false
-                        var last = DIMSEStatus.success
-                        let responses = try await association.find(
-                            request.identifierWithLevel, sopClass: sopClass, limit: request.cancelAfter,
-                            responsesAfterCancel: FindRequest.responsesAfterCancel)
-                        do {
-                            for try await response in responses {
-                                guard response.status.isPending else {
-                                    last = response.status
-                                    continue
-                                }
-                                guard let returned = response.identifier else { continue }
-                                let identifier = request.shapedResponse(returned)
-                                if let bound = request.maxResponses, count >= bound {
-                                    exceeded = true  // the C-CANCEL went out with this response
-                                    continue
-                                }
-                                count += 1
-                                if request.keepMatches { matches.append(identifier) }
-                                try await onResponse(
-                                    FindResponse(status: response.status, identifier: identifier))
-                            }
-                        } catch let ignored as FindResponses.CancelIgnored {
-                            // What was asked for has come (the limit, or proof the bound was passed): stop
-                            // reading and abort rather than take what the peer goes on sending.
-                            logger.warning("\(ignored); association aborted")
-                            await association.abort()
-                            last = DIMSEStatus(code: 0xFE00, service: .find)
-                        } catch let foreign as FindResponses.ForeignSOPClass {
-                            throw PXError.invalidResponse(foreign.description)
-                        }
-                        let result = FindResult(request: request, matches: matches, status: last, count: count)
-                        return (result, exceeded)
+                    try await client.withAssociation(
+                        to: peer, proposing: [.find(sopClass: request.model.findSOPClass)]
+                    ) { association in
+                        try await Self.find(request, on: association, logger: logger, onResponse: onResponse)
                     }
                 }
             }
         }
         if exceeded, let bound = request.maxResponses { throw PXError.tooManyResponses(limit: bound) }
         return result
+    }
+
+    /// One C-FIND on an open association (``find(_:connection:logger:onResponse:)`` and the cohort's
+    /// ``NativeQuerySession``).
+    /// - Returns: the result, and whether more than ``FindRequest/maxResponses`` matches came.
+    static func find(
+        _ request: FindRequest, on association: DICOMAssociation, logger: Logger,
+        onResponse: @Sendable (FindResponse) async throws(PXError) -> Void
+    ) async throws -> (FindResult, Bool) {
+        var matches: [DataSet] = []
+        var count = 0
+        var exceeded = false
+        var last = DIMSEStatus.success
+        let responses = try await association.find(
+            request.identifierWithLevel, sopClass: request.model.findSOPClass, limit: request.cancelAfter,
+            responsesAfterCancel: FindRequest.responsesAfterCancel)
+        do {
+            for try await response in responses {
+                guard response.status.isPending else {
+                    last = response.status
+                    continue
+                }
+                guard let returned = response.identifier else { continue }
+                let identifier = request.shapedResponse(returned)
+                if let bound = request.maxResponses, count >= bound {
+                    exceeded = true  // the C-CANCEL went out with this response
+                    continue
+                }
+                count += 1
+                if request.keepMatches { matches.append(identifier) }
+                try await onResponse(FindResponse(status: response.status, identifier: identifier))
+            }
+        } catch let ignored as FindResponses.CancelIgnored {
+            // What was asked for has come (the limit, or proof the bound was passed): stop
+            // reading and abort rather than take what the peer goes on sending.
+            logger.warning("\(ignored); association aborted")
+            await association.abort()
+            last = DIMSEStatus(code: 0xFE00, service: .find)
+        } catch let foreign as FindResponses.ForeignSOPClass {
+            throw PXError.invalidResponse(foreign.description)
+        }
+        return (FindResult(request: request, matches: matches, status: last, count: count), exceeded)
     }
 }

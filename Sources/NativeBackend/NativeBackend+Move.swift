@@ -6,7 +6,7 @@ import PXCore
 
 extension NativeBackend {
     /// C-MOVE (PS3.4 C.4.2): every pending response's sub-operation counts go to `onProgress`. A session of
-    /// one request (``NativeRetrieveSession``).
+    /// one request (``NativeSession``).
     public func move(
         _ request: MoveRequest, connection: Connection, logger: Logger,
         onProgress: @Sendable (MoveProgress) async -> Void

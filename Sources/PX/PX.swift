@@ -26,6 +26,8 @@ public enum BackendOperation: String, Hashable, Sendable, CaseIterable {
     case echo
     /// C-FIND (PS3.4 §C.4.1).
     case find
+    /// Many C-FINDs in a row, a cohort (px-find `--queries`).
+    case findCohort
     /// C-MOVE (PS3.4 §C.4.2).
     case move
     /// C-GET (PS3.4 §C.4.3).
@@ -39,7 +41,7 @@ public enum BackendOperation: String, Hashable, Sendable, CaseIterable {
     public var dcmtkTool: String {
         switch self {
         case .echo: return "echoscu"
-        case .find: return "findscu"
+        case .find, .findCohort: return "findscu"
         case .move: return "movescu"
         case .get: return "getscu"
         case .push: return "storescu"
@@ -52,11 +54,12 @@ public enum BackendOperation: String, Hashable, Sendable, CaseIterable {
 
     /// Whether `auto` runs it with DCMTK when the tool is installed. Not C-GET: getscu 3.6.7 proposes only
     /// uncompressed transfer syntaxes, so a compressed study would arrive transcoded by the peer (or be
-    /// refused), where the native C-GET keeps every file as stored.
+    /// refused), where the native C-GET keeps every file as stored. Not a cohort: findscu makes an
+    /// association (and a process) per row, where the native backend asks every row on one association.
     public var autoPrefersDCMTK: Bool {
         switch self {
         case .echo, .find, .move, .push, .listen: return true
-        case .get: return false
+        case .get, .findCohort: return false
         }
     }
 }

@@ -152,3 +152,7 @@ public struct QueryOptions: ParsableArguments {
         return try QueryKey.identifier(returning: returnKeys, matching: keys)
     }
 }
+
+/// Every value QueryOptions stores is a Sendable value (strings, numbers, enums) in ArgumentParser's
+/// property wrappers, which do not say so themselves; a copy is handed to px-find `--queries`' lanes.
+extension QueryOptions: @unchecked Sendable {}

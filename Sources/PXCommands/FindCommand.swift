@@ -79,8 +79,7 @@ public enum FindCommand {
                 data = forPeople || spool != nil ? nil : PXOutput.findData(result, format: format)
                 if result.status.isFailure { failure = .dimseFailure(result.status, operation: peer.queryOperation) }
             } else {
-                let seriesKeys = keys.filter { QueryDefaults.seriesKeywords.contains($0.keyword) }
-                let studyKeys = keys.filter { !QueryDefaults.seriesKeywords.contains($0.keyword) }
+                let (studyKeys, seriesKeys) = twoPhaseKeys(keys)
                 let seriesOnly = !seriesKeys.isEmpty
                 var kept: [StudyWithSeries] = []
                 var (studyCount, seriesCount) = (0, 0)
@@ -172,7 +171,7 @@ public enum FindCommand {
             return PXOutput.findscuCommandLine(
                 try query.identifier(level: level, keys: keys), level: level, model: query.model, address: address)
         }
-        let studyKeys = keys.filter { !QueryDefaults.seriesKeywords.contains($0.keyword) }
+        let studyKeys = twoPhaseKeys(keys).study
         return PXOutput.findscuCommandLine(
             try twoPhaseIdentifier(query, format: .pypx, level: .study, keys: studyKeys), level: .study,
             model: query.model, address: address)

@@ -82,6 +82,9 @@ extension PeerNeed where Capability == any Verifying {
 extension PeerNeed where Capability == any Querying {
     /// px-find: C-FIND or QIDO-RS.
     public static var query: Self { Self(operation: .find, dimse: .peer { $0 }, web: .given { $0 }) }
+
+    /// px-find `--queries`: C-FIND or QIDO-RS, many in a row (`auto` is native: ``BackendOperation/findCohort``).
+    public static var cohort: Self { Self(operation: .findCohort, dimse: .peer { $0 }, web: .given { $0 }) }
 }
 
 extension PeerNeed where Capability == any Querying & Retrieving {

@@ -39,6 +39,25 @@ public protocol Querying: PeerBackend {
     func find(
         _ request: FindRequest, logger: Logger, onResponse: @Sendable (FindResponse) async throws(PXError) -> Void
     ) async throws(PXError) -> FindResult
+
+    /// Runs `body` with a peer for many queries in a row (a cohort: px-find `--queries`), used one query at a
+    /// time. A DIMSE node on the native backend gives one association all of them share (PS3.7 §9.1.2: a
+    /// C-FIND is one request and its responses, so the next may follow on the same association); by default
+    /// `body` gets this peer, and each query is an association (findscu) or an HTTP request (QIDO-RS) of its own.
+    /// Results and errors are ``find(_:logger:onResponse:)``'s.
+    /// - Throws: ``PXError``: what `body` throws, or the failure to open the shared association.
+    func withQuerySession<T>(
+        logger: Logger, _ body: (any Querying) async throws(PXError) -> T
+    ) async throws(PXError) -> T
+}
+
+extension Querying {
+    /// Every query on its own: `body` gets this peer.
+    public func withQuerySession<T>(
+        logger: Logger, _ body: (any Querying) async throws(PXError) -> T
+    ) async throws(PXError) -> T {
+        try await body(self)
+    }
 }
 
 /// A peer instances can be retrieved from into a ``StorageLayout`` tree: C-GET (PS3.4 §C.4.3) or WADO-RS
@@ -158,6 +177,13 @@ public protocol DICOMBackend: Receiving {
     func withRetrieveSession<T>(
         connection: Connection, logger: Logger, _ body: (any RetrieveSession) async throws(PXError) -> T
     ) async throws(PXError) -> T
+
+    /// Runs `body` with a peer on `connection` for many C-FINDs in a row: one association they share where the
+    /// backend can (the native backend), or each on its own (the default: the ``DIMSEPeer``).
+    /// - Throws: ``PXError``: what `body` throws, or the failure to open the shared association.
+    func withQuerySession<T>(
+        connection: Connection, logger: Logger, _ body: (any Querying) async throws(PXError) -> T
+    ) async throws(PXError) -> T
 }
 
 /// A peer that retrieves many requests side by side, ``parallel`` in flight at once (WADO-RS, PS3.18
@@ -196,6 +222,13 @@ extension DICOMBackend {
         connection: Connection, logger: Logger, _ body: (any RetrieveSession) async throws(PXError) -> T
     ) async throws(PXError) -> T {
         try await body(OneAssociationPerRequest(backend: self, connection: connection, logger: logger))
+    }
+
+    /// One association per C-FIND: the ``DIMSEPeer``.
+    public func withQuerySession<T>(
+        connection: Connection, logger: Logger, _ body: (any Querying) async throws(PXError) -> T
+    ) async throws(PXError) -> T {
+        try await body(DIMSEPeer(backend: self, connection: connection))
     }
 }
 

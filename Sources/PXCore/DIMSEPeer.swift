@@ -31,6 +31,14 @@ public struct DIMSEPeer: Verifying, Querying, Retrieving, Moving, Storing {
         try await backend.find(request, connection: connection, logger: logger, onResponse: onResponse)
     }
 
+    /// Many C-FINDs in a row (``DICOMBackend/withQuerySession(connection:logger:_:)``).
+    /// - Throws: ``PXError``: what `body` throws, or the failure to open the shared association.
+    public func withQuerySession<T>(
+        logger: Logger, _ body: (any Querying) async throws(PXError) -> T
+    ) async throws(PXError) -> T {
+        try await backend.withQuerySession(connection: connection, logger: logger, body)
+    }
+
     /// C-GET (PS3.4 §C.4.3).
     public func get(
         _ request: GetRequest, logger: Logger, onProgress: @Sendable (MoveProgress) async -> Void

@@ -56,6 +56,14 @@ public struct PXFind: PXCommand {
               px-find QRSCP@127.0.0.1:11112 --PatientName 'Doe*'
               px-find pacs StudyDate=20240101 Modality=MR
               px-find pacs --level image -k StudyInstanceUID=1.2.3 --format ndjson
+              px-find pacs --queries cohort.csv --level study | px-sync pacs ./cohort
+
+            --queries FILE: a cohort, one query per row (a CSV header row of keywords,
+            e.g. AccessionNumber,StudyDate; or NDJSON objects), all over one
+            association (--parallel N: N associations). Each match is an NDJSON line
+            with "row" (1 for the first row after the header); a failed row is a
+            {"row": N, "error": {...}} line; the envelope's data counts rows, failed
+            rows and matches, and exit 1 (partialFailure) says some row failed.
 
             \(PXExit.helpTable)
             """,
@@ -65,6 +73,7 @@ public struct PXFind: PXCommand {
     @OptionGroup var common: PeerCommandOptions
     @OptionGroup(title: "Query") var query: QueryOptions
     @OptionGroup var output: FindOutputOptions
+    @OptionGroup(title: "Cohort") var cohort: CohortOptions
     @OptionGroup(title: "Then (pypx 3.x)") var then: ThenOptions
     @Argument(help: ArgumentHelp(QueryOptions.positionalKeysHelp, valueName: "Keyword=value"))
     var positionalKeys: [String] = []
@@ -80,6 +89,15 @@ public struct PXFind: PXCommand {
         common.connection.peer = peer
         try common.connection.validate()
         try common.connection.requirePeer()
+        if cohort.queries != nil {
+            if then.retrieves {
+                throw ValidationError(
+                    "--then retrieve takes one query: pipe px-find --queries into px-sync, px-move or px-get")
+            }
+            if output.format != .pypx && output.format != .ndjson {
+                throw ValidationError("--queries writes NDJSON lines tagged with their row: use --format ndjson")
+            }
+        }
     }
 
     public func run() async throws {
@@ -88,6 +106,12 @@ public struct PXFind: PXCommand {
                 connection: common.connection, timeouts: common.timeouts, backend: common.backend,
                 logging: common.logging, query: query,
                 then: then, output: output.output)
+            return
+        }
+        if let queries = cohort.queries {
+            try await FindCommand.run(
+                queries: queries, parallel: cohort.parallel, connection: common.connection, timeouts: common.timeouts,
+                backend: common.backend, logging: common.logging, query: query, output: output.output)
             return
         }
         try await FindCommand.run(

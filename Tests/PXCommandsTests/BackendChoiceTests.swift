@@ -18,15 +18,17 @@ import Testing
     @Test func everyOperationNamesItsTool() {
         #expect(
             BackendOperation.allCases.map(\.dcmtkTool) == [
-                "echoscu", "findscu", "movescu", "getscu", "storescu", "storescp",
+                "echoscu", "findscu", "findscu", "movescu", "getscu", "storescu", "storescp",
             ])
-        #expect(BackendOperation.allCases.filter { !$0.autoPrefersDCMTK } == [.get])
+        #expect(BackendOperation.allCases.filter { !$0.autoPrefersDCMTK } == [.findCohort, .get])
     }
 
     @Test(.tags(.integration), .integrationTier) func autoUsesDCMTKForTheOtherToolsWhenInstalled() throws {
         // CI installs DCMTK (scripts/setup-test-env.sh), so findscu and movescu are on PATH.
         #expect(try PX.backend(.auto, for: .find).name == "dcmtk")
         #expect(try PX.backend(.auto, for: .move).name == "dcmtk")
+        // A cohort's rows share one native association; findscu would be a process and an association per row.
+        #expect(try PX.backend(.auto, for: .findCohort).name == "native")
     }
 
     /// pypx's `--executable` naming a path that is not there (issue 36): `auto` leaves it out and runs the

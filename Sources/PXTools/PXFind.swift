@@ -52,18 +52,18 @@ public struct PXFind: PXCommand {
             --then retrieve (pypx 3.x) retrieves what was found and prints px-move's
             (px-get's, with --datadir) JSON instead of the matches.
 
-            Examples:
-              px-find QRSCP@127.0.0.1:11112 --PatientName 'Doe*'
-              px-find pacs StudyDate=20240101 Modality=MR
-              px-find pacs --level image -k StudyInstanceUID=1.2.3 --format ndjson
-              px-find pacs --queries cohort.csv --level study | px-sync pacs ./cohort
-
             --queries FILE: a cohort, one query per row (a CSV header row of keywords,
             e.g. AccessionNumber,StudyDate; or NDJSON objects), all over one
             association (--parallel N: N associations). Each match is an NDJSON line
             with "row" (1 for the first row after the header); a failed row is a
             {"row": N, "error": {...}} line; the envelope's data counts rows, failed
             rows and matches, and exit 1 (partialFailure) says some row failed.
+
+            Examples:
+              px-find QRSCP@127.0.0.1:11112 --PatientName 'Doe*'
+              px-find pacs StudyDate=20240101 Modality=MR
+              px-find pacs --level image -k StudyInstanceUID=1.2.3 --format ndjson
+              px-find pacs --queries cohort.csv --level study | px-sync ./cohort
 
             \(PXExit.helpTable)
             """,

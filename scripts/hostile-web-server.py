@@ -13,6 +13,9 @@ when it asks for multipart, STOW-RS for a POST):
     truncated   QIDO-RS: the one instance the server holds, at any level; WADO-RS: that instance
                 (a 512x512 16-bit CT, about 525 KB) in a well-delimited part cut at --cut bytes
     huge-qido   QIDO-RS: --count studies in one page, whatever limit and offset say
+    stale       keeps each connection alive (answers as truncated does without --cut, with a length), and
+                closes it unanswered when a second request comes on it: a server ending an idle kept-alive
+                connection just as the client sends on it ({"event": "dropped"} when it does)
 
 The instance is made with pydicom. On start it prints {"event": "listening", "port": N} on stdout, then one
 {"event": "request", "method", "path"} line per request.
@@ -133,7 +136,33 @@ def drip(conn, data, interval):
         time.sleep(interval)
 
 
+def serve_stale(conn):
+    """Mode stale: one answer per connection, kept alive; the next request on it is dropped unanswered."""
+    with conn:
+        answered = False
+        while True:
+            request = read_request(conn)
+            if request is None:
+                return
+            method, path, headers = request
+            print(json.dumps({"event": "request", "method": method, "path": path}), flush=True)
+            if answered:
+                print(json.dumps({"event": "dropped", "path": path}), flush=True)
+                return
+            if method == "POST" or "json" in headers.get("accept", ""):
+                content_type, body = JSON, json.dumps([match()]).encode()
+            else:
+                part_head = f"--{BOUNDARY}\r\nContent-Type: application/dicom\r\n\r\n".encode()
+                content_type, body = MULTIPART, part_head + instance() + f"\r\n--{BOUNDARY}--\r\n".encode()
+            lines = ["HTTP/1.1 200 OK", f"Content-Type: {content_type}", f"Content-Length: {len(body)}"]
+            conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+            answered = True
+
+
 def serve(conn, args):
+    if args.mode == "stale":
+        serve_stale(conn)
+        return
     with conn:
         request = read_request(conn)
         if request is None:
@@ -188,7 +217,7 @@ def serve(conn, args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["drip", "drip-head", "endless", "truncated", "huge-qido"])
+    parser.add_argument("mode", choices=["drip", "drip-head", "endless", "truncated", "huge-qido", "stale"])
     parser.add_argument("--interval", type=float, default=1.0)
     parser.add_argument("--rate", type=float, default=8 * 1024 * 1024)
     parser.add_argument("--cut", type=int, default=5000)

@@ -142,6 +142,7 @@ public struct DICOMWebClient: Sendable {
     ) async throws -> Answer {
         let limits = AnswerGuard(timeouts: timeouts, url: url)
         var attempt = 1
+        var resent = false
         while true {
             var request = HTTPClientRequest(url: url)
             request.method = method
@@ -155,6 +156,15 @@ public struct DICOMWebClient: Sendable {
             do {
                 response = try await http.execute(request, deadline: headDeadline(limits), logger: logger)
             } catch {
+                // A kept-alive connection the server closed as the request went out (an idle timeout
+                // racing the request): no answer came, so an idempotent request is sent again once, on a new
+                // connection (RFC 9110 §9.2.2). A POST (STOW-RS) is not: the archive may have stored it.
+                if !resent && (method == .GET || method == .HEAD) && Self.endedBeforeAnswer(error) {
+                    resent = true
+                    logger.debug(
+                        "DICOMweb \(method.rawValue) \(url): the connection closed before an answer; sent again")
+                    continue
+                }
                 throw mapped(error)
             }
             let status = Int(response.status.code)
@@ -227,6 +237,15 @@ public struct DICOMWebClient: Sendable {
         }
         let line = bytes.prefix { $0 != 0x0A && $0 != 0x0D }.prefix(500)
         return String(decoding: line, as: UTF8.self)
+    }
+
+    /// Whether `error` says the connection closed before any answer to the request came.
+    static func endedBeforeAnswer(_ error: any Error) -> Bool {
+        if let channel = error as? ChannelError {
+            return channel == .ioOnClosedChannel || channel == .outputClosed || channel == .eof
+        }
+        if let http = error as? HTTPClientError { return http == .remoteConnectionClosed }
+        return false
     }
 
     /// A transport error as a ``PXError``.

@@ -60,21 +60,66 @@ extension Endpoint {
         try await query(level, keys, returning: returning, keep: true) { _ in }
     }
 
+    /// The matches of many queries at `level`, one per row of `rows` (a cohort, as px-find `--queries` runs
+    /// it), each with the index of its row, as they arrive. A node on the native backend answers every row on
+    /// one association (PS3.7 §9.1.2); otherwise each row is a query of its own.
+    ///
+    /// ```swift
+    /// let rows = accessionNumbers.map { ["AccessionNumber": $0] }
+    /// for try await (row, study) in pacs.findEach(.study, rows) {
+    ///     print(accessionNumbers[row], study.string(.studyInstanceUID) ?? "")
+    /// }
+    /// ```
+    ///
+    /// - Returns: a stream of (row index, match); the first row that fails (an unknown key, a failure status,
+    ///   too many matches, the peer's failure) ends it with its `PXError`. Stopping the loop cancels the rest.
+    public func findEach(_ level: QueryLevel, _ rows: [[String: String]], returning: [String]? = nil)
+        -> AsyncThrowingStream<(row: Int, match: DataSet), any Error>
+    {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    let peer = try querying()
+                    try await peer.querying.withQuerySession(logger: peer.logger) { session throws(PXError) in
+                        for (index, keys) in rows.enumerated() {
+                            _ = try await Self.query(
+                                session, logger: peer.logger, level, keys, returning: returning, keep: false
+                            ) { continuation.yield((index, $0)) }
+                        }
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
     /// One query through the place's querying backend; a failure status or too many matches is thrown.
     func query(
         _ level: QueryLevel, _ keys: [String: String], returning: [String]?, keep: Bool,
         onMatch: @escaping @Sendable (DataSet) -> Void
     ) async throws(PXError) -> FindResult {
         let peer = try querying()
+        return try await Self.query(
+            peer.querying, logger: peer.logger, level, keys, returning: returning, keep: keep, onMatch: onMatch)
+    }
+
+    /// One query on `querying`; a failure status or too many matches is thrown.
+    static func query(
+        _ querying: any Querying, logger: Logger, _ level: QueryLevel, _ keys: [String: String], returning: [String]?,
+        keep: Bool, onMatch: @escaping @Sendable (DataSet) -> Void
+    ) async throws(PXError) -> FindResult {
         let identifier = try QueryKey.identifier(
             returning: returning ?? QueryDefaults.returnKeys(for: level), matching: try QueryKey.matching(keys))
         let limit = FindRequest.defaultMaxResponses
         let request = FindRequest(level: level, identifier: identifier, maxResponses: limit, keepMatches: keep)
-        let result = try await peer.querying.find(request, logger: peer.logger) { response throws(PXError) in
+        let result = try await querying.find(request, logger: logger) { response throws(PXError) in
             if let match = response.identifier { onMatch(match) }
         }
         if result.status.isFailure {
-            throw .dimseFailure(result.status, operation: "\(peer.querying.queryOperation) (\(level.dicomValue))")
+            throw .dimseFailure(result.status, operation: "\(querying.queryOperation) (\(level.dicomValue))")
         }
         if result.count > limit { throw .tooManyResponses(limit: limit) }
         return result

@@ -1,5 +1,6 @@
 import DICOMData
 import Foundation
+import PX
 import PXTestSupport
 import Testing
 
@@ -127,6 +128,31 @@ import Testing
         // PAT001's two studies (3 instances) and PAT003's one.
         #expect(stored.count == 4)
         #expect(stored.isSubset(of: instances))
+    }
+
+    /// The library's cohort (``Endpoint/findEach(_:_:returning:)``): every row on one association, each match
+    /// with its row; a row with an unknown key ends the stream with its error.
+    @Test func theLibrarysFindEach() async throws {
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-cohort-")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let (folder, _, _) = try await RetrieveSessionTests.corpus(work)
+        let (scp, port) = try await RetrieveSessionTests.startQR(folder, log: work + "/qr.log")
+        defer { scp.kill() }
+        let pacs = try await PX.place("PYQR@127.0.0.1:\(port)", config: PXConfig())
+        var found: [(Int, String)] = []
+        for try await (row, study) in pacs.findEach(.study, [["PatientID": "PAT002"], ["PatientID": "PAT001"]]) {
+            found.append((row, study.string(.patientID) ?? ""))
+        }
+        #expect(found.map(\.0) == [0, 1, 1])
+        #expect(found.map(\.1) == ["PAT002", "PAT001", "PAT001"])
+        #expect(RetrieveSessionTests.count(scp, "associated") == 1, "\(scp.log)")
+        var rows: [Int] = []
+        await #expect(throws: PXError.self) {
+            for try await (row, _) in pacs.findEach(.study, [["PatientID": "PAT003"], ["NoSuchKey": "x"]]) {
+                rows.append(row)
+            }
+        }
+        #expect(rows == [0])
     }
 
     @Test func usageErrors() async throws {

@@ -49,6 +49,26 @@ import Testing
         return (Int32(code) ?? -1, try? JSONParser.parse(last), Int(peak) ?? Int.max, stdout)
     }
 
+    /// A server that closes a kept-alive connection as the next request arrives on it, unanswered (an idle
+    /// timeout racing the request, as Orthanc's under load): px's GETs go again once on a new connection, so
+    /// the retrieve succeeds; without that, the second request failed with "I/O on closed channel".
+    @Test("a kept-alive connection closed as a GET goes out: sent again on a new one (px-get, px-sync)")
+    func staleKeptAliveConnectionIsRetried() async throws {
+        let work = try TestSupport.makeTemporaryDirectory(prefix: "px-hostile-web-")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let (server, url) = try await Self.server("stale", work: work)
+        defer { server.kill() }
+        let get = try await PeerHarness.runAsync(
+            "px-get", [url, "--StudyInstanceUID", Self.study, "-d", work + "/get", "--parallel", "1"])
+        #expect(get.exitCode == 0, "\(get.stdout) \(get.stderr)")
+        #expect(get.json?["data"]?["completed"] == .number("1"), "\(get.stdout)")
+        let sync = try await PeerHarness.runAsync("px-sync", [url, work + "/sync", "--parallel", "1"])
+        #expect(sync.exitCode == 0, "\(sync.stdout) \(sync.stderr)")
+        #expect(sync.json?["data"]?["instancesTransferred"] == .number("1"), "\(sync.stdout)")
+        // The server did drop requests: what px sent again.
+        #expect(server.events.contains { $0["event"]?.stringValue == "dropped" }, "\(server.log)")
+    }
+
     @Test("a WADO-RS part cut at 5,000 bytes: no file at a final name, a failed instance, exit 1 (px-get, px-sync)")
     func truncatedPartIsNeverPlaced() async throws {
         let work = try TestSupport.makeTemporaryDirectory(prefix: "px-hostile-web-")

@@ -26,10 +26,7 @@ extension NodePlace: VerifyingPlace, MovingSource, InstanceSink {
     public func deliver(_ unit: TransferUnit, into tree: StagingTree, context: TransferContext) async throws(PXError)
         -> Delivery
     {
-        var request = try GetRequest(
-            studyInstanceUID: unit.studyInstanceUID, seriesInstanceUID: unit.seriesInstanceUID,
-            sopInstanceUIDs: unit.sopInstanceUIDs, root: tree.root, layout: tree.layout)
-        request.placementObserver = tree.observer
+        let request = try GetRequest(unit, into: tree)
         let session =
             context.session ?? OneAssociationPerRequest(backend: backend, connection: connection, logger: logger)
         let result = try await session.get(request) { _ in }
@@ -87,9 +84,7 @@ extension WebPlace: VerifyingPlace, InstanceSource, InstanceSink {
     public func deliver(_ unit: TransferUnit, into tree: StagingTree, context: TransferContext) async throws(PXError)
         -> Delivery
     {
-        let request = try GetRequest(
-            studyInstanceUID: unit.studyInstanceUID, seriesInstanceUID: unit.seriesInstanceUID,
-            sopInstanceUIDs: unit.sopInstanceUIDs, root: tree.root, layout: tree.layout)
+        let request = try GetRequest(unit, into: tree)
         let result = try await service.get(request, logger: logger) { _ in }
         return try Delivery.retrieved(result, into: tree)
     }
@@ -312,6 +307,16 @@ extension ZipPlace: InstanceSource, InstanceSink {
         } catch {
             throw .zip(error)
         }
+    }
+}
+
+extension GetRequest {
+    /// The retrieval of `unit` (C-GET or WADO-RS) into `tree`, whose observer is told of each instance placed.
+    init(_ unit: TransferUnit, into tree: StagingTree) throws(PXError) {
+        self = try GetRequest(
+            studyInstanceUID: unit.studyInstanceUID, seriesInstanceUID: unit.seriesInstanceUID,
+            sopInstanceUIDs: unit.sopInstanceUIDs, root: tree.root, layout: tree.layout)
+        placementObserver = tree.observer
     }
 }
 

@@ -243,7 +243,8 @@ extension ZipPlace: InstanceSource, InstanceSink {
     {
         let placer: InstancePlacer
         do {
-            placer = try InstancePlacer(root: tree.root, layout: tree.layout, duplicates: .keep, fsync: false)
+            placer = try InstancePlacer(
+                root: tree.root, layout: tree.layout, duplicates: .keep, fsync: false, observer: tree.observer)
         } catch {
             throw .storage(error)
         }

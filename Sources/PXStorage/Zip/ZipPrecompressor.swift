@@ -34,8 +34,16 @@ public final class ZipPrecompressor: PlacementObserver {
 
     private struct State {
         var submitted = 0
-        /// By placed path; `nil` for a path placed twice (its file may have changed since it was deflated).
-        var results: [String: Spooled?] = [:]
+        var entries: [String: Entry] = [:]
+    }
+
+    /// Where a placed path stands.
+    private enum Entry {
+        case deflating
+        /// Deflated, or `nil`: stored, or failed.
+        case done(Spooled?)
+        /// Placed more than once: its file may have changed since it was deflated.
+        case placedAgain
     }
 
     /// - Parameters:
@@ -51,10 +59,11 @@ public final class ZipPrecompressor: PlacementObserver {
     public func placed(_ placement: InstancePlacer.Placement) {
         let path = placement.path
         let index: Int? = state.withLock { state in
-            guard state.results[path] == nil else {
-                state.results[path] = .some(nil)  // placed again: not trusted
+            guard state.entries[path] == nil else {
+                state.entries[path] = .placedAgain
                 return nil
             }
+            state.entries[path] = .deflating
             state.submitted += 1
             return state.submitted
         }
@@ -66,7 +75,7 @@ public final class ZipPrecompressor: PlacementObserver {
             defer { group.leave() }
             let spooled = Self.deflate(path, to: spoolPath, level: level)
             state.withLock { state in
-                if state.results[path] == nil { state.results[path] = spooled }
+                if case .deflating = state.entries[path] { state.entries[path] = .done(spooled) }
             }
         }
     }
@@ -77,7 +86,12 @@ public final class ZipPrecompressor: PlacementObserver {
     /// path that has one.
     public func finished() -> [String: Spooled] {
         group.wait()
-        return state.withLock { state in state.results.compactMapValues { $0 } }
+        return state.withLock { state in
+            state.entries.compactMapValues { entry in
+                if case .done(let spooled) = entry { return spooled }
+                return nil
+            }
+        }
     }
 
     /// `path` deflated into `spoolPath`, or `nil` when it is stored or cannot be deflated (the archive then

@@ -15,7 +15,8 @@ import Synchronization
 ///
 /// Entries are streamed from files in chunks (CRC-32 and deflate as the bytes pass, never a whole file in
 /// memory); each local header is written first and its CRC and sizes filled in afterwards (`pwrite`), so
-/// the archive needs no data descriptors. Zip64 records (§4.5.3, §4.3.14) are written where a size or
+/// the archive needs no data descriptors. ``addFiles(_:workers:)`` deflates several entries at once on other
+/// threads, and takes entries deflated beforehand (``ZipPrecompressor``): those headers are complete at once. Zip64 records (§4.5.3, §4.3.14) are written where a size or
 /// offset passes 4 GiB or there are more than 65535 entries, and only then.
 public final class ZipWriter {
     /// Where the archive goes when it is complete.

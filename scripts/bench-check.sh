@@ -237,7 +237,7 @@ if [[ " $parts " == *" speed "* ]]; then
     speed_case web-curl run_px_get run_curl "curl --parallel (per series)"
     speed_case web-dwc run_px_get run_dwc "dicomweb-client iter_study"
     speed_case sync run_px_sync run_movescu "movescu -> storescp -od"
-    # 3 rounds: writing a zip takes seconds (deflate, an fsync per archive; docs/benchmarks.rst, Sync).
+    # 3 rounds: a zip run costs several folder runs (deflate; docs/benchmarks.rst, "Zip writing").
     speed_case zip run_px_sync_zip run_px_sync "px-sync -> folder" 3
     speed_case receive run_px_listen run_storescp "storescp --ignore"
 fi

@@ -20,6 +20,9 @@ public struct GetRequest: RetrieveIdentifier, Hashable, Sendable {
     /// where the backend has one: for a caller that records it (a folder place's index). px-get prints only
     /// paths and UIDs and turns it off, so its result holds no header per instance.
     public var keepsHeaders = true
+    /// Told of each instance as it is placed under ``root`` (a zip destination that deflates while the
+    /// retrieval runs).
+    public var placementObserver: PlacementObserving?
 
     /// - Throws: ``PXError/usage(_:)`` for missing UIDs, instance UIDs without a series, or an empty root.
     public init(
@@ -89,7 +92,8 @@ extension GetRequest {
     /// - Throws: ``PXError`` for a root that cannot be opened as a folder.
     public func placer() throws(PXError) -> InstancePlacer {
         do {
-            return try InstancePlacer(root: root, layout: layout, duplicates: .overwrite, fsync: false)
+            return try InstancePlacer(
+                root: root, layout: layout, duplicates: .overwrite, fsync: false, observer: placementObserver)
         } catch {
             throw PXError.storage(error)
         }

@@ -34,6 +34,15 @@ public protocol InstanceSink: PlaceInventory {
     /// Takes the delivered instances; counts those it did not hold before, and those it could not take.
     func take(_ delivery: Delivery, of unit: TransferUnit, context: TransferContext) async throws(PXError)
         -> TransferCount
+
+    /// What watches the instances a source places into `tree`, a temporary tree made for this sink, as they
+    /// arrive (a zip deflates them meanwhile); `nil` for none. ``take(_:of:context:)`` finds it in
+    /// ``Delivery/placementObserver``.
+    func placementObserver(in tree: StagingTree) throws(PXError) -> PlacementObserving?
+}
+
+extension InstanceSink {
+    public func placementObserver(in tree: StagingTree) throws(PXError) -> PlacementObserving? { nil }
 }
 
 /// A source that can send a study to another DIMSE node by itself: C-MOVE (PS3.4 §C.4.2) to an AE title the
@@ -92,6 +101,8 @@ public struct Delivery: Sendable {
     /// A failure after some instances were delivered (a broken zip entry, a failure status after some
     /// sub-operations): those delivered are taken all the same.
     public var failure: PXError?
+    /// The sink's observer of the temporary tree the files were placed in (``InstanceSink/placementObserver(in:)``).
+    public var placementObserver: PlacementObserving?
 
     public init(files: [DeliveredFile], inSinkTree: Bool, failed: Int = 0, failure: PXError? = nil) {
         self.files = files
@@ -108,6 +119,8 @@ public struct StagingTree: Sendable {
     public var layout: StorageLayout
     /// Whether this is the sink's own tree (the delivered files stay there).
     public var isSinkTree: Bool
+    /// Told of each instance placed in the tree (a retrieval's ``GetRequest/placementObserver``).
+    public var observer: PlacementObserving?
 
     public init(root: String, layout: StorageLayout, isSinkTree: Bool) {
         self.root = root

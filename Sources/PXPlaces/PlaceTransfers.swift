@@ -26,9 +26,7 @@ extension NodePlace: VerifyingPlace, MovingSource, InstanceSink {
     public func deliver(_ unit: TransferUnit, into tree: StagingTree, context: TransferContext) async throws(PXError)
         -> Delivery
     {
-        let request = try GetRequest(
-            studyInstanceUID: unit.studyInstanceUID, seriesInstanceUID: unit.seriesInstanceUID,
-            sopInstanceUIDs: unit.sopInstanceUIDs, root: tree.root, layout: tree.layout)
+        let request = try GetRequest(unit, into: tree)
         let session =
             context.session ?? OneAssociationPerRequest(backend: backend, connection: connection, logger: logger)
         let result = try await session.get(request) { _ in }
@@ -86,9 +84,7 @@ extension WebPlace: VerifyingPlace, InstanceSource, InstanceSink {
     public func deliver(_ unit: TransferUnit, into tree: StagingTree, context: TransferContext) async throws(PXError)
         -> Delivery
     {
-        let request = try GetRequest(
-            studyInstanceUID: unit.studyInstanceUID, seriesInstanceUID: unit.seriesInstanceUID,
-            sopInstanceUIDs: unit.sopInstanceUIDs, root: tree.root, layout: tree.layout)
+        let request = try GetRequest(unit, into: tree)
         let result = try await service.get(request, logger: logger) { _ in }
         return try Delivery.retrieved(result, into: tree)
     }
@@ -247,7 +243,8 @@ extension ZipPlace: InstanceSource, InstanceSink {
     {
         let placer: InstancePlacer
         do {
-            placer = try InstancePlacer(root: tree.root, layout: tree.layout, duplicates: .keep, fsync: false)
+            placer = try InstancePlacer(
+                root: tree.root, layout: tree.layout, duplicates: .keep, fsync: false, observer: tree.observer)
         } catch {
             throw .storage(error)
         }
@@ -281,6 +278,16 @@ extension ZipPlace: InstanceSource, InstanceSink {
 
     public var tree: StagingTree? { nil }
 
+    /// A ``ZipPrecompressor`` spooling into `<tree>/.px-zip-spool`: each instance a retrieval places is
+    /// deflated on the other cores while the next ones arrive.
+    public func placementObserver(in tree: StagingTree) throws(PXError) -> PlacementObserving? {
+        do {
+            return PlacementObserving(try ZipPrecompressor(spool: tree.root + "/.px-zip-spool", level: level))
+        } catch {
+            throw .zip(error)
+        }
+    }
+
     /// The study's archive gets the instances it lacks: a new archive (with the old entries and the new ones)
     /// replaces the old atomically (``ZipPlace/archive(study:files:fsync:)``); instances archived already are
     /// skipped.
@@ -288,16 +295,29 @@ extension ZipPlace: InstanceSource, InstanceSink {
         -> TransferCount
     {
         guard !delivery.files.isEmpty else { return TransferCount() }
+        // The files a retrieval placed are deflated already, or being deflated (placementObserver(in:)).
+        let precompressed = (delivery.placementObserver?.observer as? ZipPrecompressor)?.finished() ?? [:]
         do {
             let indexed = delivery.files.compactMap(\.indexed)
             let result =
                 indexed.count == delivery.files.count
                 ? try archive(study: unit.studyInstanceUID, indexedFiles: indexed)
-                : try archive(study: unit.studyInstanceUID, files: delivery.files.map(\.path))
+                : try archive(
+                    study: unit.studyInstanceUID, files: delivery.files.map(\.path), precompressed: precompressed)
             return TransferCount(transferred: result.added)
         } catch {
             throw .zip(error)
         }
+    }
+}
+
+extension GetRequest {
+    /// The retrieval of `unit` (C-GET or WADO-RS) into `tree`, whose observer is told of each instance placed.
+    init(_ unit: TransferUnit, into tree: StagingTree) throws(PXError) {
+        self = try GetRequest(
+            studyInstanceUID: unit.studyInstanceUID, seriesInstanceUID: unit.seriesInstanceUID,
+            sopInstanceUIDs: unit.sopInstanceUIDs, root: tree.root, layout: tree.layout)
+        placementObserver = tree.observer
     }
 }
 

@@ -132,9 +132,13 @@ public struct SyncTransfer: Sendable {
         async throws -> TransferCount
     {
         let sink = destination.sink
-        let tree = try sink.tree ?? StagingTree.temporary()
+        var tree = try sink.tree ?? StagingTree.temporary()
         defer { tree.remove() }
-        let delivery = try await source.source.deliver(unit, into: tree, context: context)
+        if !tree.isSinkTree { tree.observer = try sink.placementObserver(in: tree) }
+        // The observer's work on the tree's files ends before the tree is removed.
+        defer { tree.observer?.observer.waitUntilIdle() }
+        var delivery = try await source.source.deliver(unit, into: tree, context: context)
+        delivery.placementObserver = tree.observer
         var count = try await sink.take(delivery, of: unit, context: context)
         count.failed += delivery.failed
         if let failure = delivery.failure { throw PartialTransfer(count: count, failure: failure) }

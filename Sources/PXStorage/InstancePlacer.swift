@@ -31,6 +31,8 @@ public final class InstancePlacer: Sendable {
     public let layout: StorageLayout
     public let duplicates: DuplicatePolicy
     public let fsync: Bool
+    /// Told of each placement as it is made (``PlacementObserver``).
+    public let observer: PlacementObserving?
 
     /// Names tried after the first for one instance (`-1` ... `-100000`).
     static let maximumAlternativeNames = 100_000
@@ -52,17 +54,24 @@ public final class InstancePlacer: Sendable {
     }
 
     /// - Throws: ``StorageError`` when the root cannot be created or opened.
-    public convenience init(root: String, layout: StorageLayout, duplicates: DuplicatePolicy, fsync: Bool)
-        throws(StorageError)
-    {
-        self.init(storage: try StorageRoot(path: root), layout: layout, duplicates: duplicates, fsync: fsync)
+    public convenience init(
+        root: String, layout: StorageLayout, duplicates: DuplicatePolicy, fsync: Bool,
+        observer: PlacementObserving? = nil
+    ) throws(StorageError) {
+        self.init(
+            storage: try StorageRoot(path: root), layout: layout, duplicates: duplicates, fsync: fsync,
+            observer: observer)
     }
 
-    public init(storage: StorageRoot, layout: StorageLayout, duplicates: DuplicatePolicy, fsync: Bool) {
+    public init(
+        storage: StorageRoot, layout: StorageLayout, duplicates: DuplicatePolicy, fsync: Bool,
+        observer: PlacementObserving? = nil
+    ) {
         self.storage = storage
         self.layout = layout
         self.duplicates = duplicates
         self.fsync = fsync
+        self.observer = observer
     }
 
     /// Places `temporaryFile` (a complete Part 10 file of `dataSet`); the temporary file is gone
@@ -111,9 +120,11 @@ public final class InstancePlacer: Sendable {
                 current += "/" + part
                 directories.append(current)
             }
-            return Placement(
+            let placement = Placement(
                 path: folder.path + "/" + placed.name, directories: directories, folders: folders,
                 duplicate: placed.duplicate)
+            observer?.observer.placed(placement)
+            return placement
         }
     }
 
@@ -246,4 +257,22 @@ private struct TemporaryFile {
     func removeIfStill() {
         if !consumed { unlink(path) }
     }
+}
+
+/// Told of each instance an ``InstancePlacer`` places, once the file is complete at its final name: a zip
+/// destination deflates it while the retrieval goes on (``ZipPrecompressor``).
+public protocol PlacementObserver: AnyObject, Sendable {
+    func placed(_ placement: InstancePlacer.Placement)
+    /// Returns once the work the placements so far started is done (before their tree is removed).
+    func waitUntilIdle()
+}
+
+/// An observer carried by value in a request (which is `Hashable`): equal when it is the same observer.
+public struct PlacementObserving: Sendable, Hashable {
+    public let observer: any PlacementObserver
+
+    public init(_ observer: any PlacementObserver) { self.observer = observer }
+
+    public static func == (a: Self, b: Self) -> Bool { a.observer === b.observer }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(observer)) }
 }

@@ -421,4 +421,92 @@ import Testing
             #expect(try FileManager.default.contentsOfDirectory(atPath: dir).isEmpty)
         }
     }
+
+    /// Image-like content: a text header, then 16-bit samples of a smooth signal with noise in their low
+    /// bits (as CT pixel data), `count` bytes in all.
+    static func imageLike(_ count: Int, seed: UInt64) -> [UInt8] {
+        var out = Array(String(repeating: "(0010,0010) PN Doe^Jane ", count: 200).utf8)
+        let noise = bytes(count, seed: seed)
+        var sample = 0
+        while out.count < count {
+            let value = 1000 + (sample % 512) * 4 + Int(noise[out.count] & 0x0F)
+            out += [UInt8(value & 0xFF), UInt8(value >> 8)]
+            sample += 1
+        }
+        return Array(out.prefix(count))
+    }
+
+    /// ``ZipWriter/addFiles(_:workers:)`` deflates on several threads: every entry in its place and order,
+    /// each with the CRC-32 and sizes that ``ZipWriter/addFile(at:as:method:)`` gives it one by one (the
+    /// same deflate stream, the strategy switching past the header included), readable by Info-ZIP.
+    @Test func entriesDeflatedOnSeveralThreadsMatchOneByOne() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-zip-") { dir in
+            var contents: [(String, [UInt8], ZipMethod)] = []
+            for index in 0..<11 {
+                let size = [0, 10, 70_000, 300_000, 1_500_000][index % 5]
+                let data =
+                    index % 3 == 0 ? Self.bytes(size, seed: UInt64(index)) : Self.imageLike(size, seed: UInt64(index))
+                contents.append(("s/\(index).dcm", data, index == 4 ? .stored : .deflate))
+            }
+            // Image-like entries switch to Z_RLE past 16 KiB (as ZipPlace deflates images), the others do not.
+            func bulkAfter(_ index: Int) -> Int? { index % 3 == 0 ? nil : 16 * 1024 }
+            let sequential = dir + "/sequential.zip"
+            let one = try ZipWriter(path: sequential)
+            for (index, item) in contents.enumerated() {
+                try Data(item.1).write(to: URL(fileURLWithPath: dir + "/src-\(index)"))
+                try one.addFile(at: dir + "/src-\(index)", as: item.0, method: item.2, bulkAfter: bulkAfter(index))
+            }
+            try one.finish(fsync: false)
+            let parallelPath = dir + "/parallel.zip"
+            let writer = try ZipWriter(path: parallelPath)
+            try writer.addFiles(
+                contents.enumerated().map { index, item in
+                    ZipWriter.PendingFile(name: item.0, method: item.2, bulkAfter: bulkAfter(index)) {
+                        () throws(ZipError) in
+                        do { return try OpenedFile(path: dir + "/src-\(index)") } catch {
+                            throw .io("\(error)", path: dir)
+                        }
+                    }
+                }, workers: 3)
+            try writer.finish(fsync: false)
+
+            let oneByOne = try ZipReader(path: sequential)
+            let many = try ZipReader(path: parallelPath)
+            #expect(many.entries.map(\.name) == contents.map(\.0))
+            for (name, data, method) in contents {
+                let a = try #require(oneByOne.entry(named: name))
+                let b = try #require(many.entry(named: name))
+                #expect(b.method == method)
+                #expect(a.crc32 == b.crc32 && a.compressedSize == b.compressedSize)
+                #expect(try many.contents(of: b, maximumSize: 8 << 20) == data)
+            }
+            // Image-like data is made smaller than stored, past the strategy switch.
+            let image = try #require(many.entry(named: "s/2.dcm"))
+            #expect(image.compressedSize < image.uncompressedSize * 3 / 4)
+            let test = try await TestSupport.run("unzip", ["-t", parallelPath])
+            #expect(test.status == 0 && test.output.contains("No errors detected"), "\(test.output)")
+        }
+    }
+
+    /// A worker's failure (here a file shorter than it was said to be when opened) fails the archive: the
+    /// writer throws it, and no archive, partial or not, is left at the final name.
+    @Test func aWorkersFailureFailsTheArchive() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-zip-") { dir in
+            let source = dir + "/src"
+            try Data(Self.imageLike(200_000, seed: 3)).write(to: URL(fileURLWithPath: source))
+            let files = (0..<4).map { index in
+                ZipWriter.PendingFile(name: "\(index).dcm", method: .deflate) { () throws(ZipError) in
+                    let fd = open(source, O_RDONLY | O_CLOEXEC)
+                    guard fd >= 0 else { throw .io("cannot open", path: source) }
+                    return OpenedFile(descriptor: fd, size: index == 2 ? 300_000 : 200_000, path: source)
+                }
+            }
+            do {
+                let writer = try ZipWriter(path: dir + "/w.zip")
+                let error = #expect(throws: ZipError.self) { try writer.addFiles(files, workers: 2) }
+                #expect(error?.code == .io && error?.message.contains("shrank") == true, "\(String(describing: error))")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["src"])
+        }
+    }
 }

@@ -205,6 +205,85 @@ struct ZipPlaceTests {
     /// A child archiving a 64 MB instance into an existing study archive is killed with SIGKILL while it
     /// writes: the old archive is still at the final name and whole, no other `.zip` appeared, and a rerun
     /// finishes the job.
+    /// Instances placed through a placer with a ``ZipPrecompressor`` are deflated as they are placed: the
+    /// archive made from their spool files holds each one byte for byte, as the archive deflating them itself
+    /// does (same CRC-32, same compressed size); an instance of a compressed transfer syntax gets no spool and
+    /// is stored; one placed twice at a path gets none either (the archive deflates it itself).
+    @Test func instancesDeflatedAsTheyArePlacedMakeTheSameArchive() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-zipplace-") { dir in
+            let tree = dir + "/tree"
+            try FileManager.default.createDirectory(atPath: tree, withIntermediateDirectories: true)
+            let precompressor = try ZipPrecompressor(spool: tree + "/.spool", workers: 2)
+            let placer = try InstancePlacer(
+                root: tree, layout: StorageLayout(), duplicates: .overwrite, fsync: false,
+                observer: PlacementObserving(precompressor))
+            var noise: UInt64 = 0x9E37_79B9
+            var placed: [String] = []
+            var sourceBySOP: [String: [UInt8]] = [:]
+            for index in 0..<7 {
+                var ds = Self.dataSet(series: "1.2.3.\(index % 2)", sop: "1.2.3.9.\(index)")
+                // 200 KB of 16-bit samples, a smooth ramp with noise in the low bits: past the header switch.
+                let samples = (0..<100_000).flatMap { n -> [UInt8] in
+                    noise ^= noise << 13
+                    noise ^= noise >> 7
+                    noise ^= noise << 17
+                    let value = 1000 + (n % 700) + Int(noise & 0x1F)
+                    return [UInt8(value & 0xFF), UInt8(value >> 8)]
+                }
+                ds.set(DataElement(tag: .pixelData, vr: .OW, bytes: samples))
+                let temporary = dir + "/incoming-\(index)"
+                try Part10File(dataSet: ds, transferSyntax: .explicitVRLittleEndian).write(to: temporary)
+                var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: temporary)))
+                if index == 3 {
+                    // Named RLE Lossless (PS3.5 §A.4.2; its data set is explicit VR little endian too, and the
+                    // UID as long): a compressed transfer syntax, so stored, whatever the pixel data holds.
+                    let from = Array("1.2.840.10008.1.2.1\0".utf8)
+                    let start = try #require(bytes.indices.first { bytes[$0...].starts(with: from) })
+                    bytes.replaceSubrange(start..<start + from.count, with: Array("1.2.840.10008.1.2.5\0".utf8))
+                    try Data(bytes).write(to: URL(fileURLWithPath: temporary))
+                    #expect(try Part10File.readHeader(contentsOf: temporary).transferSyntax.isEncapsulated)
+                }
+                let placement = try placer.place(temporaryFile: temporary, dataSet: ds)
+                placed.append(placement.path)
+                sourceBySOP["1.2.3.9.\(index)"] = bytes
+                if index == 5 {
+                    // The same instance again at the same path (overwritten): its spool is not trusted.
+                    try Part10File(dataSet: ds, transferSyntax: .explicitVRLittleEndian).write(to: temporary)
+                    #expect(try placer.place(temporaryFile: temporary, dataSet: ds).path == placement.path)
+                }
+            }
+            let spooled = precompressor.finished()
+            #expect(
+                Set(spooled.keys) == Set(placed.enumerated().filter { $0.offset != 3 && $0.offset != 5 }.map(\.element))
+            )
+
+            let withSpools = try ZipPlace(root: dir + "/a").archive(
+                study: "1.2.3", files: placed, fsync: false, precompressed: spooled)
+            let without = try ZipPlace(root: dir + "/b").archive(study: "1.2.3", files: placed, fsync: false)
+            #expect(withSpools.added == 7 && without.added == 7)
+            let a = try ZipReader(path: withSpools.path)
+            let b = try ZipReader(path: without.path)
+            #expect(a.entries.map(\.name) == b.entries.map(\.name))
+            for entry in a.entries where entry.name.hasSuffix(".dcm") {
+                let other = try #require(b.entry(named: entry.name))
+                #expect(entry.method == other.method && entry.crc32 == other.crc32)
+                #expect(entry.compressedSize == other.compressedSize, "\(entry.name)")
+                let sop = String(entry.name.split(separator: "/")[1].dropLast(4))
+                #expect(entry.method == (sop == "1.2.3.9.3" ? .stored : .deflate), "\(entry.name)")
+                #expect(try a.contents(of: entry, maximumSize: 1 << 20) == sourceBySOP[sop])
+            }
+            let test = try await TestSupport.run("unzip", ["-tq", withSpools.path])
+            #expect(test.status == 0, "\(test.output)")
+            // The entries were copied from the spool files: one cut short fails the archive.
+            let spool = try #require(spooled.values.first)
+            #expect(truncate(spool.spoolPath, off_t(spool.compressedSize / 2)) == 0)
+            #expect(throws: ZipError.self) {
+                try ZipPlace(root: dir + "/c").archive(
+                    study: "1.2.3", files: placed, fsync: false, precompressed: spooled)
+            }
+        }
+    }
+
     @Test func aKilledWriterLeavesNoPartialZip() async throws {
         try await TestSupport.withTemporaryDirectory(prefix: "px-zipplace-") { dir in
             let small = try Self.write(Self.dataSet(series: "1.2.3.1", sop: "1.2.3.1.1"), in: dir)

@@ -314,14 +314,20 @@ public struct ZipPlace: Sendable, Hashable {
     /// Instance UID) are skipped; when nothing is new the archive is left untouched.
     ///
     /// Each entry is stored when its transfer syntax is already compressed (encapsulated pixel data,
-    /// Deflated Explicit VR Little Endian) and deflated otherwise.
+    /// Deflated Explicit VR Little Endian) and deflated otherwise (``method(for:)``, ``bulkAfter(for:)``),
+    /// up to one entry per core at once (``ZipWriter/addFiles(_:workers:)``).
     ///
     /// - Throws: ``ZipError/Code/malformed`` for a file that is not Part 10 or of another study;
     ///   ``ZipError`` of the writer or of reading the older archive.
-    public func archive(study studyInstanceUID: String, files: [String], fsync: Bool = true) throws(ZipError)
-        -> ArchiveResult
-    {
-        try self.archive(study: studyInstanceUID, sources: files.map(ArchiveSource.path), fsync: fsync)
+    ///
+    /// - Parameter precompressed: Files deflated already, by path (``ZipPrecompressor/finished()``): their
+    ///   entries are copied from their spool files.
+    public func archive(
+        study studyInstanceUID: String, files: [String], fsync: Bool = true,
+        precompressed: [String: ZipPrecompressor.Spooled] = [:]
+    ) throws(ZipError) -> ArchiveResult {
+        try self.archive(
+            study: studyInstanceUID, sources: files.map(ArchiveSource.path), fsync: fsync, precompressed: precompressed)
     }
 
     /// ``archive(study:files:fsync:)`` of the files of a folder place, each opened below the place's root without
@@ -358,13 +364,15 @@ public struct ZipPlace: Sendable, Hashable {
         }
     }
 
-    private func archive(study studyInstanceUID: String, sources files: [ArchiveSource], fsync: Bool) throws(ZipError)
-        -> ArchiveResult
-    {
+    private func archive(
+        study studyInstanceUID: String, sources files: [ArchiveSource], fsync: Bool,
+        precompressed: [String: ZipPrecompressor.Spooled] = [:]
+    ) throws(ZipError) -> ArchiveResult {
         struct Incoming {
             var source: ArchiveSource
             var entryName: String
             var method: ZipMethod
+            var bulkAfter: Int?
         }
         var incoming: [Incoming] = []
         var seen = Set<String>()
@@ -395,11 +403,10 @@ public struct ZipPlace: Sendable, Hashable {
                 seriesRecords[seriesUID] = Manifest.seriesRecord(of: ds)
                 seriesOrder.append(seriesUID)
             }
-            let syntax = header.transferSyntax
             incoming.append(
                 Incoming(
-                    source: source, entryName: entryName,
-                    method: syntax.isEncapsulated || syntax.isDeflated ? .stored : .deflate))
+                    source: source, entryName: entryName, method: Self.method(for: header.transferSyntax),
+                    bulkAfter: Self.bulkAfter(for: header)))
         }
         guard let first else { throw .malformed("no files to archive for study \(studyInstanceUID)", path: root) }
 
@@ -447,18 +454,38 @@ public struct ZipPlace: Sendable, Hashable {
                 try writer.addCopy(of: entry, from: older.reader)
             }
         }
-        for file in fresh {
-            // Opened (and, for a place's file, checked) again: what is archived is read from this descriptor.
-            let opened = try file.source.open()
-            defer { opened.close() }
-            try writer.addFile(opened, as: file.entryName, method: file.method)
-        }
+        // Each opened (and, for a place's file, checked) again: what is archived is read from that descriptor.
+        // Deflated on every core (ZipWriter.addFiles).
+        try writer.addFiles(
+            fresh.map { file in
+                ZipWriter.PendingFile(
+                    name: file.entryName, method: file.method, bulkAfter: file.bulkAfter,
+                    spooled: precompressed[file.source.path],
+                    open: file.source.open)
+            }, workers: Self.workers)
         try writer.finish(fsync: fsync)
         let instances = (older?.reader.entries.count).map { $0 - 1 } ?? 0
         return ArchiveResult(
             path: path, added: fresh.count, instances: instances + fresh.count, series: manifest.series.count,
             replaced: older != nil)
     }
+
+    /// How an instance of `syntax` is archived: stored when its transfer syntax is compressed already
+    /// (encapsulated pixel data, PS3.5 §A.4; Deflated Explicit VR Little Endian, §A.5), deflated otherwise.
+    public static func method(for syntax: TransferSyntax) -> ZipMethod {
+        syntax.isEncapsulated || syntax.isDeflated ? .stored : .deflate
+    }
+
+    /// Where an instance's deflate stream switches to `Z_RLE` (``ZipDeflater``): past the first
+    /// ``ZipDeflater/headerBytes`` of an image (its header read stopped at Pixel Data), whose bulk is pixel
+    /// data; never for any other instance, whose bulk (the decimal strings of an RT Structure Set's
+    /// contours, a report's text) repeats as strings do.
+    static func bulkAfter(for header: Part10File) -> Int? {
+        header.stoppedEarly ? ZipDeflater.headerBytes : nil
+    }
+
+    /// How many entries an archive deflates at once: one per online core.
+    public static var workers: Int { Swift.max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
 
     // MARK: Reading instances
 

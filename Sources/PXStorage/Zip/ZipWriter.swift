@@ -1,4 +1,6 @@
 import DICOMData
+import Dispatch
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -13,7 +15,8 @@ import DICOMData
 ///
 /// Entries are streamed from files in chunks (CRC-32 and deflate as the bytes pass, never a whole file in
 /// memory); each local header is written first and its CRC and sizes filled in afterwards (`pwrite`), so
-/// the archive needs no data descriptors. Zip64 records (§4.5.3, §4.3.14) are written where a size or
+/// the archive needs no data descriptors. ``addFiles(_:workers:)`` deflates several entries at once on other
+/// threads, and takes entries deflated beforehand (``ZipPrecompressor``): those headers are complete at once. Zip64 records (§4.5.3, §4.3.14) are written where a size or
 /// offset passes 4 GiB or there are more than 65535 entries, and only then.
 public final class ZipWriter {
     /// Where the archive goes when it is complete.
@@ -77,45 +80,264 @@ public final class ZipWriter {
     ///
     /// - Throws: ``ZipError/Code/io`` when it cannot be read or changes size meanwhile,
     ///   ``ZipError/Code/unsafeName`` / ``ZipError/Code/duplicateName`` for a name the reader would refuse.
-    public func addFile(at source: String, as name: String, method: ZipMethod) throws(ZipError) {
+    ///
+    /// - Parameter bulkAfter: Deflate with `Z_RLE` past this many bytes (``ZipDeflater``): for an image, whose
+    ///   bulk is pixel data; `nil` for the default strategy throughout.
+    public func addFile(at source: String, as name: String, method: ZipMethod, bulkAfter: Int? = nil)
+        throws(ZipError)
+    {
         let fd = open(source, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .io("cannot open", path: source, errno: errno) }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .io("cannot stat", path: source, errno: errno) }
         guard info.st_mode & S_IFMT == S_IFREG else { throw .io("not a regular file", path: source) }
-        try self.addFile(OpenedFile(descriptor: fd, size: Int(info.st_size), path: source), as: name, method: method)
+        try self.addFile(
+            OpenedFile(descriptor: fd, size: Int(info.st_size), path: source), as: name, method: method,
+            bulkAfter: bulkAfter)
     }
 
     /// Adds a file already open (one checked to be the file a place's index recorded, ``IndexedFile/open()``),
     /// read from its descriptor from its start, as `name`.
-    public func addFile(_ file: OpenedFile, as name: String, method: ZipMethod) throws(ZipError) {
-        let fd = file.descriptor
-        let source = file.path
-        let size = UInt64(file.size)
+    public func addFile(_ file: OpenedFile, as name: String, method: ZipMethod, bulkAfter: Int? = nil)
+        throws(ZipError)
+    {
         var chunk = [UInt8](repeating: 0, count: Self.bufferSize)
-        try addEntry(name: name, method: method, expectedSize: size) { (emit) throws(ZipError) in
-            var total: UInt64 = 0
-            while true {
-                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw .io("cannot read", path: source, errno: errno)
-                }
-                total += UInt64(n)
-                guard total <= size else { throw .io("file grew while it was archived", path: source) }
-                try chunk.withBytes { buffer throws(ZipError) in
-                    try emit(UnsafeRawBufferPointer(rebasing: buffer[..<n]), n == 0)
-                }
-                if n == 0 { break }
-            }
-            guard total == size else { throw .io("file shrank while it was archived", path: source) }
+        try addEntry(name: name, method: method, expectedSize: UInt64(file.size), bulkAfter: bulkAfter) {
+            (emit) throws(ZipError) in
+            try Self.read(file, through: &chunk, emit: emit)
         }
+    }
+
+    /// Reads `file` from its start in `chunk`-sized pieces, handing each to `emit(piece, isLast)` (the last an
+    /// empty one), and checks it ends at the size it had when opened.
+    static func read(
+        _ file: OpenedFile, through chunk: inout [UInt8],
+        emit: (UnsafeRawBufferPointer, Bool) throws(ZipError) -> Void
+    ) throws(ZipError) {
+        let size = UInt64(file.size)
+        var total: UInt64 = 0
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(file.descriptor, $0.baseAddress!, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .io("cannot read", path: file.path, errno: errno)
+            }
+            total += UInt64(n)
+            guard total <= size else { throw .io("file grew while it was archived", path: file.path) }
+            try chunk.withBytes { buffer throws(ZipError) in
+                try emit(UnsafeRawBufferPointer(rebasing: buffer[..<n]), n == 0)
+            }
+            if n == 0 { break }
+        }
+        guard total == size else { throw .io("file shrank while it was archived", path: file.path) }
+    }
+
+    // MARK: Deflating on several cores
+
+    /// A file for ``addFiles(_:workers:)``: its entry name and method, and how to open it.
+    public struct PendingFile {
+        public var name: String
+        public var method: ZipMethod
+        public var open: () throws(ZipError) -> OpenedFile
+        /// The file deflated already (``ZipPrecompressor``): its entry is copied from there when the file
+        /// opens at the size that was deflated.
+        public var spooled: ZipPrecompressor.Spooled?
+        /// As ``ZipWriter/addFile(at:as:method:bulkAfter:)``'s.
+        public var bulkAfter: Int?
+
+        public init(
+            name: String, method: ZipMethod, bulkAfter: Int? = nil, spooled: ZipPrecompressor.Spooled? = nil,
+            open: @escaping () throws(ZipError) -> OpenedFile
+        ) {
+            self.name = name
+            self.method = method
+            self.bulkAfter = bulkAfter
+            self.spooled = spooled
+            self.open = open
+        }
+
+        /// Whether its spool file is what its entry takes.
+        func usesSpool(_ opened: OpenedFile) -> Bool {
+            guard let spooled, method == .deflate else { return false }
+            return spooled.uncompressedSize == UInt64(opened.size)
+        }
+    }
+
+    /// An entry deflated in memory by a worker: what its headers need, and its compressed bytes.
+    struct Deflated {
+        var crc: UInt32
+        var uncompressed: UInt64
+        var bytes: [UInt8]
+    }
+
+    /// Where the workers of a batch leave their entries, one slot each.
+    final class DeflatedSlots: Sendable {
+        private let slots: Mutex<[Result<Deflated, ZipError>?]>
+
+        init(count: Int) { slots = Mutex(Array(repeating: nil, count: count)) }
+
+        func set(_ index: Int, _ result: Result<Deflated, ZipError>) { slots.withLock { $0[index] = result } }
+
+        /// The slot's result, emptied (its bytes are not held twice while they are written).
+        func take(_ index: Int) -> Result<Deflated, ZipError>? {
+            slots.withLock { slots in
+                defer { slots[index] = nil }
+                return slots[index]
+            }
+        }
+    }
+
+    /// At most this many bytes of files are deflated in memory at once (a batch); a larger file is deflated
+    /// alone, streamed to the archive as ``addFile(_:as:method:)`` does.
+    static let batchBytes = 64 << 20
+
+    /// Adds `files` in order, as ``addFile(_:as:method:)`` would one by one, with up to `workers` of the
+    /// entries to deflate compressed at once on other threads (one worker per entry; the entries of a batch,
+    /// at most `2 × workers` files and ``batchBytes`` bytes, are held compressed in memory until they are
+    /// written in order). Stored entries, and a file larger than a batch, are streamed on this thread.
+    /// The archive is the same as one written entry by entry, byte for byte.
+    public func addFiles(_ files: [PendingFile], workers: Int) throws(ZipError) {
+        let perBatch = Swift.max(1, workers) * 2
+        var next = 0
+        while next < files.count {
+            // Open a batch here (a place's open checks its index; one thread does that).
+            var batch: [(file: PendingFile, opened: OpenedFile)] = []
+            defer { for item in batch { item.opened.close() } }
+            var bytes = 0
+            while next < files.count && batch.count < perBatch {
+                let opened = try files[next].open()
+                batch.append((files[next], opened))
+                next += 1
+                bytes += opened.size
+                if bytes >= Self.batchBytes { break }
+            }
+            let parallel = batch.map {
+                $0.file.method == .deflate && $0.opened.size < Self.batchBytes && !$0.file.usesSpool($0.opened)
+            }
+            let results = DeflatedSlots(count: batch.count)
+            if parallel.filter({ $0 }).count > 1 {
+                let level = self.level
+                let path = self.path
+                let opened = batch.map(\.opened)
+                let bulk = batch.map(\.file.bulkAfter)
+                DispatchQueue.concurrentPerform(iterations: opened.count) { index in
+                    guard parallel[index] else { return }
+                    do throws(ZipError) {
+                        let entry = try Self.deflated(opened[index], level: level, bulkAfter: bulk[index], path: path)
+                        results.set(index, .success(entry))
+                    } catch {
+                        results.set(index, .failure(error))
+                    }
+                }
+            }
+            for (index, item) in batch.enumerated() {
+                if item.file.usesSpool(item.opened), let spooled = item.file.spooled {
+                    try addSpooled(spooled, as: item.file.name)
+                } else if let result = results.take(index) {
+                    try addDeflated(try result.get(), as: item.file.name)
+                } else {
+                    try addFile(
+                        item.opened, as: item.file.name, method: item.file.method, bulkAfter: item.file.bulkAfter)
+                }
+            }
+        }
+    }
+
+    /// `file` read from its start and deflated into memory (a worker's job: touches nothing of the writer).
+    static func deflated(_ file: OpenedFile, level: Int32, bulkAfter: Int?, path: String) throws(ZipError)
+        -> Deflated
+    {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(file.size / 2 + 1024)
+        var entry = try deflate(file, level: level, bulkAfter: bulkAfter, path: path) { (out) throws(ZipError) in
+            bytes.append(contentsOf: out)
+        }
+        entry.bytes = bytes
+        return entry
+    }
+
+    /// `file` read from its start and deflated as a file entry is (`Z_RLE` past `bulkAfter` bytes), the stream
+    /// handed to `sink`: its CRC-32 and size (with no bytes: they went to `sink`).
+    static func deflate(
+        _ file: OpenedFile, level: Int32, bulkAfter: Int?, path: String,
+        sink: (UnsafeRawBufferPointer) throws(ZipError) -> Void
+    ) throws(ZipError) -> Deflated {
+        var chunk = [UInt8](repeating: 0, count: bufferSize)
+        var crc = ZipCRC32()
+        var uncompressed: UInt64 = 0
+        let deflater = try ZipDeflater(level: level, path: path, bulkAfter: bulkAfter)
+        try read(file, through: &chunk) { (piece, isLast) throws(ZipError) in
+            crc.update(piece)
+            uncompressed += UInt64(piece.count)
+            try deflater.deflate(piece, finish: isLast, sink: sink)
+        }
+        return Deflated(crc: crc.value, uncompressed: uncompressed, bytes: [])
+    }
+
+    /// Writes an entry deflated beforehand into a spool file (``ZipPrecompressor``): its local header complete
+    /// from the start, its bytes copied.
+    private func addSpooled(_ spooled: ZipPrecompressor.Spooled, as name: String) throws(ZipError) {
+        let (nameBytes, flags) = try checkedName(name)
+        let zip64Local =
+            alwaysZip64 || spooled.compressedSize >= Self.zip64LocalThreshold
+            || spooled.uncompressedSize >= Self.zip64LocalThreshold
+        let version = zip64Local ? ZipFormat.versionZip64 : ZipFormat.versionDeflate
+        let headerOffset = offset
+        try write(
+            localHeader(
+                nameBytes: nameBytes, flags: flags, method: .deflate, version: version, zip64Local: zip64Local,
+                crc: spooled.crc32, compressed: spooled.compressedSize, uncompressed: spooled.uncompressedSize))
+        let spool: OpenedFile
+        do { spool = try OpenedFile(path: spooled.spoolPath) } catch {
+            throw .io("cannot open the deflated entry (\(error))", path: spooled.spoolPath)
+        }
+        defer { spool.close() }
+        guard UInt64(spool.size) == spooled.compressedSize else {
+            throw .io("the deflated entry changed size", path: spooled.spoolPath)
+        }
+        var chunk = [UInt8](repeating: 0, count: Self.bufferSize)
+        try Self.read(spool, through: &chunk) { (piece, _) throws(ZipError) in try write(piece) }
+        appendCentral(
+            nameBytes: nameBytes, flags: flags, method: .deflate, version: version, zip64Local: zip64Local,
+            crc: spooled.crc32, compressed: spooled.compressedSize, uncompressed: spooled.uncompressedSize,
+            headerOffset: headerOffset)
+    }
+
+    /// Writes an entry a worker deflated: its local header complete from the start.
+    private func addDeflated(_ entry: Deflated, as name: String) throws(ZipError) {
+        let (nameBytes, flags) = try checkedName(name)
+        let compressed = UInt64(entry.bytes.count)
+        let zip64Local =
+            alwaysZip64 || compressed >= Self.zip64LocalThreshold
+            || entry.uncompressed >= Self.zip64LocalThreshold
+        let version = zip64Local ? ZipFormat.versionZip64 : ZipFormat.versionDeflate
+        let headerOffset = offset
+        try write(
+            localHeader(
+                nameBytes: nameBytes, flags: flags, method: .deflate, version: version, zip64Local: zip64Local,
+                crc: entry.crc, compressed: compressed, uncompressed: entry.uncompressed))
+        try write(entry.bytes)
+        appendCentral(
+            nameBytes: nameBytes, flags: flags, method: .deflate, version: version, zip64Local: zip64Local,
+            crc: entry.crc, compressed: compressed, uncompressed: entry.uncompressed, headerOffset: headerOffset)
+    }
+
+    /// A new entry's name checked (one the reader accepts, not yet in the archive) and recorded: its bytes
+    /// and general purpose flags (UTF-8, APPNOTE §4.4.4 bit 11, when it is not ASCII).
+    private func checkedName(_ name: String) throws(ZipError) -> (bytes: [UInt8], flags: UInt16) {
+        guard !finished else { throw .io("archive already finished", path: path) }
+        guard ZipReader.isSafeName(name), !name.hasSuffix("/") else { throw .unsafeName(name, path: path) }
+        guard names.insert(name).inserted else { throw .duplicateName(name, path: path) }
+        let nameBytes = Array(name.utf8)
+        guard nameBytes.count <= Int(ZipFormat.max16) else { throw .unsafeName(name, path: path) }
+        return (nameBytes, nameBytes.allSatisfy({ $0 < 0x80 }) ? 0 : ZipFormat.flagUTF8)
     }
 
     /// Adds `bytes` as `name` (a small entry, such as a manifest).
     public func addData(_ bytes: [UInt8], as name: String, method: ZipMethod) throws(ZipError) {
-        try addEntry(name: name, method: method, expectedSize: UInt64(bytes.count)) { (emit) throws(ZipError) in
+        try addEntry(name: name, method: method, expectedSize: UInt64(bytes.count), bulkAfter: nil) {
+            (emit) throws(ZipError) in
             try bytes.withBytes { buffer throws(ZipError) in try emit(buffer, true) }
         }
     }
@@ -123,15 +345,10 @@ public final class ZipWriter {
     /// Writes one entry: its local header with room for Zip64 sizes when `expectedSize` is near 4 GiB, the
     /// data `produce` emits (it calls `emit(chunk, isLast)`), then the CRC and sizes into the header.
     private func addEntry(
-        name: String, method: ZipMethod, expectedSize: UInt64,
+        name: String, method: ZipMethod, expectedSize: UInt64, bulkAfter: Int?,
         produce: ((UnsafeRawBufferPointer, Bool) throws(ZipError) -> Void) throws(ZipError) -> Void
     ) throws(ZipError) {
-        guard !finished else { throw .io("archive already finished", path: path) }
-        guard ZipReader.isSafeName(name), !name.hasSuffix("/") else { throw .unsafeName(name, path: path) }
-        guard names.insert(name).inserted else { throw .duplicateName(name, path: path) }
-        let nameBytes = Array(name.utf8)
-        guard nameBytes.count <= Int(ZipFormat.max16) else { throw .unsafeName(name, path: path) }
-        let flags: UInt16 = nameBytes.allSatisfy({ $0 < 0x80 }) ? 0 : ZipFormat.flagUTF8
+        let (nameBytes, flags) = try checkedName(name)
         let zip64Local = alwaysZip64 || expectedSize >= Self.zip64LocalThreshold
         let headerOffset = offset
         var version = method == .deflate ? ZipFormat.versionDeflate : ZipFormat.versionStored
@@ -153,7 +370,7 @@ public final class ZipWriter {
                 try write(chunk)
             }
         case .deflate:
-            let deflater = try ZipDeflater(level: level, path: path)
+            let deflater = try ZipDeflater(level: level, path: path, bulkAfter: bulkAfter)
             try produce { (chunk, isLast) throws(ZipError) in
                 crc.update(chunk)
                 uncompressed += UInt64(chunk.count)
@@ -379,12 +596,17 @@ public final class ZipWriter {
     }
 
     private func writeAll(_ bytes: UnsafeRawBufferPointer) throws(ZipError) {
+        try Self.writeAll(descriptor, bytes, path: temporaryPath)
+    }
+
+    /// Writes all of `bytes` to `descriptor` (`path` names it in errors).
+    static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(ZipError) {
         var done = 0
         while done < bytes.count {
             let n = Glibc.write(descriptor, bytes.baseAddress! + done, bytes.count - done)
             if n < 0 {
                 if errno == EINTR { continue }
-                throw .io("cannot write the archive", path: temporaryPath, errno: errno)
+                throw .io("cannot write the archive", path: path, errno: errno)
             }
             done += n
         }

@@ -18,6 +18,8 @@ import Testing
                 ["--format", "ndjson"], ["--format", "ndjson", "--PatientID", "P1"],
                 ["--format", "ndjson", "--level", "image", "--StudyInstanceUID", "1.2.826.0.1.1"],
                 ["--format", "ndjson", "--level", "patient", "--model", "patient"],
+                // Written as the records are read (px-ls keeps no listing): the whole place, and a --limit.
+                ["--format", "ndjson", "--level", "image"], ["--format", "ndjson", "--level", "image", "--limit", "2"],
             ] {
                 let ls = try await PeerHarness.runAsync("px-ls", [place] + arguments)
                 #expect(ls.exitCode == 0, "\(ls.stdout) \(ls.stderr)")

@@ -158,6 +158,14 @@ public enum ListCommand {
             case .records(let records): for record in records { guard try body(record) else { return } }
             }
         }
+
+        /// Whether the records' SOP Instance UIDs are known to be distinct (``FolderPlace/instancesAreDistinct(for:)``).
+        func instancesAreDistinct(for identifier: DataSet) async throws(PXError) -> Bool {
+            switch self {
+            case .folder(let place): return try await place.instancesAreDistinct(for: identifier)
+            case .records: return false
+            }
+        }
     }
 
     /// The answers of one query over the place, at most `limit`: the first record of each matching entity at
@@ -172,7 +180,9 @@ public enum ListCommand {
         guard let uniqueKey = EntityMatching.uniqueKey(level: level.dicomValue) else {
             throw PXError.usage("level \(level.rawValue) is not a Query/Retrieve Level")
         }
-        var first = EntityMatching.FirstOfEachEntity(matching: identifier, uniqueKey: uniqueKey)
+        // An image-level listing of a place whose instances are each held once remembers none of their UIDs.
+        let distinct = uniqueKey == .sopInstanceUID ? try await listing.instancesAreDistinct(for: identifier) : false
+        var first = EntityMatching.FirstOfEachEntity(matching: identifier, uniqueKey: uniqueKey, distinctKeys: distinct)
         var count = 0
         try await listing.forEachRecord(for: identifier) { record in
             guard first.accepts(record) else { return true }

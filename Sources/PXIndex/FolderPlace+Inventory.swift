@@ -214,8 +214,9 @@ extension FolderPlace {
         let countQuery =
             "SELECT patient_id, study_uid, series_uid, sop_instance, modality FROM instances" + scope.clause
             + " ORDER BY path"
+        let distinct = try await self.instancesAreDistinct(for: identifier)
         let counts = try await self.reading { db throws(SQLiteError) in
-            var counts = EntityMatching.Counts()
+            var counts = EntityMatching.Counts(distinctInstances: distinct)
             try db.withStatement(countQuery) { rows throws(SQLiteError) in
                 try rows.bind(arguments)
                 while try rows.step() {
@@ -244,6 +245,17 @@ extension FolderPlace {
                 guard let record = self.decodedRecord(row.record, path: row.path) else { continue }
                 guard try body(counts.completing(record)) else { return }
             }
+        }
+    }
+
+    /// Whether every SOP Instance UID among the rows a query with `identifier` can match (``records(for:)``) is
+    /// held once (no instance in two files): then neither the counts nor an image-level listing need to remember
+    /// the UIDs they have seen.
+    public func instancesAreDistinct(for identifier: DataSet) async throws(PXError) -> Bool {
+        let scope = Self.scope(for: identifier)
+        let query = "SELECT count(*) = count(DISTINCT sop_instance) FROM instances" + scope.clause
+        return try await self.reading { db throws(SQLiteError) in
+            try db.fetchInt(query, scope.arguments.map { .text($0) }) == 1
         }
     }
 

@@ -77,6 +77,28 @@ import Testing
         }
     }
 
+    /// An instance held in two files is one instance: listed once at image level and counted once, whether
+    /// each UID is held once (px-ls then remembers none) or not.
+    @Test func anInstanceHeldTwiceIsListedOnce() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-ls-twice-") { work in
+            let place = work + "/place"
+            try ServeCommandTests.makePlace(place)
+            let once = try await PeerHarness.runAsync("px-ls", [place, "--level", "image", "--format", "ndjson"])
+            #expect(Self.lines(once.stdout).count == 4, "\(once.stdout)")
+            try FileManager.default.copyItem(atPath: place + "/in/1-1-2.dcm", toPath: place + "/in/z-copy.dcm")
+            let twice = try await PeerHarness.runAsync("px-ls", [place, "--level", "image", "--format", "ndjson"])
+            #expect(Self.lines(twice.stdout).count == 4, "\(twice.stdout)")
+            #expect(Self.lines(twice.stdout) == Self.lines(once.stdout))
+            let studies = try await PeerHarness.runAsync(
+                "px-ls",
+                [
+                    place, "--level", "study", "--format", "ndjson", "--PatientID", "P1", "--QueryReturnTags",
+                    "NumberOfStudyRelatedInstances",
+                ])
+            #expect(studies.stdout.contains("\"NumberOfStudyRelatedInstances\":\"3\""), "\(studies.stdout)")
+        }
+    }
+
     @Test func refreshesTheIndexUnlessToldNotTo() async throws {
         try await TestSupport.withTemporaryDirectory(prefix: "px-ls-refresh-") { work in
             let place = work + "/place"

@@ -105,6 +105,24 @@ import Testing
             #expect(try streamed.map(encode) == listed.map(encode))
             #expect(streamed.last?.string(EntityMatching.numberOfPatientRelatedInstances) == "401")
         }
+        #expect(try await place.instancesAreDistinct(for: DataSet()))
+        // One instance in a second file: the counts count it once, with or without knowing the UIDs distinct.
+        FolderIndexTests.write(
+            try FolderIndexTests.instance(patient: "P1", study: 4, series: 0, number: 4), to: root + "/d0/copy.dcm")
+        _ = try await place.refresh()
+        #expect(try await place.instancesAreDistinct(for: DataSet()) == false)
+        let listed = try await place.records(for: DataSet())
+        var streamed: [DataSet] = []
+        try await place.forEachRecord(for: DataSet()) { record in
+            streamed.append(record)
+            return true
+        }
+        #expect(streamed.count == Self.many + 1 && listed.count == Self.many + 1)
+        #expect(
+            streamed.map { $0.string(EntityMatching.numberOfPatientRelatedInstances) }
+                == listed.map { $0.string(EntityMatching.numberOfPatientRelatedInstances) })
+        #expect(streamed.first?.string(EntityMatching.numberOfPatientRelatedInstances) == "401")
+
         var seen = 0
         try await place.forEachRecord(for: DataSet()) { _ in
             seen += 1

@@ -59,17 +59,25 @@ public enum EntityMatching {
     public struct FirstOfEachEntity {
         public let identifier: DataSet
         public let uniqueKey: Tag
+        /// The records are known to hold each non-empty value of the unique key once.
+        public let distinctKeys: Bool
         private var seen = Set<String>()
 
-        public init(matching identifier: DataSet, uniqueKey: Tag) {
+        /// - Parameter distinctKeys: the caller knows no two records share a non-empty value of `uniqueKey` (an
+        ///   index whose SOP Instance UIDs are distinct): then only the empty value is remembered, so a listing
+        ///   of every instance keeps none of their UIDs.
+        public init(matching identifier: DataSet, uniqueKey: Tag, distinctKeys: Bool = false) {
             self.identifier = identifier
             self.uniqueKey = uniqueKey
+            self.distinctKeys = distinctKeys
         }
 
         /// Whether `record` matches and is the first record of its entity seen so far.
         public mutating func accepts(_ record: DataSet) -> Bool {
             guard AttributeMatching.matches(self.identifier, record) else { return false }
-            return self.seen.insert(record.string(self.uniqueKey) ?? "").inserted
+            let key = record.string(self.uniqueKey) ?? ""
+            if self.distinctKeys && !key.isEmpty { return true }
+            return self.seen.insert(key).inserted
         }
     }
 
@@ -140,8 +148,16 @@ public enum EntityMatching {
         public var seriesInstances: [String: Int] = [:]
         /// The SOP Instance UIDs counted so far: an instance held twice (two files, two records) counts once.
         var instances: Set<String> = []
+        /// Whether ``instances`` is kept: not when each SOP Instance UID is known to come once.
+        var keepsInstances = true
 
         public init() {}
+
+        /// Counts over records known to hold each SOP Instance UID once (an index whose UIDs are distinct):
+        /// no instance's UID is kept to count it once.
+        public init(distinctInstances: Bool) {
+            self.keepsInstances = !distinctInstances
+        }
 
         /// The counts over `records` (one per instance).
         public init(_ records: some Sequence<DataSet>) {
@@ -166,7 +182,7 @@ public enum EntityMatching {
             self.studySeries[study, default: []].insert(series)
             // The numbers of related instances count distinct instances (PS3.4 §C.6.1.1.3): a second record of
             // a SOP Instance UID counted already is not another instance. A record without one is counted.
-            if !sop.isEmpty && !self.instances.insert(sop).inserted { return }
+            if !sop.isEmpty && self.keepsInstances && !self.instances.insert(sop).inserted { return }
             self.patientInstances[patient, default: 0] += 1
             self.studyInstances[study, default: 0] += 1
             if let modality, !modality.isEmpty,

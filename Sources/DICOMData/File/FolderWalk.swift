@@ -46,8 +46,13 @@ public enum FolderWalk {
     /// The walk of ``regularFiles(below:)`` one file at a time, for a folder too large to list at once: what it
     /// keeps is the open folders of the current path, not the files seen.
     public final class Walker {
-        /// A folder being read: its handle and its path relative to the root.
-        private var open: [(handle: OpaquePointer, relative: String)] = []
+        #if canImport(Darwin)
+            typealias Handle = UnsafeMutablePointer<DIR>
+        #else
+            typealias Handle = OpaquePointer
+        #endif
+        /// A folder being read: its handle (`DIR *`) and its path relative to the root.
+        private var open: [(handle: Handle, relative: String)] = []
         /// Folders below the root that could not be read so far.
         public private(set) var unreadableFolders = 0
 

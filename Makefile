@@ -121,6 +121,7 @@ bench: setup
 	bash scripts/bench-sync.sh
 	bash scripts/bench-sync-zip.sh
 	bash scripts/bench-index.sh
+	bash scripts/bench-scale.sh
 	rm -rf bench-data/trash
 
 # libFuzzer targets (Fuzz/, a package of its own) for the PDU, data set, DICOM JSON and storage layout

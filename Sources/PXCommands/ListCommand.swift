@@ -73,7 +73,16 @@ public enum ListCommand {
             try FindCommand.checkTreeLevel(format: format, query: query)
             if let level = query.singleLevel {
                 let identifier = try query.identifier(level: level, keys: keys)
-                let matches = try await Self.find(listing, level: level, identifier: identifier, limit: query.limit)
+                // NDJSON lines are written as the matches are found, none kept: a listing of any size is
+                // printed in the memory of one batch of records.
+                var matches: [DataSet] = []
+                let count = try await Self.find(listing, level: level, identifier: identifier, limit: query.limit) {
+                    if format == .ndjson {
+                        output.write(PXOutput.ndjsonLine($0), pretty: false)
+                    } else {
+                        matches.append($0)
+                    }
+                }
                 if format == .csv {
                     let columns = PXOutput.csvColumns(identifier)
                     output.writeText(
@@ -83,23 +92,25 @@ public enum ListCommand {
                             })
                             .joined())
                 }
-                if format == .ndjson {
-                    for ds in matches { output.write(PXOutput.ndjsonLine(ds), pretty: false) }
-                }
                 FindCommand.writeForPeople(matches, format: format, to: output)
-                data = forPeople ? nil : PXOutput.findData(matches, format: format)
+                data =
+                    forPeople
+                    ? nil
+                    : format == .ndjson
+                        ? JSONValueEncoder.encode(PXOutput.FindCountOutput(count: count))
+                        : PXOutput.findData(matches, format: format)
             } else {
                 let seriesKeys = keys.filter { QueryDefaults.seriesKeywords.contains($0.keyword) }
                 let studyKeys = keys.filter { !QueryDefaults.seriesKeywords.contains($0.keyword) }
                 let seriesIdentifier = try query.identifier(level: .series, keys: seriesKeys)
                 let studyIdentifier = try query.identifier(level: .study, keys: studyKeys)
                 var studies: [StudyWithSeries] = []
-                for study in try await Self.find(
+                for study in try await Self.matches(
                     listing, level: .study, identifier: studyIdentifier, limit: query.limit)
                 {
                     var identifier = seriesIdentifier
                     identifier.set(.studyInstanceUID, vr: .UI, string: study.string(.studyInstanceUID) ?? "")
-                    let series = try await Self.find(listing, level: .series, identifier: identifier, limit: nil)
+                    let series = try await Self.matches(listing, level: .series, identifier: identifier, limit: nil)
                     if !seriesKeys.isEmpty && series.isEmpty { continue }
                     studies.append(StudyWithSeries(study: study, series: series, seriesStatus: .success))
                 }
@@ -139,35 +150,58 @@ public enum ListCommand {
         case folder(FolderPlace)
         case records([DataSet])
 
-        /// The instance records, with their computed counts, a query with `identifier` can match.
-        func records(for identifier: DataSet) async throws(PXError) -> [DataSet] {
+        /// The instance records, with their computed counts, a query with `identifier` can match, handed to
+        /// `body` in order until it returns `false`.
+        func forEachRecord(for identifier: DataSet, _ body: (DataSet) throws(PXError) -> Bool) async throws(PXError) {
             switch self {
-            case .folder(let place): return try await place.records(for: identifier)
-            case .records(let records): return records
+            case .folder(let place): try await place.forEachRecord(for: identifier, body)
+            case .records(let records): for record in records { guard try body(record) else { return } }
+            }
+        }
+
+        /// Whether the records' SOP Instance UIDs are known to be distinct (``FolderPlace/instancesAreDistinct(for:)``).
+        func instancesAreDistinct(for identifier: DataSet) async throws(PXError) -> Bool {
+            switch self {
+            case .folder(let place): return try await place.instancesAreDistinct(for: identifier)
+            case .records: return false
             }
         }
     }
 
     /// The answers of one query over the place, at most `limit`: the first record of each matching entity at
-    /// `level`, answered as a C-FIND SCP would (PS3.4 §C.4.1.1.3.2, Retrieve AE Title "PXLS").
-    static func find(_ listing: Listing, level: QueryLevel, identifier: DataSet, limit: Int?) async throws(PXError)
-        -> [DataSet]
-    {
+    /// `level`, answered as a C-FIND SCP would (PS3.4 §C.4.1.1.3.2, Retrieve AE Title "PXLS"), each handed to
+    /// `each` as it is found; returns how many.
+    static func find(
+        _ listing: Listing, level: QueryLevel, identifier: DataSet, limit: Int?, each: (DataSet) -> Void
+    ) async throws(PXError) -> Int {
         if let tag = EntityMatching.misplacedKey(in: identifier) {
             throw PXError.usage("cannot query the place: \(tag) does not belong in an identifier")
         }
         guard let uniqueKey = EntityMatching.uniqueKey(level: level.dicomValue) else {
             throw PXError.usage("level \(level.rawValue) is not a Query/Retrieve Level")
         }
-        var matches: [DataSet] = []
-        let records = try await listing.records(for: identifier)
-        for record in EntityMatching.firstOfEachEntity(matching: identifier, in: records, uniqueKey: uniqueKey) {
-            matches.append(
+        // An image-level listing of a place whose instances are each held once remembers none of their UIDs.
+        let distinct = uniqueKey == .sopInstanceUID ? try await listing.instancesAreDistinct(for: identifier) : false
+        var first = EntityMatching.FirstOfEachEntity(matching: identifier, uniqueKey: uniqueKey, distinctKeys: distinct)
+        var count = 0
+        try await listing.forEachRecord(for: identifier) { record in
+            guard first.accepts(record) else { return true }
+            each(
                 EntityMatching.response(
                     to: identifier, level: level.dicomValue, uniqueKey: uniqueKey, from: record,
                     retrieveAETitle: "PXLS"))
-            if let limit, matches.count >= limit { break }
+            count += 1
+            return limit.map { count < $0 } ?? true
         }
+        return count
+    }
+
+    /// ``find(_:level:identifier:limit:each:)``'s answers, kept.
+    static func matches(_ listing: Listing, level: QueryLevel, identifier: DataSet, limit: Int?) async throws(PXError)
+        -> [DataSet]
+    {
+        var matches: [DataSet] = []
+        _ = try await Self.find(listing, level: level, identifier: identifier, limit: limit) { matches.append($0) }
         return matches
     }
 }

@@ -13,8 +13,13 @@ extension FolderPlace {
         if let tag = EntityMatching.misplacedKey(in: keys) {
             throw PXError.usage("cannot match the keys: \(tag) does not belong in an identifier")
         }
-        let matched = EntityMatching.firstOfEachEntity(
-            matching: keys, in: try await self.records(for: keys), uniqueKey: .studyInstanceUID)
+        if let uids = Self.studyUIDsOnly(keys) { return try await self.studyHoldings(uids) }
+        var first = EntityMatching.FirstOfEachEntity(matching: keys, uniqueKey: .studyInstanceUID)
+        var matched: [DataSet] = []
+        try await self.forEachRecord(for: keys) { record in
+            if first.accepts(record) { matched.append(record) }
+            return true
+        }
         let uids = matched.compactMap { $0.string(.studyInstanceUID) }
         guard !uids.isEmpty else { return [] }
         let counts = try await self.reading { db throws(SQLiteError) in
@@ -33,6 +38,42 @@ extension FolderPlace {
                 studyDate: record.string(.studyDate), studyDescription: record.string(.studyDescription),
                 accessionNumber: record.string(Tag(0x0008, 0x0050)), seriesCount: counts[uid]?.0,
                 instanceCount: counts[uid]?.1)
+        }
+    }
+
+    /// The Study Instance UIDs `keys` asks for when they are its only matching key (an empty list: no matching
+    /// key at all, every study), `nil` when another key matches (a non-empty value, a sequence) or a UID value
+    /// has a wild card: then the studies are found by matching the records.
+    static func studyUIDsOnly(_ keys: DataSet) -> [String]? {
+        for key in keys where AttributeMatching.isMatchingKey(key.tag) {
+            if key.tag == .studyInstanceUID { continue }
+            guard key.vr != .SQ, key.isEmpty else { return nil }
+        }
+        let uids = (keys.strings(.studyInstanceUID) ?? []).filter { !$0.isEmpty }
+        guard !uids.contains(where: { $0.contains("*") || $0.contains("?") }) else { return nil }
+        return uids
+    }
+
+    /// The studies with these UIDs (every study for none) straight from the index, as matching their records
+    /// would answer them when no other key matches: in the order of each study's first file (by path), the
+    /// patient and study values of that file, the counts of the whole study. SQLite takes the bare columns of a
+    /// query with one min() aggregate from the row of that minimum.
+    private func studyHoldings(_ uids: [String]) async throws(PXError) -> [StudyHolding] {
+        var sql = """
+            SELECT study_uid, min(path), patient_id, patient_name, study_date, study_description, accession,
+                count(DISTINCT series_uid), count(DISTINCT sop_instance)
+            FROM instances
+            """
+        if !uids.isEmpty { sql += " WHERE study_uid IN " + Self.placeholders(uids.count) }
+        sql += " GROUP BY study_uid ORDER BY 2"
+        let query = sql
+        return try await self.reading { db throws(SQLiteError) in
+            try db.fetchAll(query, uids.map { .text($0) }) { row in
+                StudyHolding(
+                    studyInstanceUID: row.string(at: 0) ?? "", patientID: IndexRow.nonEmpty(row.string(at: 2)),
+                    patientName: row.string(at: 3), studyDate: row.string(at: 4), studyDescription: row.string(at: 5),
+                    accessionNumber: row.string(at: 6), seriesCount: row.int(at: 7), instanceCount: row.int(at: 8))
+            }
         }
     }
 
@@ -131,32 +172,13 @@ extension FolderPlace {
 
     /// The indexed instances a query with `identifier` can match, without computed attributes.
     private func indexed(for identifier: DataSet) async throws(PXError) -> [DirectoryArchive.Instance] {
-        var sql = "SELECT path, sop_class, sop_instance, transfer_syntax, record, size, modified FROM instances"
-        var arguments: [String] = []
-        if let patient = identifier.string(.patientID), !patient.isEmpty,
-            !patient.contains(where: { "*?\\".contains($0) })
-        {
-            sql += " WHERE patient_id = ?"
-            arguments = [patient]
-        } else {
-            for (tag, column) in [
-                (Tag.studyInstanceUID, "study_uid"), (.seriesInstanceUID, "series_uid"),
-                (.sopInstanceUID, "sop_instance"),
-            ] {
-                guard let values = identifier.strings(tag)?.filter({ !$0.isEmpty }), !values.isEmpty else { continue }
-                sql +=
-                    " WHERE patient_id IN (SELECT patient_id FROM instances WHERE \(column) IN "
-                    + Self.placeholders(values.count) + ")"
-                arguments = values
-                break
-            }
-        }
-        sql += " ORDER BY path"
+        let scope = Self.scope(for: identifier)
         let root = self.root
-        let query = sql
-        let values = arguments
+        let query =
+            "SELECT path, sop_class, sop_instance, transfer_syntax, record, size, modified FROM instances"
+            + scope.clause + " ORDER BY path"
         let rows = try await self.reading { db throws(SQLiteError) in
-            try db.fetchAll(query, values.map { .text($0) }) { row in
+            try db.fetchAll(query, scope.arguments.map { .text($0) }) { row in
                 (
                     path: row.string(at: 0) ?? "", sopClass: row.string(at: 1) ?? "",
                     sopInstance: row.string(at: 2) ?? "", syntax: row.string(at: 3) ?? "", record: row.bytes(at: 4),
@@ -167,14 +189,7 @@ extension FolderPlace {
         var instances: [DirectoryArchive.Instance] = []
         instances.reserveCapacity(rows.count)
         for row in rows {
-            let record: DataSet
-            do {
-                record = try DataSetReader.read(row.record, transferSyntax: .explicitVRLittleEndian).dataSet
-            } catch {
-                self.logger.debug(
-                    "index record unreadable", metadata: ["file": "\(root)/\(row.path)", "error": "\(error)"])
-                continue
-            }
+            guard let record = self.decodedRecord(row.record, path: row.path) else { continue }
             instances.append(
                 DirectoryArchive.Instance(
                     file: StorableFile(
@@ -185,6 +200,95 @@ extension FolderPlace {
                     record: record))
         }
         return instances
+    }
+
+    /// The instance records a query with `identifier` can match (``records(for:)``, the same records with the
+    /// same computed attributes, in the same path order) handed to `body` one at a time, until it returns
+    /// `false`: the counts are taken from the index's columns first, then the records are read a batch at a time,
+    /// so what is kept is the counts, never every record.
+    public func forEachRecord(for identifier: DataSet, _ body: (DataSet) throws(PXError) -> Bool)
+        async throws(PXError)
+    {
+        let scope = Self.scope(for: identifier)
+        let arguments = scope.arguments.map { SQLiteValue.text($0) }
+        let countQuery =
+            "SELECT patient_id, study_uid, series_uid, sop_instance, modality FROM instances" + scope.clause
+            + " ORDER BY path"
+        let distinct = try await self.instancesAreDistinct(for: identifier)
+        let counts = try await self.reading { db throws(SQLiteError) in
+            var counts = EntityMatching.Counts(distinctInstances: distinct)
+            try db.withStatement(countQuery) { rows throws(SQLiteError) in
+                try rows.bind(arguments)
+                while try rows.step() {
+                    counts.add(
+                        patient: rows.string(at: 0) ?? "", study: rows.string(at: 1) ?? "",
+                        series: rows.string(at: 2) ?? "", sopInstance: rows.string(at: 3) ?? "",
+                        modality: rows.string(at: 4))
+                }
+            }
+            return counts
+        }
+        let batchQuery =
+            "SELECT path, record FROM instances" + (scope.clause.isEmpty ? " WHERE" : scope.clause + " AND")
+            + " path > ? ORDER BY path LIMIT \(Self.batchSize)"
+        var after = ""
+        while true {
+            let last = after
+            let batch = try await self.reading { db throws(SQLiteError) in
+                try db.fetchAll(batchQuery, arguments + [.text(last)]) { row in
+                    (path: row.string(at: 0) ?? "", record: row.bytes(at: 1))
+                }
+            }
+            guard let final = batch.last else { return }
+            after = final.path
+            for row in batch {
+                guard let record = self.decodedRecord(row.record, path: row.path) else { continue }
+                guard try body(counts.completing(record)) else { return }
+            }
+        }
+    }
+
+    /// Whether every SOP Instance UID among the rows a query with `identifier` can match (``records(for:)``) is
+    /// held once (no instance in two files): then neither the counts nor an image-level listing need to remember
+    /// the UIDs they have seen.
+    public func instancesAreDistinct(for identifier: DataSet) async throws(PXError) -> Bool {
+        let scope = Self.scope(for: identifier)
+        let query = "SELECT count(*) = count(DISTINCT sop_instance) FROM instances" + scope.clause
+        return try await self.reading { db throws(SQLiteError) in
+            try db.fetchInt(query, scope.arguments.map { .text($0) }) == 1
+        }
+    }
+
+    /// An index row's record, `nil` (logged) when it cannot be read.
+    private func decodedRecord(_ bytes: [UInt8], path: String) -> DataSet? {
+        do {
+            return try DataSetReader.read(bytes, transferSyntax: .explicitVRLittleEndian).dataSet
+        } catch {
+            self.logger.debug(
+                "index record unreadable", metadata: ["file": "\(self.root)/\(path)", "error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// The rows a query with `identifier` can match, as a WHERE clause (empty for the whole place) and its
+    /// arguments: every instance of the patients concerned (so the patient-level counts of PS3.4 §C.6.1.1 stay
+    /// whole), narrowed by a single Patient ID, or by the Study, Series or SOP Instance UIDs asked for.
+    private static func scope(for identifier: DataSet) -> (clause: String, arguments: [String]) {
+        if let patient = identifier.string(.patientID), !patient.isEmpty,
+            !patient.contains(where: { "*?\\".contains($0) })
+        {
+            return (" WHERE patient_id = ?", [patient])
+        }
+        for (tag, column) in [
+            (Tag.studyInstanceUID, "study_uid"), (.seriesInstanceUID, "series_uid"), (.sopInstanceUID, "sop_instance"),
+        ] {
+            guard let values = identifier.strings(tag)?.filter({ !$0.isEmpty }), !values.isEmpty else { continue }
+            return (
+                " WHERE patient_id IN (SELECT patient_id FROM instances WHERE \(column) IN "
+                    + Self.placeholders(values.count) + ")", values
+            )
+        }
+        return ("", [])
     }
 
     /// `(?, ?, ?)` for `count` values.

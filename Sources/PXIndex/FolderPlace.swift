@@ -328,68 +328,75 @@ public final class FolderPlace: PlaceInventory, Sendable {
     /// rows of files that are gone. Symbolic links are not followed; `.px*` folders and pypx's info files
     /// (``PXStorage/PypxInfoFile``) are skipped.
     public func refresh() async throws(PXError) -> RefreshReport {
-        let walk: (files: [FolderWalk.Entry], unreadableFolders: Int)
         var info = stat()
         if transientFolder != nil && stat(root, &info) != 0 && errno == ENOENT {
             return RefreshReport()  // A dry run's destination that does not exist yet holds nothing.
         }
+        // The walk goes a batch of files at a time, each file looked up in the index by its path (the primary
+        // key), so what a refresh keeps is one batch, whatever the place holds; only when fewer files were
+        // found than the index knows are the paths seen gathered, to find the rows of files that are gone.
+        let walker: FolderWalk.Walker
         do {
-            walk = try FolderWalk.regularFiles(below: self.root)
+            walker = try FolderWalk.Walker(root: self.root)
         } catch {
             throw PXError.io("cannot read the place: \(error)", path: self.root)
         }
-        let known: [String: (size: Int, modified: Int64, readable: Bool)]
-        do {
-            known = try await self.reader.run { db throws(SQLiteError) in
-                var known: [String: (size: Int, modified: Int64, readable: Bool)] = [:]
-                try db.withStatement(
-                    "SELECT path, size, modified, 1 FROM instances UNION ALL SELECT path, size, modified, 0 FROM unreadable"
-                ) { rows throws(SQLiteError) in
-                    while try rows.step() {
-                        known[rows.string(at: 0) ?? ""] = (rows.int(at: 1), rows.int64(at: 2), rows.int(at: 3) == 1)
-                    }
-                }
-                return known
-            }
-        } catch {
-            throw PXError.io("cannot read the index: \(error)", path: self.indexPath)
+        let knownBefore = try await self.reading { db throws(SQLiteError) in
+            Int(try db.fetchInt("SELECT (SELECT count(*) FROM instances) + (SELECT count(*) FROM unreadable)") ?? 0)
         }
         var report = RefreshReport()
-        report.unreadable = walk.unreadableFolders
-        var seen = Set<String>()
-        seen.reserveCapacity(walk.files.count)
-        var toRead: [FolderWalk.Entry] = []
-        var wasIndexed = Set<String>()
-        for entry in walk.files {
-            // pypx's info files (px-listen's and px-serve's trees) are the place's bookkeeping, not instances.
-            let name = entry.relativePath.split(separator: "/").last.map(String.init) ?? entry.relativePath
-            if PypxInfoFile.names.contains(name) { continue }
-            seen.insert(entry.relativePath)
-            if let old = known[entry.relativePath] {
-                if old.size == entry.size && old.modified == entry.modified {
-                    if old.readable { report.unchanged += 1 } else { report.unreadable += 1 }
-                    continue
-                }
-                if old.readable { wasIndexed.insert(entry.relativePath) }
+        var found = 0
+        while true {
+            var batch: [FolderWalk.Entry] = []
+            while batch.count < Self.batchSize, let entry = walker.next() {
+                if !Self.isBookkeeping(entry) { batch.append(entry) }
             }
-            toRead.append(entry)
-        }
-        let vanished = known.keys.filter { !seen.contains($0) }
-        for batch in stride(from: 0, to: max(toRead.count, vanished.count), by: Self.batchSize) {
+            guard !batch.isEmpty else { break }
+            let paths = batch.map(\.relativePath)
+            let known = try await self.reading { db throws(SQLiteError) in
+                try db.readTransaction { db throws(SQLiteError) in
+                    try db.withStatement(
+                        """
+                        SELECT size, modified, 1 FROM instances WHERE path = ?1
+                        UNION ALL SELECT size, modified, 0 FROM unreadable WHERE path = ?1
+                        """
+                    ) { row throws(SQLiteError) -> [(size: Int, modified: Int64, readable: Bool)?] in
+                        var known: [(size: Int, modified: Int64, readable: Bool)?] = []
+                        known.reserveCapacity(paths.count)
+                        for path in paths {
+                            try row.bind([.text(path)])
+                            known.append(try row.step() ? (row.int(at: 0), row.int64(at: 1), row.int(at: 2) == 1) : nil)
+                        }
+                        return known
+                    }
+                }
+            }
             var rows: [IndexRow] = []
             var failures: [(FolderWalk.Entry, String)] = []
-            for entry in toRead[min(batch, toRead.count)..<min(batch + Self.batchSize, toRead.count)] {
+            for (entry, old) in zip(batch, known) {
+                if let old {
+                    found += 1
+                    if old.size == entry.size && old.modified == entry.modified {
+                        if old.readable { report.unchanged += 1 } else { report.unreadable += 1 }
+                        continue
+                    }
+                }
                 do {
                     let header = try Part10File.readHeader(contentsOf: self.root + "/" + entry.relativePath)
                     rows.append(try IndexRow(entry: entry, header: header))
-                    if wasIndexed.contains(entry.relativePath) { report.updated += 1 } else { report.added += 1 }
+                    if old?.readable == true { report.updated += 1 } else { report.added += 1 }
                 } catch {
                     failures.append((entry, "\(error)"))
                 }
             }
-            let gone = vanished[min(batch, vanished.count)..<min(batch + Self.batchSize, vanished.count)]
-            report.removed += try await self.write(rows: rows, unreadable: failures, vanished: Array(gone))
+            if !rows.isEmpty || !failures.isEmpty {
+                _ = try await self.write(rows: rows, unreadable: failures, vanished: [])
+            }
             report.unreadable += failures.count
+        }
+        report.unreadable += walker.unreadableFolders
+        if found < knownBefore {
+            report.removed = try await self.removeVanished()
         }
         report.instances = try await self.instanceCount()
         self.logger.debug(
@@ -399,6 +406,36 @@ public final class FolderPlace: PlaceInventory, Sendable {
                 "removed": "\(report.removed)", "unreadable": "\(report.unreadable)",
             ])
         return report
+    }
+
+    /// Whether a file the walk found is the place's bookkeeping, not an instance: pypx's info files (px-listen's
+    /// and px-serve's trees).
+    private static func isBookkeeping(_ entry: FolderWalk.Entry) -> Bool {
+        let name = entry.relativePath.split(separator: "/").last.map(String.init) ?? entry.relativePath
+        return PypxInfoFile.names.contains(name)
+    }
+
+    /// Drops the rows (instances and unreadable files) of files a walk no longer finds; returns how many.
+    private func removeVanished() async throws(PXError) -> Int {
+        let walk: (files: [FolderWalk.Entry], unreadableFolders: Int)
+        do {
+            walk = try FolderWalk.regularFiles(below: self.root)
+        } catch {
+            throw PXError.io("cannot read the place: \(error)", path: self.root)
+        }
+        let seen = Set(walk.files.lazy.filter { !Self.isBookkeeping($0) }.map(\.relativePath))
+        let vanished = try await self.reading { db throws(SQLiteError) in
+            try db.fetchAll("SELECT path FROM instances UNION ALL SELECT path FROM unreadable") { row in
+                row.string(at: 0) ?? ""
+            }.filter { !seen.contains($0) }
+        }
+        var removed = 0
+        for batch in stride(from: 0, to: vanished.count, by: Self.batchSize) {
+            removed += try await self.write(
+                rows: [], unreadable: [], vanished: Array(vanished[batch..<min(batch + Self.batchSize, vanished.count)])
+            )
+        }
+        return removed
     }
 
     /// Adds (or replaces) the rows of files px has just placed in this place, in one transaction.

@@ -191,7 +191,9 @@ extension FolderPlace: InstanceSource, InstanceSink {
                 let header = try Part10File.readHeader(contentsOf: temporary)
                 let placement = try placer.place(temporaryFile: temporary, dataSet: header.dataSet)
                 if placement.duplicate == nil {
-                    placed.append(DeliveredFile(path: placement.path, header: header))
+                    // Kept until the study's files are recorded: compacted, its values alone instead of the
+                    // buffer the header was read into.
+                    placed.append(DeliveredFile(path: placement.path, header: header.compacted()))
                 }
             } catch {
                 unlink(temporary)

@@ -121,7 +121,19 @@ public final class SQLiteDatabase {
     /// Runs `body` in a transaction (`BEGIN IMMEDIATE`: the write lock is taken first, so the transaction
     /// never fails half-way for another writer) and commits, or rolls back when `body` throws.
     public func transaction<T>(_ body: (SQLiteDatabase) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
-        try self.execute("BEGIN IMMEDIATE")
+        try self.transaction(beginning: "BEGIN IMMEDIATE", body)
+    }
+
+    /// Runs `body`'s reads in one read transaction (`BEGIN DEFERRED`): one snapshot, and the file locks taken
+    /// once for all of them, where a statement outside a transaction takes and releases them each time.
+    public func readTransaction<T>(_ body: (SQLiteDatabase) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        try self.transaction(beginning: "BEGIN DEFERRED", body)
+    }
+
+    private func transaction<T>(beginning begin: String, _ body: (SQLiteDatabase) throws(SQLiteError) -> T)
+        throws(SQLiteError) -> T
+    {
+        try self.execute(begin)
         let value: T
         do {
             value = try body(self)

@@ -55,6 +55,31 @@ struct EntityMatchingTests {
         #expect(last.strings(EntityMatching.modalitiesInStudy) == ["US"])
     }
 
+    /// Records taken one at a time answer as the list does; told the UIDs are distinct, only records without
+    /// one are still told apart (one entity), and counts told so count as the counts that remember the UIDs.
+    @Test func oneRecordAtATimeAndDistinctKeys() {
+        var withoutUID = Self.records[0]
+        withoutUID.remove(.sopInstanceUID)
+        let records = Self.records + [withoutUID, withoutUID]
+        let listed = EntityMatching.firstOfEachEntity(matching: DataSet(), in: records, uniqueKey: .sopInstanceUID)
+        #expect(listed.count == Self.records.count + 1)
+        var distinct = EntityMatching.FirstOfEachEntity(
+            matching: DataSet(), uniqueKey: .sopInstanceUID, distinctKeys: true)
+        #expect(records.filter { distinct.accepts($0) }.count == Self.records.count + 1)
+        var studies = EntityMatching.FirstOfEachEntity(matching: DataSet(), uniqueKey: .studyInstanceUID)
+        #expect(
+            records.filter { studies.accepts($0) }.compactMap { $0.string(.studyInstanceUID) } == ["1.1", "1.2", "2.1"])
+
+        let remembering = EntityMatching.Counts(Self.records)
+        var told = EntityMatching.Counts(distinctInstances: true)
+        for record in Self.records { told.add(record) }
+        #expect(
+            Self.records.map(told.attributes(of:)).map { $0.map(\.bytes) }
+                == Self.records.map(remembering.attributes(of:)).map { $0.map(\.bytes) })
+        // Without being told, an instance held twice counts once.
+        #expect(EntityMatching.Counts(Self.records + [Self.records[0]]) == remembering)
+    }
+
     @Test func aValueTheRecordHoldsIsKept() {
         var record = Self.records[0]
         record.set(EntityMatching.numberOfStudyRelatedInstances, vr: .IS, string: "99")

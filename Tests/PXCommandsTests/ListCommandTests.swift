@@ -18,6 +18,8 @@ import Testing
                 ["--format", "ndjson"], ["--format", "ndjson", "--PatientID", "P1"],
                 ["--format", "ndjson", "--level", "image", "--StudyInstanceUID", "1.2.826.0.1.1"],
                 ["--format", "ndjson", "--level", "patient", "--model", "patient"],
+                // Written as the records are read (px-ls keeps no listing): the whole place, and a --limit.
+                ["--format", "ndjson", "--level", "image"], ["--format", "ndjson", "--level", "image", "--limit", "2"],
             ] {
                 let ls = try await PeerHarness.runAsync("px-ls", [place] + arguments)
                 #expect(ls.exitCode == 0, "\(ls.stdout) \(ls.stderr)")
@@ -72,6 +74,28 @@ import Testing
             }
             let node = try await PeerHarness.runAsync("px-ls", ["PXSERVE@127.0.0.1:1"])
             #expect(node.exitCode == 64, "\(node.stdout)")
+        }
+    }
+
+    /// An instance held in two files is one instance: listed once at image level and counted once, whether
+    /// each UID is held once (px-ls then remembers none) or not.
+    @Test func anInstanceHeldTwiceIsListedOnce() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-ls-twice-") { work in
+            let place = work + "/place"
+            try ServeCommandTests.makePlace(place)
+            let once = try await PeerHarness.runAsync("px-ls", [place, "--level", "image", "--format", "ndjson"])
+            #expect(Self.lines(once.stdout).count == 4, "\(once.stdout)")
+            try FileManager.default.copyItem(atPath: place + "/in/1-1-2.dcm", toPath: place + "/in/z-copy.dcm")
+            let twice = try await PeerHarness.runAsync("px-ls", [place, "--level", "image", "--format", "ndjson"])
+            #expect(Self.lines(twice.stdout).count == 4, "\(twice.stdout)")
+            #expect(Self.lines(twice.stdout) == Self.lines(once.stdout))
+            let studies = try await PeerHarness.runAsync(
+                "px-ls",
+                [
+                    place, "--level", "study", "--format", "ndjson", "--PatientID", "P1", "--QueryReturnTags",
+                    "NumberOfStudyRelatedInstances",
+                ])
+            #expect(studies.stdout.contains("\"NumberOfStudyRelatedInstances\":\"3\""), "\(studies.stdout)")
         }
     }
 

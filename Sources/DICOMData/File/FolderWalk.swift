@@ -37,40 +37,71 @@ public enum FolderWalk {
     public static func regularFiles(below root: String) throws(POSIX.Failure) -> (
         files: [Entry], unreadableFolders: Int
     ) {
+        let walker = try Walker(root: root)
         var files: [Entry] = []
-        var unreadable = 0
-        guard let handle = opendir(root) else { throw .current() }
-        closedir(handle)
-        Self.walk(root, relative: "", into: &files, unreadable: &unreadable)
-        return (files, unreadable)
+        while let entry = walker.next() { files.append(entry) }
+        return (files, walker.unreadableFolders)
     }
 
-    private static func walk(_ directory: String, relative: String, into files: inout [Entry], unreadable: inout Int) {
-        guard let handle = opendir(directory) else {
-            unreadable += 1
-            return
+    /// The walk of ``regularFiles(below:)`` one file at a time, for a folder too large to list at once: what it
+    /// keeps is the open folders of the current path, not the files seen.
+    public final class Walker {
+        #if canImport(Darwin)
+            typealias Handle = UnsafeMutablePointer<DIR>
+        #else
+            typealias Handle = OpaquePointer
+        #endif
+        /// A folder being read: its handle (`DIR *`) and its path relative to the root.
+        private var open: [(handle: Handle, relative: String)] = []
+        /// Folders below the root that could not be read so far.
+        public private(set) var unreadableFolders = 0
+
+        /// - Throws: the errno of opening `root`.
+        public init(root: String) throws(POSIX.Failure) {
+            guard let handle = opendir(root) else { throw .current() }
+            self.open = [(handle, "")]
         }
-        defer { closedir(handle) }
-        while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name == "." || name == ".." || Self.isPrivate(name) { continue }
-            let path = directory + "/" + name
-            let relativePath = relative.isEmpty ? name : relative + "/" + name
-            var info = stat()
-            guard lstat(path, &info) == 0 else { continue }
-            switch info.st_mode & S_IFMT {
-            case S_IFDIR:
-                Self.walk(path, relative: relativePath, into: &files, unreadable: &unreadable)
-            case S_IFREG:
-                files.append(
-                    Entry(
+
+        deinit {
+            for folder in self.open { closedir(folder.handle) }
+        }
+
+        /// The next regular file, `nil` when the walk is over.
+        public func next() -> Entry? {
+            while let folder = self.open.last {
+                guard let entry = readdir(folder.handle) else {
+                    closedir(folder.handle)
+                    self.open.removeLast()
+                    continue
+                }
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+                }
+                if name == "." || name == ".." || FolderWalk.isPrivate(name) { continue }
+                let relativePath = folder.relative.isEmpty ? name : folder.relative + "/" + name
+                // Relative to the open folder (no walk of the whole path for each file), a final link not
+                // followed.
+                let parent = dirfd(folder.handle)
+                var info = stat()
+                guard fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+                switch info.st_mode & S_IFMT {
+                case S_IFDIR:
+                    let descriptor = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                    if descriptor >= 0, let handle = fdopendir(descriptor) {
+                        self.open.append((handle, relativePath))
+                    } else {
+                        if descriptor >= 0 { close(descriptor) }
+                        self.unreadableFolders += 1
+                    }
+                case S_IFREG:
+                    return Entry(
                         relativePath: relativePath, size: Int(info.st_size),
-                        modified: Self.nanoseconds(info.st_mtim)))
-            default:
-                continue
+                        modified: FolderWalk.nanoseconds(info.st_mtim))
+                default:
+                    continue
+                }
             }
+            return nil
         }
     }
 

@@ -50,14 +50,35 @@ public enum EntityMatching {
         matching identifier: DataSet, in records: some Sequence<Record>, uniqueKey: Tag,
         record: (Record) -> DataSet
     ) -> [Record] {
-        var seen = Set<String>()
-        var result: [Record] = []
-        for candidate in records {
-            let dataSet = record(candidate)
-            guard AttributeMatching.matches(identifier, dataSet) else { continue }
-            if seen.insert(dataSet.string(uniqueKey) ?? "").inserted { result.append(candidate) }
+        var first = FirstOfEachEntity(matching: identifier, uniqueKey: uniqueKey)
+        return records.filter { first.accepts(record($0)) }
+    }
+
+    /// ``firstOfEachEntity(matching:in:uniqueKey:record:)`` one record at a time, for records read as a stream:
+    /// it keeps only the unique keys of the entities that matched so far.
+    public struct FirstOfEachEntity {
+        public let identifier: DataSet
+        public let uniqueKey: Tag
+        /// The records are known to hold each non-empty value of the unique key once.
+        public let distinctKeys: Bool
+        private var seen = Set<String>()
+
+        /// - Parameter distinctKeys: the caller knows no two records share a non-empty value of `uniqueKey` (an
+        ///   index whose SOP Instance UIDs are distinct): then only the empty value is remembered, so a listing
+        ///   of every instance keeps none of their UIDs.
+        public init(matching identifier: DataSet, uniqueKey: Tag, distinctKeys: Bool = false) {
+            self.identifier = identifier
+            self.uniqueKey = uniqueKey
+            self.distinctKeys = distinctKeys
         }
-        return result
+
+        /// Whether `record` matches and is the first record of its entity seen so far.
+        public mutating func accepts(_ record: DataSet) -> Bool {
+            guard AttributeMatching.matches(self.identifier, record) else { return false }
+            let key = record.string(self.uniqueKey) ?? ""
+            if self.distinctKeys && !key.isEmpty { return true }
+            return self.seen.insert(key).inserted
+        }
     }
 
     /// ``firstOfEachEntity(matching:in:uniqueKey:record:)`` over data sets.
@@ -127,8 +148,16 @@ public enum EntityMatching {
         public var seriesInstances: [String: Int] = [:]
         /// The SOP Instance UIDs counted so far: an instance held twice (two files, two records) counts once.
         var instances: Set<String> = []
+        /// Whether ``instances`` is kept: not when each SOP Instance UID is known to come once.
+        var keepsInstances = true
 
         public init() {}
+
+        /// Counts over records known to hold each SOP Instance UID once (an index whose UIDs are distinct):
+        /// no instance's UID is kept to count it once.
+        public init(distinctInstances: Bool) {
+            self.keepsInstances = !distinctInstances
+        }
 
         /// The counts over `records` (one per instance).
         public init(_ records: some Sequence<DataSet>) {
@@ -137,19 +166,26 @@ public enum EntityMatching {
 
         /// Counts one more instance record.
         public mutating func add(_ record: DataSet) {
-            let patient = record.string(.patientID) ?? ""
-            let study = record.string(.studyInstanceUID) ?? ""
-            let series = record.string(.seriesInstanceUID) ?? ""
+            self.add(
+                patient: record.string(.patientID) ?? "", study: record.string(.studyInstanceUID) ?? "",
+                series: record.string(.seriesInstanceUID) ?? "", sopInstance: record.string(.sopInstanceUID) ?? "",
+                modality: record.string(.modality))
+        }
+
+        /// Counts one more instance by its identifying values (an index's columns: no record to decode), a
+        /// missing one as empty.
+        public mutating func add(
+            patient: String, study: String, series: String, sopInstance sop: String, modality: String?
+        ) {
             self.patientStudies[patient, default: []].insert(study)
             self.patientSeries[patient, default: []].insert(series)
             self.studySeries[study, default: []].insert(series)
             // The numbers of related instances count distinct instances (PS3.4 §C.6.1.1.3): a second record of
             // a SOP Instance UID counted already is not another instance. A record without one is counted.
-            let sop = record.string(.sopInstanceUID) ?? ""
-            if !sop.isEmpty && !self.instances.insert(sop).inserted { return }
+            if !sop.isEmpty && self.keepsInstances && !self.instances.insert(sop).inserted { return }
             self.patientInstances[patient, default: 0] += 1
             self.studyInstances[study, default: 0] += 1
-            if let modality = record.string(.modality), !modality.isEmpty,
+            if let modality, !modality.isEmpty,
                 !(self.studyModalities[study] ?? []).contains(modality)
             {
                 self.studyModalities[study, default: []].append(modality)

@@ -9,6 +9,15 @@
 #   ls         px-ls --level image --format ndjson DIR
 #   f2f        px-sync DIR DIR2               (folder -> folder)
 #   f2f-noop   the same again
+# and, part "more", the other paths at both sizes (Orthanc with its DICOMweb plugin; px-listen native as the
+# receiver, its peak read from /proc/PID/status VmHWM when it is stopped):
+#   find       px-find ORTHANC --level image --format ndjson
+#   get        px-get ORTHANC -d DIR, the studies read from px-find's NDJSON on stdin (C-GET)
+#   web-get    px-get URL -d DIR, the same studies (WADO-RS)
+#   move       px-move ORTHANC --destination PXLISTEN, the same studies (C-MOVE into px-listen)
+#   listen     px-listen receiving the moved instances
+#   push       px-push PXLISTEN@... DATA-DIR (C-STORE of every file on one association)
+#   listen-push  px-listen receiving the pushed ones
 # Index case, INDEX tiny instances (about 600 bytes, no Pixel Data; 100 per series, 1 series per study), source
 # and destination folders of hard links to the same files, each with its own index (built by a first sync):
 #   plan       px-sync --dry-run SRC EMPTY    (every study planned: the destination holds none)
@@ -24,7 +33,7 @@
 #        PX_SCALE_INDEX  instances of the index case (default 100000; 0 skips it)
 #        PX_SCALE_RUNS   rounds of the paths (default 1)
 #        PX_SCALE_INDEX_RUNS  rounds of the index case (default 3)
-#        PX_SCALE_PARTS  "paths index" (default), or one of them
+#        PX_SCALE_PARTS  "paths more index" (default), or some of them
 #        PX_VENV         the test venv (pydicom)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,7 +42,7 @@ read -r small large <<<"${PX_SCALE_SIZES:-300 30000}"
 index_size=${PX_SCALE_INDEX:-100000}
 runs=${PX_SCALE_RUNS:-1}
 index_runs=${PX_SCALE_INDEX_RUNS:-3}
-parts=${PX_SCALE_PARTS:-paths index}
+parts=${PX_SCALE_PARTS:-paths more index}
 python=${PX_VENV:-$root/.venv}/bin/python
 export TCP_NODELAY=1 LC_ALL=C
 
@@ -55,7 +64,7 @@ scale="$work/scale"
 export XDG_CACHE_HOME="$scale/cache"
 bin="$scale/bin"
 rm -rf "$bin" && mkdir -p "$bin"
-for tool in px-sync px-ls; do ln -s "$px" "$bin/$tool"; done
+for tool in px-sync px-ls px-find px-get px-move px-push px-listen; do ln -s "$px" "$bin/$tool"; done
 echo "bench-scale: $px ($("$bin/px-ls" --version)); sizes $small $large, index $index_size;" \
     "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -195,6 +204,79 @@ if [[ " $parts " == *" paths "* ]]; then
     pidfiles=()
     echo "bench-scale: median of $runs round(s), peak RSS (getrusage of the child) and wall time"
     for path in sync sync-noop ls f2f f2f-noop; do
+        report "$path" "$results/$path-$small" "$results/$path-$large"
+    done
+fi
+
+# listen_start DIR: px-listen native on a free port into DIR, as PXLISTEN; sets listen_pid and listen_port.
+listen_start() {
+    listen_port=$(free_port)
+    "$bin/px-listen" --backend native --port "$listen_port" --aet PXLISTEN -d "$1" >/dev/null 2>"$scale/listen.log" &
+    listen_pid=$!
+    wait_echo PXLISTEN "$listen_port" "$listen_pid" || { echo "bench-scale: px-listen did not start" >&2; exit 1; }
+}
+
+# listen_stop FILE: stops px-listen, appends "0 VmHWM-KiB 0" to FILE (its peak, as measured appends).
+listen_stop() {
+    local hwm
+    hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$listen_pid/status")
+    kill -TERM "$listen_pid"
+    wait "$listen_pid" 2>/dev/null || true
+    echo "0 $hwm 0" >>"$1"
+}
+
+# count_files DIR N NAME: fails the script unless DIR holds N .dcm files.
+count_files() {
+    local got
+    got=$(find "$1" -name '*.dcm' | wc -l)
+    [ "$got" = "$2" ] || { echo "bench-scale: $3 placed $got files, not $2" >&2; exit 1; }
+}
+
+if [[ " $parts " == *" more "* ]]; then
+    out="$scale/out"
+    declare -A dicom http
+    for n in $small $large; do
+        make_instances "$n" "$scale/data-$n"
+        orthanc="$scale/orthanc-$n"
+        [ -f "$orthanc/.loaded" ] || { echo "bench-scale: part more needs part paths' Orthanc ($n)" >&2; exit 1; }
+    done
+    for round in $(seq "$runs"); do
+        for n in $small $large; do
+            rm -rf "$out" && mkdir -p "$out"
+            orthanc="$scale/orthanc-$n"
+            # Orthanc again with its DICOMweb plugin and px-listen as a C-MOVE destination on a port of its own.
+            bash "$root/scripts/peer-stop.sh" "$orthanc/orthanc.pid" >/dev/null 2>&1 || true
+            listen_start "$out/moved"
+            read -r dicom_port http_port < <(PX_ORTHANC_DICOMWEB=1 \
+                PX_ORTHANC_MODALITIES="pxlisten=PXLISTEN@127.0.0.1:$listen_port" \
+                bash "$root/scripts/orthanc-start.sh" "$orthanc" | tail -1)
+            pidfiles+=("$orthanc/orthanc.pid")
+            node="ORTHANC@127.0.0.1:$dicom_port"
+            url="http://127.0.0.1:$http_port/dicom-web"
+            "$bin/px-find" "$node" --level study --format ndjson </dev/null | grep '"StudyInstanceUID"' >"$out/studies.ndjson"
+            measured "$results/find-$n" "$bin/px-find" "$node" --level image --format ndjson
+            [ "$(grep -c '"SOPInstanceUID"' "$scale/last.out")" = "$n" ] || { echo "bench-scale: px-find found a wrong count" >&2; exit 1; }
+            measured "$results/get-$n" sh -c 'exec "$0" "$1" -d "$2" <"$3"' "$bin/px-get" "$node" "$out/get" "$out/studies.ndjson"
+            count_files "$out/get" "$n" px-get
+            measured "$results/web-get-$n" sh -c 'exec "$0" "$1" -d "$2" <"$3"' "$bin/px-get" "$url" "$out/web" "$out/studies.ndjson"
+            count_files "$out/web" "$n" "px-get (WADO-RS)"
+            rm -rf "$out/get" "$out/web"
+            measured "$results/move-$n" sh -c 'exec "$0" "$1" --destination PXLISTEN <"$2"' "$bin/px-move" "$node" "$out/studies.ndjson"
+            listen_stop "$results/listen-$n"
+            count_files "$out/moved" "$n" "px-move into px-listen"
+            rm -rf "$out/moved"
+            listen_start "$out/pushed"
+            measured "$results/push-$n" "$bin/px-push" "PXLISTEN@127.0.0.1:$listen_port" "$scale/data-$n"/[0-9]*
+            listen_stop "$results/listen-push-$n"
+            count_files "$out/pushed" "$n" "px-push into px-listen"
+            bash "$root/scripts/peer-stop.sh" "$orthanc/orthanc.pid" >/dev/null 2>&1 || true
+        done
+    done
+    rm -rf "$out"
+    cleanup
+    pidfiles=()
+    echo "bench-scale: the other paths, median of $runs round(s), peak RSS (listen: px-listen's VmHWM) and wall time"
+    for path in find get web-get move listen push listen-push; do
         report "$path" "$results/$path-$small" "$results/$path-$large"
     done
 fi

@@ -253,6 +253,10 @@ extension QueryRetrieveSCPCancelTests {
                         association in
                         let move = try await association.move(
                             keys, model: .studyRoot, level: .study, destination: "SLOWSCP")
+                        // The requestor's own silence, 2.5 s after the move's end (within the 4 s idle timeout,
+                        // but past the idle timer's second check, 8 s after the C-MOVE-RQ): the silence counts
+                        // from the operation's end, not from the last PDU read (a CI run once aborted here).
+                        try await Task.sleep(for: .milliseconds(2500))
                         var matches = 0
                         for try await response in try await association.find(keys, model: .studyRoot)
                         where response.identifier != nil {

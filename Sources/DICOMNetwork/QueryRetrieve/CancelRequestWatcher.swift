@@ -7,7 +7,10 @@ import Synchronization
 /// §C.4.2.3.1). The PDU itself goes on to the inbound stream unchanged.
 ///
 /// While ``begin()`` ... ``end()`` brackets an operation, read-idle events are dropped: the requestor is
-/// rightly silent while it waits for responses, so it must not be timed out as idle.
+/// rightly silent while it waits for responses, so it must not be timed out as idle. Its silence counts from
+/// the operation's end: an idle event within `idleTimeout` of ``end()`` is dropped too (the idle timer
+/// measures from the last read, the request that started the operation, so an operation that ended just
+/// before the timer's next check otherwise left the requestor no time at all to send its next request).
 ///
 /// Only the command PDVs short enough to be a C-CANCEL-RQ (at most 64 bytes, a whole command in one
 /// fragment) are looked at: other traffic costs one length check per PDV.
@@ -18,6 +21,14 @@ final class CancelRequestWatcher: ChannelInboundHandler, RemovableChannelHandler
     /// `0x1_0000 | message ID` of the last C-CANCEL-RQ seen, or 0.
     private let cancelled = Atomic<UInt32>(0)
     private let busy = Atomic<Bool>(false)
+    /// When the last operation ended (``NIODeadline/uptimeNanoseconds``), 0 before any.
+    private let endedAt = Atomic<UInt64>(0)
+    /// The association's idle timeout (the idle timer's read timeout), `nil` without one.
+    private let idleTimeout: TimeAmount?
+
+    init(idleTimeout: TimeAmount?) {
+        self.idleTimeout = idleTimeout
+    }
 
     /// Marks the start of an operation.
     func begin() {
@@ -26,6 +37,7 @@ final class CancelRequestWatcher: ChannelInboundHandler, RemovableChannelHandler
 
     /// Marks its end.
     func end() {
+        self.endedAt.store(NIODeadline.now().uptimeNanoseconds, ordering: .sequentiallyConsistent)
         self.busy.store(false, ordering: .sequentiallyConsistent)
     }
 
@@ -56,11 +68,20 @@ final class CancelRequestWatcher: ChannelInboundHandler, RemovableChannelHandler
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read,
-            self.busy.load(ordering: .sequentiallyConsistent)
+            self.busy.load(ordering: .sequentiallyConsistent) || self.endedRecently
         {
             return
         }
         context.fireUserInboundEventTriggered(event)
+    }
+
+    /// Whether the last operation ended less than the idle timeout ago.
+    private var endedRecently: Bool {
+        guard let idleTimeout else { return false }
+        let ended = self.endedAt.load(ordering: .sequentiallyConsistent)
+        guard ended > 0 else { return false }
+        let now = NIODeadline.now().uptimeNanoseconds
+        return now < ended || Int64(now - ended) < idleTimeout.nanoseconds
     }
 
     /// The Message ID Being Responded To of a C-CANCEL-RQ command in a P-DATA-TF body, if there is one.

@@ -10,8 +10,9 @@ extension AssociationConnection {
             if let existing = operations.firstHandler(CancelRequestWatcher.self) {
                 return existing
             }
-            let watcher = CancelRequestWatcher()
-            if let idle = operations.firstHandler(IdleStateHandler.self) {
+            let idle = operations.firstHandler(IdleStateHandler.self)
+            let watcher = CancelRequestWatcher(idleTimeout: idle?.readTimeout)
+            if let idle {
                 try operations.addHandler(watcher, position: .after(idle))
             } else if let deadline = operations.firstHandler(ReadDeadlineHandler.self) {
                 try operations.addHandler(watcher, position: .after(deadline))

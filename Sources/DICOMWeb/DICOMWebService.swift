@@ -270,12 +270,15 @@ public struct DICOMWebService: Verifying, Querying, ParallelRetrieving, Storing 
     ///
     /// - Parameter onProgress: a request's counts each time one of its resources is complete, and its
     ///   final counts.
-    /// - Returns: one result per request, in the requests' order.
+    /// - Parameter onResult: each request's result (with its index) as soon as its last resource is in, in
+    ///   the order the requests end; none is kept, so a run of any number of requests holds only those being
+    ///   retrieved (issue 34). When the retrieval fails, the requests done before it have had theirs.
     public func get(
-        _ requests: [GetRequest], logger: Logger, onProgress: @Sendable (GetRequest, MoveProgress) async -> Void
-    ) async throws(PXError) -> [GetResult] {
+        _ requests: [GetRequest], logger: Logger, onProgress: @Sendable (GetRequest, MoveProgress) async -> Void,
+        onResult: (Int, GetResult) async -> Void
+    ) async throws(PXError) {
         try await PXError.catching {
-            try await self.retrieve(requests, logger: logger, onProgress: onProgress)
+            try await self.retrieve(requests, logger: logger, onProgress: onProgress, onResult: onResult)
         }
     }
 
@@ -293,8 +296,9 @@ public struct DICOMWebService: Verifying, Querying, ParallelRetrieving, Storing 
     }
 
     private func retrieve(
-        _ requests: [GetRequest], logger: Logger, onProgress: @Sendable (GetRequest, MoveProgress) async -> Void
-    ) async throws -> [GetResult] {
+        _ requests: [GetRequest], logger: Logger, onProgress: @Sendable (GetRequest, MoveProgress) async -> Void,
+        onResult: (Int, GetResult) async -> Void
+    ) async throws {
         var placers: [(placer: InstancePlacer, incoming: String)] = []
         defer { for staging in placers { rmdir(staging.incoming) } }
         for request in requests { placers.append(try request.placerAndStagingFolder()) }
@@ -310,6 +314,9 @@ public struct DICOMWebService: Verifying, Querying, ParallelRetrieving, Storing 
             if parallel > 1 && resources.count < parallel {
                 resources = try await Self.splitStudies(resources, of: requests, client: client, logger: logger)
             }
+            // The resources of each request not yet in: its result is complete when none is left.
+            var outstanding = Array(repeating: 0, count: requests.count)
+            for resource in resources { outstanding[resource.request] += 1 }
             var results = requests.map {
                 var result = GetResult(
                     request: $0, status: .success, remaining: 0, completed: 0, failed: 0, warning: 0, responses: 0,
@@ -318,15 +325,34 @@ public struct DICOMWebService: Verifying, Querying, ParallelRetrieving, Storing 
                 return result
             }
             func account(_ retrieved: Retrieved) async {
-                results[retrieved.request].instances += retrieved.instances
-                results[retrieved.request].storeFailures += retrieved.failures
-                results[retrieved.request].responses += 1
-                let result = results[retrieved.request]
+                let index = retrieved.request
+                results[index].instances += retrieved.instances
+                results[index].storeFailures += retrieved.failures
+                results[index].responses += 1
+                outstanding[index] -= 1
+                guard outstanding[index] == 0 else {
+                    let result = results[index]
+                    await onProgress(
+                        result.request,
+                        MoveProgress(
+                            remaining: nil, completed: result.instances.count, failed: result.storeFailures.count,
+                            warning: 0, status: .pending))
+                    return
+                }
+                let failed = results[index].storeFailures.count
+                results[index].completed = results[index].instances.count
+                // WADO-RS has no sub-operation counts of the service's own: the parts px could not place are
+                // its store failures, counted once by GetResult.failedCount.
+                results[index].failed = 0
+                results[index].status = failed == 0 ? .success : DIMSEStatus(code: 0xB000, service: .get)
                 await onProgress(
-                    result.request,
+                    results[index].request,
                     MoveProgress(
-                        remaining: nil, completed: result.instances.count, failed: result.storeFailures.count,
-                        warning: 0, status: .pending))
+                        remaining: 0, completed: results[index].completed, failed: failed, warning: 0,
+                        status: results[index].status))
+                await onResult(index, results[index])
+                results[index].instances = []
+                results[index].storeFailures = []
             }
             try await withThrowingTaskGroup(of: Retrieved.self) { group in
                 var next = 0
@@ -358,20 +384,6 @@ public struct DICOMWebService: Verifying, Querying, ParallelRetrieving, Storing 
                     running -= 1
                 }
             }
-            for index in results.indices {
-                let failed = results[index].storeFailures.count
-                results[index].completed = results[index].instances.count
-                // WADO-RS has no sub-operation counts of the service's own: the parts px could not place are
-                // its store failures, counted once by GetResult.failedCount.
-                results[index].failed = 0
-                results[index].status = failed == 0 ? .success : DIMSEStatus(code: 0xB000, service: .get)
-                await onProgress(
-                    results[index].request,
-                    MoveProgress(
-                        remaining: 0, completed: results[index].completed, failed: failed, warning: 0,
-                        status: results[index].status))
-            }
-            return results
         }
     }
 

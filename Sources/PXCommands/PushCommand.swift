@@ -17,9 +17,15 @@ public enum PushCommand {
             // Storage commitment is the native backend's (no DCMTK tool requests it): `auto` runs that one.
             backend.backend = .native
         }
+        // The files' results go to a temporary file, one at a time, and stream into the envelope: no JSON of the
+        // whole report is built in memory (issue 34). A spool that cannot be made is the command's error.
+        var spoolingOutput = output.output
+        let made = Result { () throws(PXError) in try JSONArraySpool(pretty: spoolingOutput.pretty, member: "files") }
+        if case .success(let spool) = made { spoolingOutput.spool = spool }
         try await CommandRunner.run(
-            output: output.output, backend: backend, need: .store, peer: connection, timeouts: timeouts.timeouts
+            output: spoolingOutput, backend: backend, need: .store, peer: connection, timeouts: timeouts.timeouts
         ) { peer, data in
+            let spool = try made.get()
             var request = try PushRequest(paths: paths)
             request.window = window
             request.commitment = try commit.settings()
@@ -35,7 +41,9 @@ public enum PushCommand {
                 }
             }
             if showProgress { CommandOutput.writeStandardError("\n") }
-            data = PXOutput.json(pushed)
+            for file in pushed.files { spool.append(PXOutput.json(file)) }
+            spool.complete()
+            data = JSONValueEncoder.encode(PXOutput.PushOutput(pushed, files: []))
             if let ended = pushed.failure { return ended }
             if pushed.failed > 0 {
                 return .partialFailure(failed: pushed.failed, total: pushed.files.count, what: "files")

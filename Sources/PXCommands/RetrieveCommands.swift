@@ -81,10 +81,19 @@ public enum GetCommand {
         targets: RetrieveTargets
     ) async throws {
         let logger = logging.makeLogger(label: label)
+        // Each retrieve's report (its instances) goes to a temporary file as it ends and none is kept, so memory
+        // stays flat however many instances the run stores (issue 34). A spool that cannot be made is the
+        // command's error, in its envelope.
+        var spoolingOutput = output
+        let made = Result { () throws(PXError) in try JSONArraySpool(pretty: output.pretty, member: "gets") }
+        let spool: JSONArraySpool? = if case .success(let value) = made { value } else { nil }
+        spool?.complete()
+        spoolingOutput.spool = spool
         try await CommandRunner.run(
-            output: output, backend: backend, need: .retrieve, peer: connection, timeouts: timeouts.timeouts,
-            state: RetrieveRun<GetResult>(), data: summary
+            output: spoolingOutput, backend: backend, need: .retrieve, peer: connection, timeouts: timeouts.timeouts,
+            state: RetrieveRun<GetResult>(spool: spool), data: summary
         ) { peer, run in
+            if case .failure(let error) = made { throw error }
             let parallel = try parallel.map(DICOMWebService.validatedParallel)
             let absoluteRoot = absolutePath(root)
             if parallel != nil && peer.parallelRetrieval == nil {
@@ -118,16 +127,15 @@ public enum GetCommand {
                 web.parallel = parallel ?? DICOMWebService.defaultParallel
                 let format = verb.progress
                 let failure = await RetrieveLoop.concurrently(targets, into: &run, operation: verb.operation) {
-                    progressLine in
-                    try await web.get(requests, logger: logger) { request, progress in
-                        progressLine(format.line(request, progress))
-                    }
+                    progressLine, record in
+                    try await web.get(
+                        requests, logger: logger,
+                        onProgress: { request, progress in progressLine(format.line(request, progress)) },
+                        onResult: record)
                 }
                 // A part that is not a complete instance was not placed: the retrieval is incomplete.
-                let failed = run.results.reduce(0) { $0 + $1.failedCount }
-                if failure == nil && failed > 0 {
-                    let total = failed + run.results.reduce(0) { $0 + $1.completed }
-                    return .partialFailure(failed: failed, total: total, what: "instances")
+                if failure == nil && run.failed > 0 {
+                    return .partialFailure(failed: run.failed, total: run.failed + run.completed, what: "instances")
                 }
                 return failure
             case .inSessions(let dimse): node = dimse
@@ -136,9 +144,13 @@ public enum GetCommand {
         }
     }
 
-    /// The envelope's data: each C-GET with its instances, each target's outcome, and the totals.
+    /// The envelope's data: each C-GET with its instances (spooled: ``RetrieveRun/spool``), each target's
+    /// outcome, and the totals.
     static func summary(_ run: RetrieveRun<GetResult>) -> JSONValue {
-        JSONValueEncoder.encode(PXOutput.GetSummaryOutput(run.results, targets: run.targets))
+        JSONValueEncoder.encode(
+            PXOutput.GetSummaryOutput(
+                gets: run.results.map(PXOutput.GetOutput.init), targets: run.targets, completed: run.completed,
+                failed: run.failed, warning: run.warning, instances: run.instances))
     }
 }
 
@@ -154,23 +166,59 @@ protocol RetrieveOutcome {
     var subOperationFailure: PXError? { get }
     /// What the run keeps of it for its report: without what only the retrieve's own consumer needed.
     var reported: Self { get }
+    /// How many instances it stored where the run can list them (px-get's), 0 for a C-MOVE.
+    var storedInstances: Int { get }
+    /// Its entry in the run's report, for a run that spools them (``RetrieveRun/spool``).
+    var reportEntry: JSONValue { get }
 }
 
-/// What a px-move or px-get run has done so far: every retrieve's result, and every target's outcome (each
-/// target is listed, failed or not, so that a batch loses none: issue 32).
+/// What a px-move or px-get run has done so far: every retrieve's result (or its report, spooled), the totals,
+/// and every target's outcome (each target is listed, failed or not, so that a batch loses none: issue 32).
 struct RetrieveRun<Result: RetrieveOutcome> {
+    /// The retrieves' results as reported (``RetrieveOutcome/reported``), when there is no ``spool``.
     var results: [Result] = []
     var targets: [PXOutput.RetrieveTargetOutput] = []
+    /// Where each retrieve's report entry (``RetrieveOutcome/reportEntry``) goes as it is recorded, instead of
+    /// ``results``: px-get keeps no instance of a run in memory (issue 34).
+    let spool: JSONArraySpool?
+    /// Totals over every retrieve recorded.
+    private(set) var completed = 0
+    private(set) var failed = 0
+    private(set) var warning = 0
+    private(set) var instances = 0
+
+    init(spool: JSONArraySpool? = nil) {
+        self.spool = spool
+    }
 
     /// Records `target`'s retrieves (several for a patient retrieved study by study) and its failure.
     mutating func record(_ target: RetrieveSelection, _ results: [Result], failure: PXError?, tried: Bool = true) {
-        self.results += results.map(\.reported)
+        for result in results {
+            completed += result.completed
+            failed += result.failedCount
+            warning += result.warning
+            instances += result.storedInstances
+            if let spool { spool.append(result.reportEntry) } else { self.results.append(result.reported) }
+        }
         targets.append(
             PXOutput.RetrieveTargetOutput(
                 patientID: target.patientID, studyInstanceUID: target.studyInstanceUID,
                 seriesInstanceUID: target.seriesInstanceUID, sopInstanceUIDs: target.sopInstanceUIDs,
                 completed: results.reduce(0) { $0 + $1.completed }, failed: results.reduce(0) { $0 + $1.failedCount },
                 warning: results.reduce(0) { $0 + $1.warning }, error: failure, tried: tried))
+    }
+
+    /// A run of the same kind, spooling to the same place, that has recorded nothing yet.
+    var empty: RetrieveRun { RetrieveRun(spool: spool) }
+
+    /// Adds what `other` (an ``empty`` run of this one) recorded.
+    mutating func merge(_ other: RetrieveRun) {
+        results += other.results
+        targets += other.targets
+        completed += other.completed
+        failed += other.failed
+        warning += other.warning
+        instances += other.instances
     }
 
     /// A target's failure: the first failure status of its retrieves, as
@@ -185,6 +233,8 @@ struct RetrieveRun<Result: RetrieveOutcome> {
 
 extension MoveResult: RetrieveOutcome {
     var reported: MoveResult { self }
+    var storedInstances: Int { 0 }
+    var reportEntry: JSONValue { PXOutput.json(self) }
 }
 
 extension GetResult: RetrieveOutcome {
@@ -199,6 +249,9 @@ extension GetResult: RetrieveOutcome {
         }
         return out
     }
+
+    var storedInstances: Int { instances.count }
+    var reportEntry: JSONValue { PXOutput.json(self) }
 }
 
 /// A retrieve request as a progress line names it.
@@ -257,11 +310,8 @@ enum RetrieveLoop {
     ) async throws(PXError) -> PXError? {
         for target in targets { _ = try verb.request(target, model) }
         let (showProgress, progressLine) = progress()
-        var done = RetrieveRun<Result>()
-        defer {
-            run.results += done.results
-            run.targets += done.targets
-        }
+        var done = run.empty
+        defer { run.merge(done) }
         // SIGINT/SIGTERM from here on cancel the retrieve in progress (C-CANCEL, PS3.7 §9.3.2.3, §9.3.3.3) and
         // stop the run once its final response has come or the grace is over.
         let cancellation = RetrieveCancellation()
@@ -309,10 +359,9 @@ enum RetrieveLoop {
                             }
                         }
                         if let signal = cancellation.requestedSignal {
-                            let completed = done.results.reduce(0) { $0 + $1.completed }
                             let interrupted = PXError.interrupted(
                                 signal: signal,
-                                detail: "\(verb.operation) cancelled after \(completed) completed sub-operations")
+                                detail: "\(verb.operation) cancelled after \(done.completed) completed sub-operations")
                             for rest in targets[(index + 1)...] {
                                 done.record(rest, [], failure: interrupted, tried: false)
                             }
@@ -354,30 +403,53 @@ enum RetrieveLoop {
         )
     }
 
-    /// Runs `retrieve` once, which retrieves the request of each of `targets` side by side (one result per
-    /// target, in their order), and records each target's outcome; an error that ended the retrieval is every
-    /// target's.
+    /// Runs `retrieve` once, which retrieves the request of each of `targets` side by side and hands each
+    /// target's result (by its index in `targets`) to its `record` as it is done, and records each target's
+    /// outcome in `targets`' order (a result that comes before those of earlier targets waits for them); an
+    /// error that ended the retrieval is the failure of every target not yet done.
     /// - Returns: the first target's failure, as ``RetrieveLoop/each(_:_:model:into:node:logger:)``.
     static func concurrently<Result: RetrieveOutcome>(
         _ targets: [RetrieveSelection], into run: inout RetrieveRun<Result>, operation: String,
-        _ retrieve: (_ progressLine: @escaping @Sendable (String) -> Void) async throws -> [Result]
+        _ retrieve:
+            (
+                _ progressLine: @escaping @Sendable (String) -> Void,
+                _ record: (Int, Result) async -> Void
+            ) async throws -> Void
     ) async -> PXError? {
         let (showProgress, progressLine) = progress()
-        let results: [Result]
+        var first: PXError?
+        var recorded = 0
+        var waiting: [Int: Result] = [:]
+        func record(_ index: Int, _ result: Result) {
+            waiting[index] = result.reported
+            while let next = waiting.removeValue(forKey: recorded) {
+                let failure = RetrieveRun.failure(of: [next], operation: operation)
+                run.record(targets[recorded], [next], failure: failure)
+                first = first ?? failure
+                recorded += 1
+            }
+        }
+        /// Records the targets not recorded yet: those with a result as done, the others with `failure`.
+        func recordRest(failing failure: PXError) -> PXError {
+            for index in recorded..<targets.count {
+                let results = waiting.removeValue(forKey: index).map { [$0] } ?? []
+                let failed = results.isEmpty ? failure : RetrieveRun.failure(of: results, operation: operation)
+                run.record(targets[index], results, failure: failed)
+                first = first ?? failed
+            }
+            recorded = targets.count
+            return first ?? failure
+        }
         do {
-            results = try await retrieve(progressLine)
+            try await retrieve(progressLine) { index, result in record(index, result) }
         } catch {
             if showProgress { CommandOutput.writeStandardError("\n") }
-            let failure = error.asPXError
-            for target in targets { run.record(target, [], failure: failure) }
-            return failure
+            return recordRest(failing: error.asPXError)
         }
         if showProgress { CommandOutput.writeStandardError("\n") }
-        var first: PXError?
-        for (target, result) in zip(targets, results) {
-            let failure = RetrieveRun.failure(of: [result], operation: operation)
-            run.record(target, [result], failure: failure)
-            first = first ?? failure
+        guard recorded == targets.count else {
+            // A retrieval that ended without a result for some target: none is lost from the report.
+            return recordRest(failing: .invalidResponse("\(operation) ended without a result for this target"))
         }
         return first
     }

@@ -58,12 +58,14 @@ public struct CommandOutput: Sendable {
         sink(Array(text.utf8))
     }
 
-    /// Writes the envelope and returns the exit status for it. When a ``spool`` is complete (its array is the
-    /// command's `data`, and `data` is `nil`), the envelope is streamed: its leading members, the spooled array
-    /// copied from its file in chunks, its trailing members.
+    /// Writes the envelope and returns the exit status for it. When a ``spool`` is complete and `data` has its
+    /// place (`data` is `nil` for a spool of `data` itself; an object holding the spool's
+    /// ``JSONArraySpool/member``, whose value there is ignored, for a spooled member), the envelope is
+    /// streamed: its leading members, the spooled array copied from its file in chunks where it belongs,
+    /// its trailing members.
     @discardableResult
     public func finish(backend: String, data: JSONValue?, error: PXError?) -> Int32 {
-        guard let spool, data == nil, spool.isComplete else {
+        guard let spool, spool.isComplete, let around = Self.members(around: spool, in: data) else {
             write(
                 PXOutput.envelope(
                     backend: backend, command: command, data: data, error: error, commandLine: commandLine))
@@ -81,9 +83,18 @@ public struct CommandOutput: Sendable {
             of: PXOutput.EnvelopeHead(
                 backend: backend, command: command, failed: error != nil, commandLine: commandLine))
         writer.key("data")
+        if let around {
+            writer.beginObject()
+            for member in around.before { writer.member(member) }
+            writer.key(around.key)
+        }
         writer.externalValue()
         sink(writer.take())
         let failure = spool.copy(to: sink)
+        if let around {
+            for member in around.after { writer.member(member) }
+            writer.end()
+        }
         writer.members(of: PXOutput.EnvelopeTail(error: error))
         writer.end()
         sink(writer.take() + [0x0A])
@@ -93,6 +104,19 @@ public struct CommandOutput: Sendable {
             return PXExit.code(for: .io(failure))
         }
         return error.map(PXExit.code(for:)) ?? PXExit.success
+    }
+
+    /// Where `spool`'s array goes in `data`: `.some(nil)` for `data` itself (`data` is `nil`), the members
+    /// before and after the spooled member for a spooled member of the `data` object; `nil` when `data` has
+    /// no place for it (the envelope is then written as it is).
+    private static func members(around spool: JSONArraySpool, in data: JSONValue?)
+        -> (before: ArraySlice<JSONMember>, key: String, after: ArraySlice<JSONMember>)??
+    {
+        guard let member = spool.member else { return data == nil ? .some(nil) : nil }
+        guard case .object(let members) = data, let index = members.firstIndex(where: { $0.key == member }) else {
+            return nil
+        }
+        return .some((members[..<index], member, members[(index + 1)...]))
     }
 
     /// Writes the bytes to stdout in full.

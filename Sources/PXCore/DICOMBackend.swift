@@ -192,17 +192,32 @@ public protocol ParallelRetrieving: Retrieving {
     /// How many requests are in flight at once.
     var parallel: Int { get set }
 
-    /// Retrieves `requests` into their ``StorageLayout`` trees, ``parallel`` at once.
-    /// - Parameter onProgress: a request's counts as its parts complete, and its final counts.
-    /// - Returns: one result per request, in the requests' order.
-    /// - Throws: ``PXError``: the first failing request stops the others.
+    /// Retrieves `requests` into their ``StorageLayout`` trees, ``parallel`` at once, handing each request's
+    /// result to `onResult` (with the request's index) as soon as it is complete and keeping none: memory
+    /// holds only the requests in flight, however many there are (issue 34).
+    /// - Parameters:
+    ///   - onProgress: a request's counts as its parts complete, and its final counts.
+    ///   - onResult: each request's result, in the order the requests end.
+    /// - Throws: ``PXError``: the first failing request stops the others; those done before it have had
+    ///   their results.
     func get(
-        _ requests: [GetRequest], logger: Logger, onProgress: @Sendable (GetRequest, MoveProgress) async -> Void
-    ) async throws(PXError) -> [GetResult]
+        _ requests: [GetRequest], logger: Logger, onProgress: @Sendable (GetRequest, MoveProgress) async -> Void,
+        onResult: (Int, GetResult) async -> Void
+    ) async throws(PXError)
 }
 
 extension ParallelRetrieving {
     public var retrieval: Retrieval { .parallel(self) }
+
+    /// ``get(_:logger:onProgress:onResult:)`` with every result kept.
+    /// - Returns: one result per request, in the requests' order.
+    public func get(
+        _ requests: [GetRequest], logger: Logger, onProgress: @Sendable (GetRequest, MoveProgress) async -> Void
+    ) async throws(PXError) -> [GetResult] {
+        var results: [GetResult?] = Array(repeating: nil, count: requests.count)
+        try await get(requests, logger: logger, onProgress: onProgress) { index, result in results[index] = result }
+        return results.compactMap { $0 }
+    }
 }
 
 extension Retrieving {

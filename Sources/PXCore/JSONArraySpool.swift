@@ -5,13 +5,16 @@ import Synchronization
     import Glibc
 #endif
 
-/// The envelope's `data` array written to an unlinked temporary file as its entries arrive, and streamed into
-/// the envelope when the command ends: px-find keeps no response in memory whatever the peer sends (issue 14),
-/// and the envelope stays one valid JSON document with `status` first (known only at the end).
+/// An array of the envelope's `data` written to an unlinked temporary file as its entries arrive, and streamed
+/// into the envelope when the command ends: px-find keeps no response in memory whatever the peer sends
+/// (issue 14), px-get no retrieve's instances (issue 34), and the envelope stays one valid JSON document with
+/// `status` first (known only at the end).
 ///
-/// The entries go through a ``JSONStreamWriter`` placed where `data` sits in the envelope, so the output is
-/// byte for byte the one of an array held in memory. A command whose `data` is the spooled array says so with
-/// ``complete()``; ``CommandOutput/finish(backend:data:error:)`` then streams the array as `data`.
+/// The array is `data` itself (px-find), or the value of one ``member`` of the `data` object (px-get's
+/// `gets`). The entries go through a ``JSONStreamWriter`` placed where the array sits in the envelope, so the
+/// output is byte for byte the one of an array held in memory. A command whose output holds the spooled array
+/// says so with ``complete()``; ``CommandOutput/finish(backend:data:error:)`` then streams the array in its
+/// place.
 public final class JSONArraySpool: Sendable {
     private struct State {
         var fd: Int32
@@ -22,18 +25,22 @@ public final class JSONArraySpool: Sendable {
         var isComplete = false
     }
     private let state: Mutex<State>
+    /// The member of the `data` object whose value is the array, or `nil` when the array is `data`.
+    public let member: String?
 
     /// Opens the temporary file in `$TMPDIR` (else /tmp) and unlinks it at once, so nothing is left behind.
+    /// - Parameter member: the key of the `data` member the array is the value of; `nil` for `data` itself.
     /// - Throws: ``PXError/io(_:path:)`` when no temporary file can be made.
-    public init(pretty: Bool) throws(PXError) {
+    public init(pretty: Bool, member: String? = nil) throws(PXError) {
+        self.member = member
         let directory = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        var template = Array((directory + "/px-find-XXXXXX").utf8CString)
+        var template = Array((directory + "/px-spool-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else {
             throw .io("cannot make a temporary file: \(String(cString: strerror(errno)))", path: directory)
         }
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
-        var writer = JSONStreamWriter(pretty: pretty, indent: 1)
+        var writer = JSONStreamWriter(pretty: pretty, indent: member == nil ? 1 : 2)
         writer.beginArray()
         self.state = Mutex(State(fd: fd, writer: writer))
     }
@@ -54,7 +61,7 @@ public final class JSONArraySpool: Sendable {
         }
     }
 
-    /// Marks the array as complete: it is the command's `data`.
+    /// Marks the array as complete: it is the command's `data` (or its ``member``).
     public func complete() {
         state.withLock { $0.isComplete = true }
     }
@@ -85,7 +92,7 @@ public final class JSONArraySpool: Sendable {
     func flush() -> String? {
         state.withLock { state in
             Self.flush(&state)
-            return state.failure.map { "cannot write the spooled responses to a temporary file: \($0)" }
+            return state.failure.map { "cannot write the spooled entries to a temporary file: \($0)" }
         }
     }
 
@@ -107,7 +114,7 @@ public final class JSONArraySpool: Sendable {
                 let n = chunk.withUnsafeMutableBytes { pread(state.fd, $0.baseAddress!, $0.count, copied) }
                 if n < 0 {
                     if errno == EINTR { continue }
-                    return "cannot read back the spooled responses: \(String(cString: strerror(errno)))"
+                    return "cannot read back the spooled entries: \(String(cString: strerror(errno)))"
                 }
                 if n == 0 { break }
                 sink(Array(chunk[0..<n]))

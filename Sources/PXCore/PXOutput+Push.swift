@@ -54,7 +54,13 @@ extension PXOutput {
         public var commitment: CommitmentOutput?
 
         public init(_ result: PushResult) {
-            files = result.files.map(PushFileOutput.init)
+            self.init(result, files: result.files.map(PushFileOutput.init))
+        }
+
+        /// `result`'s counts with `files` for its files: none when they went to a ``JSONArraySpool`` for
+        /// `files`, which takes this member's place in the envelope.
+        public init(_ result: PushResult, files: [PushFileOutput]) {
+            self.files = files
             total = result.files.count
             completed = result.completed
             warning = result.warning

@@ -251,12 +251,24 @@ extension PXOutput {
         public var instances: Int
 
         public init(_ results: [GetResult], targets: [RetrieveTargetOutput] = []) {
-            gets = results.map(GetOutput.init)
+            self.init(
+                gets: results.map(GetOutput.init), targets: targets, completed: results.reduce(0) { $0 + $1.completed },
+                failed: results.reduce(0) { $0 + $1.failedCount }, warning: results.reduce(0) { $0 + $1.warning },
+                instances: results.reduce(0) { $0 + $1.instances.count })
+        }
+
+        /// The totals counted as the retrieves were done, `gets` those kept (none when they went to a
+        /// ``JSONArraySpool`` for `gets`, which takes this member's place in the envelope).
+        public init(
+            gets: [GetOutput], targets: [RetrieveTargetOutput], completed: Int, failed: Int, warning: Int,
+            instances: Int
+        ) {
+            self.gets = gets
             self.targets = targets
-            completed = results.reduce(0) { $0 + $1.completed }
-            failed = results.reduce(0) { $0 + $1.failedCount }
-            warning = results.reduce(0) { $0 + $1.warning }
-            instances = results.reduce(0) { $0 + $1.instances.count }
+            self.completed = completed
+            self.failed = failed
+            self.warning = warning
+            self.instances = instances
         }
     }
 

@@ -16,16 +16,9 @@ extension NativeBackend {
     public func withRetrieveSession<T>(
         connection: Connection, logger: Logger, _ body: (any RetrieveSession) async throws(PXError) -> T
     ) async throws(PXError) -> T {
-        let session = NativeSession(backend: self, connection: connection, logger: logger)
-        let result: T
-        do {
-            result = try await body(session)
-        } catch {
-            await session.close()
-            throw error
+        try await withSession(connection: connection, logger: logger) { session throws(PXError) in
+            try await body(session)
         }
-        await session.close()
-        return result
     }
 
     /// A peer whose C-FINDs share one association (PS3.7 §9.1.2), released when `body` returns: a
@@ -34,10 +27,20 @@ extension NativeBackend {
     public func withQuerySession<T>(
         connection: Connection, logger: Logger, _ body: (any Querying) async throws(PXError) -> T
     ) async throws(PXError) -> T {
+        try await withSession(connection: connection, logger: logger) { session throws(PXError) in
+            try await body(NativeQuerySession(session: session))
+        }
+    }
+
+    /// Runs `body` with a ``NativeSession`` on `connection`, closed (its association released) when `body`
+    /// returns or throws.
+    private func withSession<T>(
+        connection: Connection, logger: Logger, _ body: (NativeSession) async throws(PXError) -> T
+    ) async throws(PXError) -> T {
         let session = NativeSession(backend: self, connection: connection, logger: logger)
         let result: T
         do {
-            result = try await body(NativeQuerySession(session: session))
+            result = try await body(session)
         } catch {
             await session.close()
             throw error

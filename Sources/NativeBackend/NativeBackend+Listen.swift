@@ -77,7 +77,7 @@ extension NativeBackend {
         let book = SeriesBook(storage: placer.storage, seriesTimeout: configuration.seriesTimeout, logger: logger) {
             continuation.yield(.seriesComplete($0))
         }
-        let placed = PlacedInstances()
+        let placed = PlacedInstances(folder: incoming, logger: logger)
         let storage = LayoutStorage(
             placer: placer, book: book, logger: logger, events: continuation, onPlaced: onPlaced, placed: placed)
         var serverConfiguration = DICOMServer.Configuration(

@@ -260,7 +260,8 @@ public struct PushResult: Hashable, Sendable {
     /// stops opening new ones (a peer that aborts everything).
     public static let maximumFruitlessAssociations = 3
 
-    public var completed: Int { files.filter { $0.succeeded && $0.status?.category == .success }.count }
-    public var warning: Int { files.filter { $0.succeeded && $0.status?.category == .warning }.count }
-    public var failed: Int { files.filter { !$0.succeeded }.count }
+    // Counted in place: a filtered copy of 30,000 file results was the largest allocation of px-push's report.
+    public var completed: Int { files.count { $0.succeeded && $0.status?.category == .success } }
+    public var warning: Int { files.count { $0.succeeded && $0.status?.category == .warning } }
+    public var failed: Int { files.count { !$0.succeeded } }
 }

@@ -163,13 +163,6 @@ extension FolderPlace {
         EntityMatching.addingComputedAttributes(try await self.indexed(for: identifier).map(\.record))
     }
 
-    /// An archive over the instances a query with `identifier` can match (``records(for:)``), with their files.
-    func archive(for identifier: DataSet, moveDestinations: [String: DICOMPeer] = [:]) async throws(PXError)
-        -> DirectoryArchive
-    {
-        DirectoryArchive(instances: try await self.indexed(for: identifier), moveDestinations: moveDestinations)
-    }
-
     /// The indexed instances a query with `identifier` can match, without computed attributes.
     private func indexed(for identifier: DataSet) async throws(PXError) -> [DirectoryArchive.Instance] {
         let scope = Self.scope(for: identifier)
@@ -204,10 +197,23 @@ extension FolderPlace {
 
     /// The instance records a query with `identifier` can match (``records(for:)``, the same records with the
     /// same computed attributes, in the same path order) handed to `body` one at a time, until it returns
-    /// `false`: the counts are taken from the index's columns first, then the records are read a batch at a time,
-    /// so what is kept is the counts, never every record.
+    /// `false`: what is kept is the counts and one batch, never every record (``IndexedInstanceCursor``).
     public func forEachRecord(for identifier: DataSet, _ body: (DataSet) throws(PXError) -> Bool)
         async throws(PXError)
+    {
+        var cursor = try await self.instanceCursor(for: identifier, withFiles: false)
+        while let instance = try await cursor.next() {
+            guard try body(instance.record) else { return }
+        }
+    }
+
+    /// A cursor over the instances a query with `identifier` can match (``records(for:)``: the same records with
+    /// the same computed attributes, in the same path order), read from the index a batch at a time as they are
+    /// asked for: the counts are taken from the index's columns first, so what is kept is the counts and one
+    /// batch, never every record.
+    /// - Parameter withFiles: whether each instance comes with its file (for C-GET and C-MOVE).
+    public func instanceCursor(for identifier: DataSet, withFiles: Bool) async throws(PXError)
+        -> IndexedInstanceCursor
     {
         let scope = Self.scope(for: identifier)
         let arguments = scope.arguments.map { SQLiteValue.text($0) }
@@ -228,24 +234,13 @@ extension FolderPlace {
             }
             return counts
         }
+        let columns =
+            withFiles ? "path, record, sop_class, sop_instance, transfer_syntax, size, modified" : "path, record"
         let batchQuery =
-            "SELECT path, record FROM instances" + (scope.clause.isEmpty ? " WHERE" : scope.clause + " AND")
+            "SELECT \(columns) FROM instances" + (scope.clause.isEmpty ? " WHERE" : scope.clause + " AND")
             + " path > ? ORDER BY path LIMIT \(Self.batchSize)"
-        var after = ""
-        while true {
-            let last = after
-            let batch = try await self.reading { db throws(SQLiteError) in
-                try db.fetchAll(batchQuery, arguments + [.text(last)]) { row in
-                    (path: row.string(at: 0) ?? "", record: row.bytes(at: 1))
-                }
-            }
-            guard let final = batch.last else { return }
-            after = final.path
-            for row in batch {
-                guard let record = self.decodedRecord(row.record, path: row.path) else { continue }
-                guard try body(counts.completing(record)) else { return }
-            }
-        }
+        return IndexedInstanceCursor(
+            place: self, query: batchQuery, arguments: arguments, counts: counts, withFiles: withFiles)
     }
 
     /// Whether every SOP Instance UID among the rows a query with `identifier` can match (``records(for:)``) is
@@ -260,7 +255,7 @@ extension FolderPlace {
     }
 
     /// An index row's record, `nil` (logged) when it cannot be read.
-    private func decodedRecord(_ bytes: [UInt8], path: String) -> DataSet? {
+    func decodedRecord(_ bytes: [UInt8], path: String) -> DataSet? {
         do {
             return try DataSetReader.read(bytes, transferSyntax: .explicitVRLittleEndian).dataSet
         } catch {
@@ -297,9 +292,85 @@ extension FolderPlace {
     }
 }
 
+/// The instances of a folder place's index a query can match, one at a time
+/// (``FolderPlace/instanceCursor(for:withFiles:)``): each batch of ``FolderPlace/batchSize`` rows is read when
+/// the previous one is used up, so px-serve's C-FIND, C-GET and C-MOVE and px-ls hold one batch whatever the
+/// place holds (issue 34: px-serve held every record of the place, 200 MiB for 30,000 instances).
+public struct IndexedInstanceCursor: Sendable {
+    /// One instance: its record with the computed attributes, and its file when asked for.
+    public struct Instance: Sendable {
+        public var record: DataSet
+        public var file: StorableFile?
+    }
+
+    private struct Row: Sendable {
+        var path: String
+        var record: [UInt8]
+        var file: (sopClass: String, sopInstance: String, syntax: String, size: Int, modified: Int64)?
+    }
+
+    private let place: FolderPlace
+    private let query: String
+    private let arguments: [SQLiteValue]
+    private let counts: EntityMatching.Counts
+    private let withFiles: Bool
+    private var after = ""
+    private var batch: [Row] = []
+    private var position = 0
+    private var exhausted = false
+
+    init(place: FolderPlace, query: String, arguments: [SQLiteValue], counts: EntityMatching.Counts, withFiles: Bool) {
+        self.place = place
+        self.query = query
+        self.arguments = arguments
+        self.counts = counts
+        self.withFiles = withFiles
+    }
+
+    /// The next instance, `nil` after the last (a row whose record cannot be read is skipped, logged).
+    public mutating func next() async throws(PXError) -> Instance? {
+        while true {
+            while position < batch.count {
+                let row = batch[position]
+                position += 1
+                guard let record = place.decodedRecord(row.record, path: row.path) else { continue }
+                let root = place.root
+                return Instance(
+                    record: counts.completing(record),
+                    file: row.file.map { file in
+                        StorableFile(
+                            path: root + "/" + row.path, sopClassUID: file.sopClass, sopInstanceUID: file.sopInstance,
+                            transferSyntaxUID: file.syntax,
+                            indexed: IndexedFile(
+                                root: root, relativePath: row.path, size: file.size, modified: file.modified))
+                    })
+            }
+            if exhausted { return nil }
+            let (query, values, withFiles) = (self.query, self.arguments + [.text(after)], self.withFiles)
+            batch = try await place.reading { db throws(SQLiteError) in
+                try db.fetchAll(query, values) { row in
+                    Row(
+                        path: row.string(at: 0) ?? "", record: row.bytes(at: 1),
+                        file: withFiles
+                            ? (
+                                row.string(at: 2) ?? "", row.string(at: 3) ?? "", row.string(at: 4) ?? "",
+                                row.int(at: 5), row.int64(at: 6)
+                            ) : nil)
+                }
+            }
+            position = 0
+            exhausted = batch.count < FolderPlace.batchSize
+            guard let last = batch.last else { return nil }
+            after = last.path
+        }
+    }
+}
+
 /// A ``DICOMNetwork/QueryRetrieveProvider`` over a folder place's index: C-FIND at every level of both models
 /// and the files of C-MOVE and C-GET, answered from the index at each request, so a file recorded or found by a
-/// refresh is served without a restart. The matching and responses are ``DICOMNetwork/DirectoryArchive``'s.
+/// refresh is served without a restart. The matching and responses are ``DICOMNetwork/DirectoryArchive``'s,
+/// over the index read a batch at a time (``IndexedInstanceCursor``): a C-FIND's responses are made as the
+/// association takes them.
 public struct FolderPlaceProvider: QueryRetrieveProvider {
     public let place: FolderPlace
     /// C-MOVE destinations by AE title.
@@ -311,14 +382,31 @@ public struct FolderPlaceProvider: QueryRetrieveProvider {
     }
 
     public func find(_ request: QueryRetrieveRequest) async throws -> AsyncThrowingStream<DataSet, any Error> {
-        // The archive (every record the identifier can match) is gone once the responses are made.
-        defer { FreedMemory.release() }
-        return try await self.place.archive(for: request.identifier).find(request)
+        try DirectoryArchive.checkKeys(request)
+        let uniqueKey = request.level.uniqueKey
+        // An index holding each SOP Instance UID once: an image-level listing remembers none of them.
+        let distinct =
+            uniqueKey == .sopInstanceUID ? try await self.place.instancesAreDistinct(for: request.identifier) : false
+        let responses = MatchingResponses(
+            cursor: try await self.place.instanceCursor(for: request.identifier, withFiles: false),
+            first: EntityMatching.FirstOfEachEntity(
+                matching: request.identifier, uniqueKey: uniqueKey, distinctKeys: distinct),
+            request: request)
+        return AsyncThrowingStream { try await responses.next() }
     }
 
     public func retrieve(_ request: QueryRetrieveRequest) async throws -> [StorableFile] {
         defer { FreedMemory.release() }
-        return try await self.place.archive(for: request.identifier).retrieve(request)
+        try DirectoryArchive.checkRetrieve(request)
+        try DirectoryArchive.checkKeys(request)
+        var cursor = try await self.place.instanceCursor(for: request.identifier, withFiles: true)
+        var files: [StorableFile] = []
+        while let instance = try await cursor.next() {
+            if AttributeMatching.matches(request.identifier, instance.record), let file = instance.file {
+                files.append(file)
+            }
+        }
+        return files
     }
 
     public func moveDestination(_ aeTitle: String) async -> DICOMPeer? {
@@ -334,5 +422,29 @@ public struct FolderPlaceProvider: QueryRetrieveProvider {
             self.place.logger.warning(
                 "index entry not refreshed", metadata: ["file": "\(indexed.path)", "error": "\(error)"])
         }
+    }
+}
+
+/// A C-FIND's responses made one at a time, as the association asks for the next (``FolderPlaceProvider``):
+/// the first matching record of each entity (``DICOMData/EntityMatching/FirstOfEachEntity``) as its response.
+private actor MatchingResponses {
+    private var cursor: IndexedInstanceCursor
+    private var first: EntityMatching.FirstOfEachEntity
+    private let request: QueryRetrieveRequest
+
+    init(cursor: IndexedInstanceCursor, first: EntityMatching.FirstOfEachEntity, request: QueryRetrieveRequest) {
+        self.cursor = cursor
+        self.first = first
+        self.request = request
+    }
+
+    /// Called by one consumer at a time (the stream's iterator): the cursor is taken out while it reads.
+    func next() async throws -> DataSet? {
+        var cursor = self.cursor
+        defer { self.cursor = cursor }
+        while let instance = try await cursor.next() {
+            if first.accepts(instance.record) { return DirectoryArchive.response(to: request, from: instance.record) }
+        }
+        return nil
     }
 }

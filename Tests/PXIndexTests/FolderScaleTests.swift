@@ -171,4 +171,80 @@ import Testing
         #expect(Set(walked) == Set(listed.files))
         #expect(!walked.contains { $0.relativePath.hasPrefix(".px") })
     }
+
+    /// px-serve's provider reads the index a batch at a time (issue 34) and answers what the in-memory archive of
+    /// the same records answers: C-FIND at every level across batches, in the same order, and the files a C-GET
+    /// of a study and of a patient sends.
+    @Test func providerOverBatchesAnswersAsTheArchive() async throws {
+        let root = try FolderIndexTests.temporaryDirectory()
+        defer { _ = system("rm -rf '\(root)'") }
+        try Self.populateMany(root)
+        let place = try FolderPlace(root: root, logger: FolderIndexTests.logger)
+        _ = try await place.refresh()
+        let provider = FolderPlaceProvider(place: place, moveDestinations: [:])
+        let files = try await place.files(study: "1.2.4")
+        let all = try await place.records(for: DataSet())
+        // The archive holds every record (every patient whole) and each record's file.
+        var byInstance: [String: StorableFile] = [:]
+        for study in 0..<7 {
+            for file in try await place.files(study: "1.2.\(study)") { byInstance[file.sopInstanceUID] = file }
+        }
+        let archive = DirectoryArchive(
+            instances: all.compactMap { record in
+                byInstance[record.string(.sopInstanceUID) ?? ""].map {
+                    DirectoryArchive.Instance(file: $0, record: record)
+                }
+            })
+        #expect(archive.instances.count == Self.many)
+        let encode = { (record: DataSet) throws -> [UInt8] in
+            try DataSetWriter.encode(record, transferSyntax: .explicitVRLittleEndian)
+        }
+        let cases: [(QueryRetrieveModel, QueryRetrieveLevel, DataSet)] = [
+            (.patientRoot, .patient, FolderIndexTests.keys { $0.set(.patientID, vr: .LO, string: "") }),
+            (
+                .studyRoot, .study,
+                FolderIndexTests.keys {
+                    $0.set(.studyInstanceUID, vr: .UI, string: "")
+                    $0.set(Tag(0x0020, 0x1208), vr: .IS, string: "")
+                }
+            ),
+            (.studyRoot, .series, FolderIndexTests.keys { $0.set(.seriesInstanceUID, vr: .UI, string: "") }),
+            (
+                .studyRoot, .image,
+                FolderIndexTests.keys {
+                    $0.set(.studyInstanceUID, vr: .UI, string: "")
+                    $0.set(.sopInstanceUID, vr: .UI, string: "")
+                }
+            ),
+        ]
+        for (model, level, keys) in cases {
+            let request = QueryRetrieveRequest(
+                model: model, level: level, identifier: keys, callingAETitle: "SCU", calledAETitle: "PXSERVE")
+            var served: [DataSet] = []
+            for try await response in try await provider.find(request) { served.append(response) }
+            var held: [DataSet] = []
+            for try await response in try await archive.find(request) { held.append(response) }
+            #expect(!served.isEmpty)
+            #expect(try served.map(encode) == held.map(encode), "\(level)")
+        }
+        #expect(files.count > 100)
+        for keys in [
+            FolderIndexTests.keys { $0.set(.studyInstanceUID, vr: .UI, string: "1.2.4") },
+            FolderIndexTests.keys { $0.set(.patientID, vr: .LO, string: "P1") },
+        ] {
+            let level: QueryRetrieveLevel = keys.string(.patientID) == nil ? .study : .patient
+            let request = QueryRetrieveRequest(
+                model: .patientRoot, level: level, identifier: keys, callingAETitle: "SCU", calledAETitle: "PXSERVE")
+            let served = try await provider.retrieve(request)
+            let held = try await archive.retrieve(request)
+            #expect(!served.isEmpty && served.map(\.path) == held.map(\.path))
+        }
+        #expect(
+            try await provider.retrieve(
+                QueryRetrieveRequest(
+                    model: .studyRoot, level: .study,
+                    identifier: FolderIndexTests.keys { $0.set(.studyInstanceUID, vr: .UI, string: "1.2.4") },
+                    callingAETitle: "SCU", calledAETitle: "PXSERVE")
+            ).map(\.path) == files.map(\.path))
+    }
 }

@@ -102,13 +102,7 @@ public struct DirectoryArchive: QueryRetrieveProvider {
     }
 
     public func retrieve(_ request: QueryRetrieveRequest) async throws -> [StorableFile] {
-        // The level's unique key must be given (PS3.4 §C.4.2.1.4: "Unique Key Attributes ... at the level").
-        let key = request.level.uniqueKey
-        guard let values = request.identifier.strings(key), !values.allSatisfy(\.isEmpty) else {
-            throw QueryRetrieveFailure(
-                status: .dataSetDoesNotMatchSOPClass,
-                comment: "no unique key \(key) for level \(request.level.rawValue)", offendingElement: key)
-        }
+        try Self.checkRetrieve(request)
         return try self.validated(request).compactMap {
             AttributeMatching.matches(request.identifier, $0.record) ? $0.file : nil
         }
@@ -130,17 +124,36 @@ public struct DirectoryArchive: QueryRetrieveProvider {
 
     /// The instances, once the identifier has been checked for keys that cannot be matched.
     private func validated(_ request: QueryRetrieveRequest) throws -> [Instance] {
+        try Self.checkKeys(request)
+        return self.instances
+    }
+
+    /// Refuses an identifier with a key that cannot be matched (a command or file meta element): 0xA900,
+    /// PS3.4 §C.4.1.2.1.
+    /// - Throws: ``QueryRetrieveFailure``.
+    public static func checkKeys(_ request: QueryRetrieveRequest) throws {
         if let tag = EntityMatching.misplacedKey(in: request.identifier) {
             throw QueryRetrieveFailure(
                 status: .dataSetDoesNotMatchSOPClass, comment: "\(tag) does not belong in an identifier",
                 offendingElement: tag)
         }
-        return self.instances
+    }
+
+    /// Refuses a retrieve without the level's unique key (PS3.4 §C.4.2.1.4: "Unique Key Attributes ... at the
+    /// level").
+    /// - Throws: ``QueryRetrieveFailure``.
+    public static func checkRetrieve(_ request: QueryRetrieveRequest) throws {
+        let key = request.level.uniqueKey
+        guard let values = request.identifier.strings(key), !values.allSatisfy(\.isEmpty) else {
+            throw QueryRetrieveFailure(
+                status: .dataSetDoesNotMatchSOPClass,
+                comment: "no unique key \(key) for level \(request.level.rawValue)", offendingElement: key)
+        }
     }
 
     /// The response identifier for one matching record (PS3.4 §C.4.1.1.3.2,
     /// ``DICOMData/EntityMatching/response(to:level:uniqueKey:from:retrieveAETitle:)``).
-    static func response(to request: QueryRetrieveRequest, from record: DataSet) -> DataSet {
+    public static func response(to request: QueryRetrieveRequest, from record: DataSet) -> DataSet {
         EntityMatching.response(
             to: request.identifier, level: request.level.rawValue, uniqueKey: request.level.uniqueKey, from: record,
             retrieveAETitle: request.calledAETitle)

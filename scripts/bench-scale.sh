@@ -18,6 +18,9 @@
 #   listen     px-listen receiving the moved instances
 #   push       px-push PXLISTEN@... DATA-DIR (C-STORE of every file on one association)
 #   listen-push  px-listen receiving the pushed ones
+#   serve-find px-find PXSERVE --level image, px-serve (native) serving the pushed folder
+#   serve-get  px-get PXSERVE -d DIR, every study (C-GET from px-serve)
+#   serve      px-serve itself over both (its index made at start): its VmHWM
 # Index case, INDEX tiny instances (about 600 bytes, no Pixel Data; 100 per series, 1 series per study), source
 # and destination folders of hard links to the same files, each with its own index (built by a first sync):
 #   plan       px-sync --dry-run SRC EMPTY    (every study planned: the destination holds none)
@@ -64,7 +67,7 @@ scale="$work/scale"
 export XDG_CACHE_HOME="$scale/cache"
 bin="$scale/bin"
 rm -rf "$bin" && mkdir -p "$bin"
-for tool in px-sync px-ls px-find px-get px-move px-push px-listen; do ln -s "$px" "$bin/$tool"; done
+for tool in px-sync px-ls px-find px-get px-move px-push px-listen px-serve; do ln -s "$px" "$bin/$tool"; done
 echo "bench-scale: $px ($("$bin/px-ls" --version)); sizes $small $large, index $index_size;" \
     "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -218,11 +221,29 @@ listen_start() {
 
 # listen_stop FILE: stops px-listen, appends "0 VmHWM-KiB 0" to FILE (its peak, as measured appends).
 listen_stop() {
+    server_stop "$listen_pid" "$1"
+}
+
+# serve_start DIR: px-serve on a free port over DIR, as PXSERVE (its index made before it answers); sets
+# serve_pid and serve_port.
+serve_start() {
+    serve_port=$(free_port)
+    "$bin/px-serve" --port "$serve_port" --aet PXSERVE "$1" >/dev/null 2>"$scale/serve.log" &
+    serve_pid=$!
+    # Indexing 30,000 files comes first: up to a minute.
+    local tries
+    for tries in 1 2 3 4 5 6; do wait_echo PXSERVE "$serve_port" "$serve_pid" && return 0; done
+    echo "bench-scale: px-serve did not start" >&2
+    exit 1
+}
+
+# server_stop PID FILE: stops the server PID, appends "0 VmHWM-KiB 0" to FILE.
+server_stop() {
     local hwm
-    hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$listen_pid/status")
-    kill -TERM "$listen_pid"
-    wait "$listen_pid" 2>/dev/null || true
-    echo "0 $hwm 0" >>"$1"
+    hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$1/status")
+    kill -TERM "$1"
+    wait "$1" 2>/dev/null || true
+    echo "0 $hwm 0" >>"$2"
 }
 
 # count_files DIR N NAME: fails the script unless DIR holds N .dcm files.
@@ -269,6 +290,14 @@ if [[ " $parts " == *" more "* ]]; then
             measured "$results/push-$n" "$bin/px-push" "PXLISTEN@127.0.0.1:$listen_port" "$scale/data-$n"/[0-9]*
             listen_stop "$results/listen-push-$n"
             count_files "$out/pushed" "$n" "px-push into px-listen"
+            # px-serve over what was pushed: its index made at start, every instance found, every study retrieved.
+            serve_start "$out/pushed"
+            measured "$results/serve-find-$n" "$bin/px-find" "PXSERVE@127.0.0.1:$serve_port" --level image --format ndjson
+            [ "$(grep -c '"SOPInstanceUID"' "$scale/last.out")" = "$n" ] || { echo "bench-scale: px-find on px-serve found a wrong count" >&2; exit 1; }
+            measured "$results/serve-get-$n" sh -c 'exec "$0" "$1" -d "$2" <"$3"' "$bin/px-get" "PXSERVE@127.0.0.1:$serve_port" "$out/served" "$out/studies.ndjson"
+            count_files "$out/served" "$n" "px-get from px-serve"
+            server_stop "$serve_pid" "$results/serve-$n"
+            rm -rf "$out/served"
             bash "$root/scripts/peer-stop.sh" "$orthanc/orthanc.pid" >/dev/null 2>&1 || true
         done
     done
@@ -276,7 +305,7 @@ if [[ " $parts " == *" more "* ]]; then
     cleanup
     pidfiles=()
     echo "bench-scale: the other paths, median of $runs round(s), peak RSS (listen: px-listen's VmHWM) and wall time"
-    for path in find get web-get move listen push listen-push; do
+    for path in find get web-get move listen push listen-push serve-find serve-get serve; do
         report "$path" "$results/$path-$small" "$results/$path-$large"
     done
 fi

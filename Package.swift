@@ -50,6 +50,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         // px-listen runs as a Service: signals, graceful shutdown.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // A C-FIND SCP's matches handed from the provider to the association with back-pressure (AsyncThrowingChannel).
+        .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
         // DICOMweb (PS3.18) over HTTP/1.1 and 2, TLS through swift-nio-ssl.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // The config file (TOML 1.0), decoded into Decodable types.
@@ -100,6 +102,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ],
             swiftSettings: strictSettings
         ),

@@ -1,3 +1,4 @@
+import AsyncAlgorithms
 import DICOMData
 import DICOMProtocol
 import Logging
@@ -214,27 +215,31 @@ struct QueryRetrieveOperation {
         let provider = qr.provider
         var matches = 0
         do {
-            for try await match in ProviderDeadline.relay(
-                "C-FIND", timeout: qr.providerTimeout, { try await provider.find(request) })
-            {
-                if self.isCancelled { break }
-                let response = CFindRSP(
-                    messageIDBeingRespondedTo: self.messageID, affectedSOPClassUID: self.affectedSOPClassUID,
-                    status: .pending,
-                    hasDataSet: true)
-                let identifier: ByteBuffer
-                do {
-                    identifier = try self.encode(match)
-                } catch {
-                    throw QueryRetrieveFailure(status: .cannotUnderstand, comment: "cannot encode a match: \(error)")
+            let source: @Sendable () async throws -> AsyncThrowingStream<DataSet, any Error> = {
+                try await provider.find(request)
+            }
+            try await ProviderDeadline.relay("C-FIND", timeout: qr.providerTimeout, source) { relayed in
+                for try await match in relayed {
+                    if self.isCancelled { break }
+                    let response = CFindRSP(
+                        messageIDBeingRespondedTo: self.messageID, affectedSOPClassUID: self.affectedSOPClassUID,
+                        status: .pending,
+                        hasDataSet: true)
+                    let identifier: ByteBuffer
+                    do {
+                        identifier = try self.encode(match)
+                    } catch {
+                        throw QueryRetrieveFailure(
+                            status: .cannotUnderstand, comment: "cannot encode a match: \(error)")
+                    }
+                    do {
+                        try await self.connection.send(
+                            .cFindRSP(response), presentationContextID: self.presentationContextID, dataSet: identifier)
+                    } catch {
+                        throw RequestorLost(error: error)
+                    }
+                    matches += 1
                 }
-                do {
-                    try await self.connection.send(
-                        .cFindRSP(response), presentationContextID: self.presentationContextID, dataSet: identifier)
-                } catch {
-                    throw RequestorLost(error: error)
-                }
-                matches += 1
             }
         } catch let failure as QueryRetrieveFailure {
             try await self.sendFinal(

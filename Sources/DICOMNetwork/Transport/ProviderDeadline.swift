@@ -1,6 +1,8 @@
+import AsyncAlgorithms
 import DICOMData
 import DICOMProtocol
 import NIOCore
+import Synchronization
 
 /// Bounds the time a ``QueryRetrieveProvider`` may take, so that a stuck provider gives the requestor a failure
 /// status instead of a silent association: the provider's work runs in its own task, which is cancelled (and
@@ -26,17 +28,52 @@ enum ProviderDeadline {
         throw CancellationError()
     }
 
-    /// The matches of a C-FIND, relayed from the provider's sequence; the relay fails with ``Expired`` when the
-    /// whole sequence has not ended after `timeout`. Ending the iteration early cancels the provider's task.
-    static func relay(
+    /// Runs `body` with the matches of a C-FIND, relayed from the provider's sequence one at a time: the
+    /// provider is asked for the next match only once `body` has taken the last one (an
+    /// ``AsyncThrowingChannel`` hands each over), so a provider that streams (px-serve's index) holds one match
+    /// whatever the requestor's reading speed (issue 34: an unbounded relay buffered every response of a
+    /// 30,000-instance listing). The relay fails with ``Expired`` when the provider's own time (the time `body`
+    /// waited for it) passes `timeout`: a slow requestor is not the provider's fault. When `body` ends, however
+    /// it ends, the provider's task is cancelled.
+    static func relay<T>(
         _ what: String, timeout: TimeAmount,
-        _ source: @escaping @Sendable () async throws -> AsyncThrowingStream<DataSet, any Error>
-    ) -> AsyncThrowingStream<DataSet, any Error> {
-        bounded(what, timeout: timeout) { continuation in
-            for try await match in try await source() {
-                continuation.yield(match)
+        _ source: @escaping @Sendable () async throws -> AsyncThrowingStream<DataSet, any Error>,
+        _ body: (AsyncThrowingChannel<DataSet, any Error>) async throws -> T
+    ) async throws -> T {
+        let channel = AsyncThrowingChannel<DataSet, any Error>()
+        let budget = ProviderBudget(timeout: timeout)
+        let producer = Task {
+            do {
+                for try await match in try await source() {
+                    let start = budget.handingOver()
+                    await channel.send(match)
+                    budget.handedOver(since: start)
+                    if Task.isCancelled { return }
+                }
+                channel.finish()
+            } catch {
+                channel.fail(error)
             }
         }
+        let timer = Task {
+            // Wakes at the deadline: fails the relay unless the deadline moved on meanwhile or a match is
+            // being handed over (then the requestor is the one being waited for).
+            while let wake = budget.wakeOrExpire() {
+                do {
+                    try await ContinuousClock().sleep(until: wake)
+                } catch {
+                    return
+                }
+            }
+            producer.cancel()
+            channel.fail(Expired(what: what, timeout: timeout))
+        }
+        defer {
+            producer.cancel()
+            timer.cancel()
+            channel.finish()
+        }
+        return try await body(channel)
     }
 
     /// A stream `produce` feeds from its own task, finished when `produce` returns or throws, failed with
@@ -64,5 +101,39 @@ enum ProviderDeadline {
             timer.cancel()
         }
         return stream
+    }
+}
+
+/// The provider's time left in ``ProviderDeadline/relay(_:timeout:_:_:)``: a deadline pushed back by every wait
+/// for the requestor to take a match.
+private final class ProviderBudget: Sendable {
+    private let state: Mutex<(deadline: ContinuousClock.Instant, handingOver: Bool)>
+
+    init(timeout: TimeAmount) {
+        state = Mutex((ContinuousClock.now + .nanoseconds(timeout.nanoseconds), false))
+    }
+
+    /// A match is being handed over from now (returned).
+    func handingOver() -> ContinuousClock.Instant {
+        state.withLock { $0.handingOver = true }
+        return ContinuousClock.now
+    }
+
+    /// The match handed over since `start` was taken: the wait is not the provider's.
+    func handedOver(since start: ContinuousClock.Instant) {
+        let waited = ContinuousClock.now - start
+        state.withLock {
+            $0.deadline += waited
+            $0.handingOver = false
+        }
+    }
+
+    /// When to look again, `nil` when the provider's time is up.
+    func wakeOrExpire() -> ContinuousClock.Instant? {
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            if state.handingOver { return now + .milliseconds(50) }
+            return now >= state.deadline ? nil : state.deadline
+        }
     }
 }

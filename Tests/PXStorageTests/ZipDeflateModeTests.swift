@@ -12,9 +12,9 @@ import Testing
 #endif
 
 /// ``ZipDeflateMode`` through ``ZipPrecompressor`` and ``ZipPlace/archive(study:files:fsync:precompressed:)``:
-/// with `spare`, what had not started deflating when the study was finished is stored, and the archive holds
+/// with `spare`, what was not deflated when the study was finished is stored, and the archive holds
 /// every instance byte for byte; with `all`, every entry of an uncompressed transfer syntax is deflated. Which
-/// files have started is held deterministically: a worker's first job waits in the start hook until the
+/// files have started is held deterministically: a worker's job waits in the start hook until the
 /// precompressor is closed, or there are no workers at all.
 @Suite(.timeLimit(.minutes(2))) struct ZipDeflateModeTests {
     /// Five instances of study 1.2.3 placed through a placer observed by `precompressor`: four of Explicit VR
@@ -69,36 +69,39 @@ import Testing
         return methods
     }
 
-    @Test func spareStoresWhatHadNotStartedAndTheWorkersRunAtTheLowestPriority() async throws {
+    /// One worker: the first file deflates, the second is held in its start hook (being deflated) until
+    /// the precompressor is closed, three are still queued. `spare` answers at once: the first deflated, the
+    /// four others stored, the second given up without being waited for.
+    @Test func spareStoresWhatWasNotDeflatedAndTheWorkersRunAtTheLowestPriority() async throws {
         try await TestSupport.withTemporaryDirectory(prefix: "px-zipdeflate-") { dir in
             let tree = dir + "/tree"
             try FileManager.default.createDirectory(atPath: tree, withIntermediateDirectories: true)
-            let started = DispatchSemaphore(value: 0)
+            let secondStarted = DispatchSemaphore(value: 0)
             let gate = DispatchSemaphore(value: 0)
             let seen = Mutex<(paths: [String], nice: [Int32])>(([], []))
             let hooks = ZipPrecompressor.Hooks(
                 started: { path in
-                    errno = 0
                     let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)  // this thread's, on Linux
-                    let first = seen.withLock { seen in
+                    let count = seen.withLock { seen in
                         seen.paths.append(path)
                         seen.nice.append(nice)
-                        return seen.paths.count == 1
+                        return seen.paths.count
                     }
-                    guard first else { return }
-                    started.signal()
-                    gate.wait()  // the first file deflates only once nothing queued can start
+                    guard count == 2 else { return }
+                    secondStarted.signal()
+                    gate.wait()  // held until nothing queued can start
                 },
                 closed: { gate.signal() })
             let before = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
             let precompressor = try ZipPrecompressor(spool: tree + "/.spool", workers: 1, hooks: hooks)
+            defer { precompressor.waitUntilIdle() }
             let (paths, source) = try Self.place(into: tree, scratch: dir, observer: precompressor)
-            started.wait()
+            secondStarted.wait()  // one worker: the first file is deflated
             let finished = precompressor.finished(.spare)
 
-            let (deflating, nice) = seen.withLock { ($0.paths, $0.nice) }
-            #expect(deflating == [paths[0]])
-            #expect(nice == [19], "the worker thread's nice value")
+            let (started, nice) = seen.withLock { ($0.paths, $0.nice) }
+            #expect(started == Array(paths.prefix(2)))
+            #expect(nice == [19, 19], "the worker thread's nice value")
             #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) == before, "this thread's is unchanged")
             #expect(Set(finished.spooled.keys) == [paths[0]])
             #expect(finished.notDeflated == Set(paths.dropFirst()))

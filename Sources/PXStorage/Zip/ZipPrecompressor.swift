@@ -30,9 +30,11 @@ public enum ZipDeflateMode: String, Sendable, Hashable, CaseIterable {
 /// of a compressed transfer syntax is left alone (its entry is stored). A file that fails to deflate, or
 /// that is placed twice at one path, gets no spool file: the archive deflates it itself.
 ///
-/// ``finished(_:)`` ends the deflating: with ``ZipDeflateMode/spare`` the files whose deflate has not started
-/// are left undeflated (at most one file per worker is waited for), with ``ZipDeflateMode/all`` every file is
-/// deflated first (the caller's thread deflates from the queue beside the workers).
+/// ``finished(_:)`` ends the deflating: with ``ZipDeflateMode/spare`` it waits for nothing, every file not
+/// deflated by then is left undeflated (a file being deflated is given up at its next 64 KiB: a worker at
+/// nice 19 beside busy processes may wait hundreds of milliseconds for the CPU to finish it); with
+/// ``ZipDeflateMode/all`` every file is deflated first (the caller's thread deflates from the queue beside the
+/// workers).
 public final class ZipPrecompressor: PlacementObserver {
     /// One deflated file: its spool file, the CRC-32 and sizes its entry's headers take.
     public struct Spooled: Sendable, Hashable {
@@ -46,7 +48,7 @@ public final class ZipPrecompressor: PlacementObserver {
     public struct Finished: Sendable, Hashable {
         /// The spool of each placed path that has one.
         public var spooled: [String: Spooled]
-        /// The placed paths whose deflate never started (``ZipDeflateMode/spare``): their entries are stored.
+        /// The placed paths whose deflate had not ended (``ZipDeflateMode/spare``): their entries are stored.
         public var notDeflated: Set<String>
 
         public init(spooled: [String: Spooled] = [:], notDeflated: Set<String> = []) {
@@ -67,7 +69,12 @@ public final class ZipPrecompressor: PlacementObserver {
     private let level: Int32
     private let workers: LowPriorityWorkers
     private let hooks: Hooks
+    /// Every job submitted, until it has ended.
     private let group = DispatchGroup()
+    /// The jobs opening their source and creating their spool file: what must end before the tree goes.
+    private let opening = DispatchGroup()
+    /// Set with ``State/closed``: read by a job between chunks, to give up.
+    private let stop = Atomic<Bool>(false)
     private let state = Mutex<State>(State())
 
     private struct State {
@@ -83,7 +90,7 @@ public final class ZipPrecompressor: PlacementObserver {
         case deflating
         /// Deflated, or `nil`: stored, or failed.
         case done(Spooled?)
-        /// Its deflate never started: closed before a worker took it.
+        /// Not deflated: closed before a worker took it, or given up (``ZipDeflateMode/spare``).
         case notStarted
         /// Placed more than once: its file may have changed since it was deflated.
         case placedAgain
@@ -128,7 +135,8 @@ public final class ZipPrecompressor: PlacementObserver {
         }
     }
 
-    /// One queued file: deflated unless it was placed again or the deflating has closed meanwhile.
+    /// One queued file: deflated unless it was placed again or the deflating has closed meanwhile (then, or
+    /// when it closes during the deflate, the file is left as it is and its spool file removed).
     private func run(_ path: String, to spoolPath: String) {
         let start = state.withLock { state in
             guard case .queued = state.entries[path] else { return false }
@@ -137,40 +145,48 @@ public final class ZipPrecompressor: PlacementObserver {
                 return false
             }
             state.entries[path] = .deflating
+            opening.enter()
             return true
         }
         guard start else { return }
         hooks.started(path)
-        let spooled = Self.deflate(path, to: spoolPath, level: level)
+        let spooled = Self.deflate(
+            path, to: spoolPath, level: level, opened: { opening.leave() }, stop: { stop.load(ordering: .relaxed) })
         state.withLock { state in
-            if case .deflating = state.entries[path] { state.entries[path] = .done(spooled) }
+            guard case .deflating = state.entries[path] else { return }
+            // Given up (nil since stopped): not deflated; else deflated, or stored or failed (the archive's).
+            state.entries[path] = spooled == nil && stop.load(ordering: .relaxed) ? .notStarted : .done(spooled)
         }
     }
 
-    /// No queued file starts any more; returns once the files being deflated are.
+    /// No queued file starts any more, and no job opens or creates a file any more when this returns (the
+    /// tree may go): a job still deflating gives up at its next chunk, writing only to what it has open.
     public func waitUntilIdle() {
         stopStarting()
-        group.wait()
+        opening.wait()
         workers.close()
     }
 
     private func stopStarting() {
         state.withLock { $0.closed = true }
+        stop.store(true, ordering: .relaxed)
         hooks.closed()
         // The queue is emptied here rather than by the workers, which may wait long for CPU at their priority.
         workers.drain()
     }
 
-    /// Ends the deflating and answers what was deflated. With ``ZipDeflateMode/spare``, the files whose
-    /// deflate has not started are not deflated (``Finished/notDeflated``): only those being deflated are
-    /// waited for. With ``ZipDeflateMode/all``, returns once every file placed so far is deflated (or failed),
-    /// this thread deflating queued files too.
+    /// Ends the deflating and answers what was deflated. With ``ZipDeflateMode/spare``, returns at once: the
+    /// files not deflated yet, queued or being deflated, are not deflated (``Finished/notDeflated``). With
+    /// ``ZipDeflateMode/all``, returns once every file placed so far is deflated (or failed), this thread
+    /// deflating queued files too.
     public func finished(_ mode: ZipDeflateMode = .all) -> Finished {
         switch mode {
-        case .spare: stopStarting()
-        case .all: workers.drain()
+        case .spare:
+            stopStarting()
+        case .all:
+            workers.drain()
+            group.wait()
         }
-        group.wait()
         workers.close()
         return state.withLock { state in
             var finished = Finished()
@@ -178,6 +194,10 @@ public final class ZipPrecompressor: PlacementObserver {
                 switch entry {
                 case .done(let spooled?): finished.spooled[path] = spooled
                 case .notStarted: finished.notDeflated.insert(path)
+                case .deflating:
+                    // Given up (spare): the job ends at its next chunk, and its result is not taken.
+                    state.entries[path] = .notStarted
+                    finished.notDeflated.insert(path)
                 default: break
                 }
             }
@@ -185,9 +205,23 @@ public final class ZipPrecompressor: PlacementObserver {
         }
     }
 
-    /// `path` deflated into `spoolPath`, or `nil` when it is stored or cannot be deflated (the archive then
-    /// does it itself and reports what fails).
-    static func deflate(_ path: String, to spoolPath: String, level: Int32) -> Spooled? {
+    /// How much of a file a job deflates between two looks at ``stop``.
+    static let chunkSize = 64 * 1024
+
+    /// `path` deflated into `spoolPath`, or `nil` when it is stored, cannot be deflated (the archive then
+    /// does it itself and reports what fails) or `stop` turned true (looked at between chunks; the spool file
+    /// is removed). `opened` is called once no file will be opened or created any more.
+    static func deflate(
+        _ path: String, to spoolPath: String, level: Int32, opened signal: () -> Void, stop: () -> Bool
+    ) -> Spooled? {
+        var signalled = false
+        func opening() {
+            guard !signalled else { return }
+            signalled = true
+            signal()
+        }
+        defer { opening() }
+        guard !stop() else { return nil }
         let opened: OpenedFile
         do { opened = try OpenedFile(path: path) } catch { return nil }
         defer { opened.close() }
@@ -200,20 +234,26 @@ public final class ZipPrecompressor: PlacementObserver {
             return nil
         }
         let out = open(spoolPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        opening()
         guard out >= 0 else { return nil }
         defer { close(out) }
         var compressed: UInt64 = 0
         do throws(ZipError) {
             guard lseek(opened.descriptor, 0, SEEK_SET) == 0 else { return nil }
-            let entry = try ZipWriter.deflate(opened, level: level, bulkAfter: bulkAfter, path: spoolPath) {
-                (bytes) throws(ZipError) in
-                try ZipWriter.writeAll(out, bytes, path: spoolPath)
-                compressed += UInt64(bytes.count)
-            }
+            let entry = try ZipWriter.deflate(
+                opened, level: level, bulkAfter: bulkAfter, path: spoolPath, chunkSize: chunkSize,
+                checkpoint: { () throws(ZipError) in
+                    if stop() { throw .io("deflate given up", path: spoolPath) }
+                },
+                sink: { (bytes) throws(ZipError) in
+                    try ZipWriter.writeAll(out, bytes, path: spoolPath)
+                    compressed += UInt64(bytes.count)
+                })
             return Spooled(
                 spoolPath: spoolPath, crc32: entry.crc, uncompressedSize: entry.uncompressed,
                 compressedSize: compressed)
         } catch {
+            unlink(spoolPath)
             return nil
         }
     }

@@ -259,15 +259,20 @@ public final class ZipWriter {
 
     /// `file` read from its start and deflated as a file entry is (`Z_RLE` past `bulkAfter` bytes), the stream
     /// handed to `sink`: its CRC-32 and size (with no bytes: they went to `sink`).
+    ///
+    /// - Parameters:
+    ///   - chunkSize: How much is read and deflated at a time (the stream is the same whatever it is).
+    ///   - checkpoint: Called before each chunk is deflated: what it throws ends the deflate.
     static func deflate(
-        _ file: OpenedFile, level: Int32, bulkAfter: Int?, path: String,
-        sink: (UnsafeRawBufferPointer) throws(ZipError) -> Void
+        _ file: OpenedFile, level: Int32, bulkAfter: Int?, path: String, chunkSize: Int = bufferSize,
+        checkpoint: () throws(ZipError) -> Void = {}, sink: (UnsafeRawBufferPointer) throws(ZipError) -> Void
     ) throws(ZipError) -> Deflated {
-        var chunk = [UInt8](repeating: 0, count: bufferSize)
+        var chunk = [UInt8](repeating: 0, count: chunkSize)
         var crc = ZipCRC32()
         var uncompressed: UInt64 = 0
         let deflater = try ZipDeflater(level: level, path: path, bulkAfter: bulkAfter)
         try read(file, through: &chunk) { (piece, isLast) throws(ZipError) in
+            try checkpoint()
             crc.update(piece)
             uncompressed += UInt64(piece.count)
             try deflater.deflate(piece, finish: isLast, sink: sink)

@@ -281,10 +281,13 @@ extension ZipPlace: InstanceSource, InstanceSink {
     public var tree: StagingTree? { nil }
 
     /// A ``ZipPrecompressor`` spooling into `<tree>/.px-zip-spool`: each instance a retrieval places is
-    /// deflated while the next ones arrive, on threads of the lowest priority (CPU the transfer leaves idle).
+    /// deflated while the next ones arrive, on threads of the lowest priority with ``ZipDeflateMode/spare`` (CPU
+    /// the transfer leaves idle), of the process's own with ``ZipDeflateMode/all`` (as fast as it can).
     public func placementObserver(in tree: StagingTree) throws(PXError) -> PlacementObserving? {
         do {
-            return PlacementObserving(try ZipPrecompressor(spool: tree.root + "/.px-zip-spool", level: level))
+            return PlacementObserving(
+                try ZipPrecompressor(
+                    spool: tree.root + "/.px-zip-spool", level: level, lowPriority: deflate == .spare))
         } catch {
             throw .zip(error)
         }

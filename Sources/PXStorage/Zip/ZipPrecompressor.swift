@@ -20,10 +20,10 @@ public enum ZipDeflateMode: String, Sendable, Hashable, CaseIterable {
 }
 
 /// Deflates each instance placed in a temporary tree while the retrieval that places them goes on, on
-/// worker threads of the lowest CPU priority (nice 19, each thread its own: the rest of the process keeps
-/// its priority), so that deflating takes only CPU the transfer and its peer leave idle; the zip
-/// destination's archive takes the deflated bytes when the study has arrived
-/// (``ZipPlace/archive(study:files:fsync:precompressed:)``).
+/// worker threads of their own; for ``ZipDeflateMode/spare`` at the lowest CPU priority (nice 19, each
+/// thread its own: the rest of the process keeps its priority), so that deflating takes only CPU the
+/// transfer and its peer leave idle. The zip destination's archive takes the deflated bytes when the study
+/// has arrived (``ZipPlace/archive(study:files:fsync:precompressed:)``).
 ///
 /// Each entry's deflate stream goes to a spool file of its own under ``spool`` (a hidden folder of the
 /// temporary tree, removed with it), never to memory: a study of any size costs a worker's buffers. A file
@@ -98,18 +98,22 @@ public final class ZipPrecompressor: PlacementObserver {
 
     /// - Parameters:
     ///   - spool: A folder to create for the spool files (inside the temporary tree the files are placed in).
-    ///   - workers: How many files are deflated at once (threads of the lowest priority); 0: none until
+    ///   - workers: How many files are deflated at once (threads of their own); 0: none until
     ///     ``finished(_:)`` with ``ZipDeflateMode/all``, which deflates them on its caller's thread.
-    public convenience init(spool: String, level: Int32 = 1, workers: Int = ZipPlace.workers) throws(ZipError) {
-        try self.init(spool: spool, level: level, workers: workers, hooks: Hooks())
+    ///   - lowPriority: Whether the workers run at the lowest priority (``ZipDeflateMode/spare``'s); at the
+    ///     process's own with ``ZipDeflateMode/all``, which waits for them anyway.
+    public convenience init(
+        spool: String, level: Int32 = 1, workers: Int = ZipPlace.workers, lowPriority: Bool = true
+    ) throws(ZipError) {
+        try self.init(spool: spool, level: level, workers: workers, lowPriority: lowPriority, hooks: Hooks())
     }
 
-    init(spool: String, level: Int32 = 1, workers: Int, hooks: Hooks) throws(ZipError) {
+    init(spool: String, level: Int32 = 1, workers: Int, lowPriority: Bool = true, hooks: Hooks) throws(ZipError) {
         guard mkdir(spool, 0o700) == 0 else { throw .io("cannot create the spool folder", path: spool, errno: errno) }
         self.spool = spool
         self.level = level
         self.hooks = hooks
-        self.workers = try LowPriorityWorkers(count: Swift.max(0, workers), path: spool)
+        self.workers = try LowPriorityWorkers(count: Swift.max(0, workers), lowered: lowPriority, path: spool)
     }
 
     deinit { workers.close() }
@@ -267,10 +271,12 @@ final class LowPriorityWorkers: Sendable {
     private let queue = Mutex<(jobs: [@Sendable () -> Void], next: Int, closed: Bool)>(([], 0, false))
     private let available = DispatchSemaphore(value: 0)
     private let count: Int
+    private let lowered: Bool
 
-    /// Starts `count` threads (`path` names the work in errors).
-    init(count: Int, path: String) throws(ZipError) {
+    /// Starts `count` threads, at the lowest priority when `lowered` (`path` names the work in errors).
+    init(count: Int, lowered: Bool = true, path: String) throws(ZipError) {
         self.count = count
+        self.lowered = lowered
         for _ in 0..<count {
             let context = Unmanaged.passRetained(self).toOpaque()
             #if canImport(Glibc)
@@ -343,7 +349,7 @@ final class LowPriorityWorkers: Sendable {
     }
 
     private func work() {
-        Self.lowerThisThreadsPriority()
+        if lowered { Self.lowerThisThreadsPriority() }
         while true {
             available.wait()
             if let job = take() {

@@ -26,3 +26,6 @@ extension PXOutput.FindFormat: ExpressibleByArgument {}
 
 /// px-listen's `--on-duplicate`: `keep`, `overwrite`, `rename`.
 extension DuplicatePolicy: ExpressibleByArgument {}
+
+/// px-sync's `--zip-deflate`: `spare`, `all`.
+extension ZipDeflateMode: ExpressibleByArgument {}

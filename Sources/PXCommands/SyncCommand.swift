@@ -60,10 +60,11 @@ public enum SyncCommand {
                     try await context.resolve(
                         text, asDestination: isDestination, layout: sync.layout, dryRun: sync.dryRun))
             }
-            var destinations = [resolved.removeLast()]
+            var destinations = [resolved.removeLast().deflating(sync.zipDeflate)]
             for text in sync.alsoTo {
                 destinations.append(
-                    try await context.resolve(text, asDestination: true, layout: sync.layout, dryRun: sync.dryRun))
+                    try await context.resolve(text, asDestination: true, layout: sync.layout, dryRun: sync.dryRun)
+                        .deflating(sync.zipDeflate))
             }
             var transfer = SyncTransfer(logger: logger)
             transfer.retrieve = SyncTransfer.Retrieve(rawValue: sync.retrieve) ?? .auto

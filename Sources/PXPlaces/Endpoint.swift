@@ -27,6 +27,14 @@ public enum Endpoint: Sendable {
     /// What the place holds, level by level.
     public var inventory: any PlaceInventory { source }
 
+    /// The place with `mode` for what a retrieval into it deflates, when it is a zip place (``ZipDeflateMode``);
+    /// any other place as it is.
+    public func deflating(_ mode: ZipDeflateMode) -> Endpoint {
+        guard case .zip(var place) = self else { return self }
+        place.deflate = mode
+        return .zip(place)
+    }
+
     /// The place as a source of instances (every kind is one).
     public var source: any InstanceSource {
         switch self {

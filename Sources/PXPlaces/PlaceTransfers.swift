@@ -281,10 +281,13 @@ extension ZipPlace: InstanceSource, InstanceSink {
     public var tree: StagingTree? { nil }
 
     /// A ``ZipPrecompressor`` spooling into `<tree>/.px-zip-spool`: each instance a retrieval places is
-    /// deflated on the other cores while the next ones arrive.
+    /// deflated while the next ones arrive, on threads of the lowest priority with ``ZipDeflateMode/spare`` (CPU
+    /// the transfer leaves idle), of the process's own with ``ZipDeflateMode/all`` (as fast as it can).
     public func placementObserver(in tree: StagingTree) throws(PXError) -> PlacementObserving? {
         do {
-            return PlacementObserving(try ZipPrecompressor(spool: tree.root + "/.px-zip-spool", level: level))
+            return PlacementObserving(
+                try ZipPrecompressor(
+                    spool: tree.root + "/.px-zip-spool", level: level, lowPriority: deflate == .spare))
         } catch {
             throw .zip(error)
         }
@@ -297,8 +300,11 @@ extension ZipPlace: InstanceSource, InstanceSink {
         -> TransferCount
     {
         guard !delivery.files.isEmpty else { return TransferCount() }
-        // The files a retrieval placed are deflated already, or being deflated (placementObserver(in:)).
-        let precompressed = (delivery.placementObserver?.observer as? ZipPrecompressor)?.finished() ?? [:]
+        // The files a retrieval placed are deflated already, being deflated, or (deflate .spare) left to be
+        // stored when their deflate has not started (placementObserver(in:)).
+        let precompressed =
+            (delivery.placementObserver?.observer as? ZipPrecompressor)?.finished(deflate)
+            ?? ZipPrecompressor.Finished()
         do {
             let indexed = delivery.files.compactMap(\.indexed)
             let result =

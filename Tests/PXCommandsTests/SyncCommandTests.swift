@@ -1,5 +1,6 @@
 import DICOMData
 import Foundation
+import PXStorage
 import PXTestSupport
 import Testing
 
@@ -277,6 +278,33 @@ extension SyncOrthancTests {
         let direct = try await SyncTests.sync([context.peer, "zip:" + zips])
         #expect(direct.exitCode == 0, "\(direct.stdout) \(direct.stderr)")
         #expect(direct.json?["data"]?["alreadyPresent"] == .number("5"), "\(direct.stdout)")
+        // Node -> zip in both --zip-deflate modes: each place reads back as the corpus; with `all` every
+        // entry of an uncompressed transfer syntax is deflated (with `spare` some may be stored).
+        for mode in ["spare", "all"] {
+            let fresh = context.work + "/sync-zips-\(mode)"
+            let out = context.work + "/sync-zips-\(mode)-back"
+            defer { for path in [fresh, out] { try? FileManager.default.removeItem(atPath: path) } }
+            let zipped = try await SyncTests.sync([context.peer, "zip:" + fresh, "--zip-deflate", mode])
+            #expect(zipped.exitCode == 0, "\(mode): \(zipped.stdout) \(zipped.stderr)")
+            #expect(zipped.json?["data"]?["instancesTransferred"] == .number("6"), "\(mode): \(zipped.stdout)")
+            let back = try await SyncTests.sync(["zip:" + fresh, out])
+            #expect(back.exitCode == 0, "\(mode): \(back.stdout) \(back.stderr)")
+            try SyncTests.expectFolder(out, equals: context.corpus.dataSets)
+            guard mode == "all" else { continue }
+            var entries = 0
+            for name in SyncTests.files(under: fresh) where name.hasSuffix(".zip") {
+                let reader = try ZipReader(path: name)
+                for entry in reader.entries where entry.name.hasSuffix(".dcm") {
+                    let file = context.work + "/sync-zips-entry.dcm"
+                    defer { unlink(file) }
+                    try reader.extract(entry, to: file)
+                    let syntax = try Part10File.readHeader(contentsOf: file).transferSyntax
+                    #expect(entry.method == ZipPlace.method(for: syntax), "\(name) \(entry.name)")
+                    entries += 1
+                }
+            }
+            #expect(entries == 6)
+        }
     }
 }
 

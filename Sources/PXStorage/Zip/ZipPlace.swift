@@ -28,6 +28,8 @@ public struct ZipPlace: Sendable, Hashable {
     public let limits: ZipLimits
     /// The deflate level for entries that are deflated.
     public let level: Int32
+    /// How much of what a retrieval places is deflated (``ZipDeflateMode``; px-sync's `--zip-deflate`).
+    public var deflate: ZipDeflateMode
 
     /// The manifest entry's name.
     public static let manifestName = "px-study.json"
@@ -45,10 +47,11 @@ public struct ZipPlace: Sendable, Hashable {
         (try? StorageLayout(template: template, maximumFieldLength: maximumFieldLength)) ?? StorageLayout()
     }
 
-    public init(root: String, limits: ZipLimits = ZipLimits(), level: Int32 = 1) {
+    public init(root: String, limits: ZipLimits = ZipLimits(), level: Int32 = 1, deflate: ZipDeflateMode = .spare) {
         self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
         self.limits = limits
         self.level = level
+        self.deflate = deflate
     }
 
     // MARK: Listing
@@ -320,11 +323,12 @@ public struct ZipPlace: Sendable, Hashable {
     /// - Throws: ``ZipError/Code/malformed`` for a file that is not Part 10 or of another study;
     ///   ``ZipError`` of the writer or of reading the older archive.
     ///
-    /// - Parameter precompressed: Files deflated already, by path (``ZipPrecompressor/finished()``): their
-    ///   entries are copied from their spool files.
+    /// - Parameter precompressed: What a ``ZipPrecompressor`` did with the files (``ZipPrecompressor/finished(_:)``):
+    ///   the entries of those it deflated are copied from their spool files, those whose deflate never started
+    ///   (``ZipDeflateMode/spare``) are stored.
     public func archive(
         study studyInstanceUID: String, files: [String], fsync: Bool = true,
-        precompressed: [String: ZipPrecompressor.Spooled] = [:]
+        precompressed: ZipPrecompressor.Finished = ZipPrecompressor.Finished()
     ) throws(ZipError) -> ArchiveResult {
         try self.archive(
             study: studyInstanceUID, sources: files.map(ArchiveSource.path), fsync: fsync, precompressed: precompressed)
@@ -366,7 +370,7 @@ public struct ZipPlace: Sendable, Hashable {
 
     private func archive(
         study studyInstanceUID: String, sources files: [ArchiveSource], fsync: Bool,
-        precompressed: [String: ZipPrecompressor.Spooled] = [:]
+        precompressed: ZipPrecompressor.Finished = ZipPrecompressor.Finished()
     ) throws(ZipError) -> ArchiveResult {
         struct Incoming {
             var source: ArchiveSource
@@ -455,13 +459,13 @@ public struct ZipPlace: Sendable, Hashable {
             }
         }
         // Each opened (and, for a place's file, checked) again: what is archived is read from that descriptor.
-        // Deflated on every core (ZipWriter.addFiles).
+        // Deflated on every core (ZipWriter.addFiles), but for what the precompressor deflated or left stored.
         try writer.addFiles(
             fresh.map { file in
-                ZipWriter.PendingFile(
-                    name: file.entryName, method: file.method, bulkAfter: file.bulkAfter,
-                    spooled: precompressed[file.source.path],
-                    open: file.source.open)
+                let path = file.source.path
+                return ZipWriter.PendingFile(
+                    name: file.entryName, method: precompressed.notDeflated.contains(path) ? .stored : file.method,
+                    bulkAfter: file.bulkAfter, spooled: precompressed.spooled[path], open: file.source.open)
             }, workers: Self.workers)
         try writer.finish(fsync: fsync)
         let instances = (older?.reader.entries.count).map { $0 - 1 } ?? 0

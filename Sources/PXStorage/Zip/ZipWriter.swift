@@ -259,15 +259,20 @@ public final class ZipWriter {
 
     /// `file` read from its start and deflated as a file entry is (`Z_RLE` past `bulkAfter` bytes), the stream
     /// handed to `sink`: its CRC-32 and size (with no bytes: they went to `sink`).
+    ///
+    /// - Parameters:
+    ///   - chunkSize: How much is read and deflated at a time (the stream is the same whatever it is).
+    ///   - checkpoint: Called before each chunk is deflated: what it throws ends the deflate.
     static func deflate(
-        _ file: OpenedFile, level: Int32, bulkAfter: Int?, path: String,
-        sink: (UnsafeRawBufferPointer) throws(ZipError) -> Void
+        _ file: OpenedFile, level: Int32, bulkAfter: Int?, path: String, chunkSize: Int = bufferSize,
+        checkpoint: () throws(ZipError) -> Void = {}, sink: (UnsafeRawBufferPointer) throws(ZipError) -> Void
     ) throws(ZipError) -> Deflated {
-        var chunk = [UInt8](repeating: 0, count: bufferSize)
+        var chunk = [UInt8](repeating: 0, count: chunkSize)
         var crc = ZipCRC32()
         var uncompressed: UInt64 = 0
         let deflater = try ZipDeflater(level: level, path: path, bulkAfter: bulkAfter)
         try read(file, through: &chunk) { (piece, isLast) throws(ZipError) in
+            try checkpoint()
             crc.update(piece)
             uncompressed += UInt64(piece.count)
             try deflater.deflate(piece, finish: isLast, sink: sink)
@@ -275,52 +280,55 @@ public final class ZipWriter {
         return Deflated(crc: crc.value, uncompressed: uncompressed, bytes: [])
     }
 
-    /// Writes an entry deflated beforehand into a spool file (``ZipPrecompressor``): its local header complete
-    /// from the start, its bytes copied.
+    /// Writes an entry deflated beforehand into a spool file (``ZipPrecompressor``): its bytes copied.
     private func addSpooled(_ spooled: ZipPrecompressor.Spooled, as name: String) throws(ZipError) {
-        let (nameBytes, flags) = try checkedName(name)
-        let zip64Local =
-            alwaysZip64 || spooled.compressedSize >= Self.zip64LocalThreshold
-            || spooled.uncompressedSize >= Self.zip64LocalThreshold
-        let version = zip64Local ? ZipFormat.versionZip64 : ZipFormat.versionDeflate
-        let headerOffset = offset
-        try write(
-            localHeader(
-                nameBytes: nameBytes, flags: flags, method: .deflate, version: version, zip64Local: zip64Local,
-                crc: spooled.crc32, compressed: spooled.compressedSize, uncompressed: spooled.uncompressedSize))
-        let spool: OpenedFile
-        do { spool = try OpenedFile(path: spooled.spoolPath) } catch {
-            throw .io("cannot open the deflated entry (\(error))", path: spooled.spoolPath)
+        try addPredeflated(
+            as: name, crc: spooled.crc32, compressed: spooled.compressedSize, uncompressed: spooled.uncompressedSize
+        ) { () throws(ZipError) in
+            let spool: OpenedFile
+            do { spool = try OpenedFile(path: spooled.spoolPath) } catch {
+                throw .io("cannot open the deflated entry (\(error))", path: spooled.spoolPath)
+            }
+            defer { spool.close() }
+            guard UInt64(spool.size) == spooled.compressedSize else {
+                throw .io("the deflated entry changed size", path: spooled.spoolPath)
+            }
+            var chunk = [UInt8](repeating: 0, count: Self.bufferSize)
+            try Self.read(spool, through: &chunk) { (piece, _) throws(ZipError) in try write(piece) }
         }
-        defer { spool.close() }
-        guard UInt64(spool.size) == spooled.compressedSize else {
-            throw .io("the deflated entry changed size", path: spooled.spoolPath)
-        }
-        var chunk = [UInt8](repeating: 0, count: Self.bufferSize)
-        try Self.read(spool, through: &chunk) { (piece, _) throws(ZipError) in try write(piece) }
-        appendCentral(
-            nameBytes: nameBytes, flags: flags, method: .deflate, version: version, zip64Local: zip64Local,
-            crc: spooled.crc32, compressed: spooled.compressedSize, uncompressed: spooled.uncompressedSize,
-            headerOffset: headerOffset)
     }
 
-    /// Writes an entry a worker deflated: its local header complete from the start.
+    /// Writes an entry a worker deflated into memory.
     private func addDeflated(_ entry: Deflated, as name: String) throws(ZipError) {
+        try addPredeflated(
+            as: name, crc: entry.crc, compressed: UInt64(entry.bytes.count), uncompressed: entry.uncompressed
+        ) { () throws(ZipError) in try write(entry.bytes) }
+    }
+
+    /// Writes a deflate entry whose CRC-32 and sizes are known before its bytes: its local header complete
+    /// from the start (Zip64 sizes in it when an entry is near 4 GiB), the `compressed` bytes `writeBytes`
+    /// writes, its central record.
+    private func addPredeflated(
+        as name: String, crc: UInt32, compressed: UInt64, uncompressed: UInt64,
+        writeBytes: () throws(ZipError) -> Void
+    ) throws(ZipError) {
         let (nameBytes, flags) = try checkedName(name)
-        let compressed = UInt64(entry.bytes.count)
         let zip64Local =
-            alwaysZip64 || compressed >= Self.zip64LocalThreshold
-            || entry.uncompressed >= Self.zip64LocalThreshold
+            alwaysZip64 || compressed >= Self.zip64LocalThreshold || uncompressed >= Self.zip64LocalThreshold
         let version = zip64Local ? ZipFormat.versionZip64 : ZipFormat.versionDeflate
         let headerOffset = offset
         try write(
             localHeader(
                 nameBytes: nameBytes, flags: flags, method: .deflate, version: version, zip64Local: zip64Local,
-                crc: entry.crc, compressed: compressed, uncompressed: entry.uncompressed))
-        try write(entry.bytes)
+                crc: crc, compressed: compressed, uncompressed: uncompressed))
+        let dataStart = offset
+        try writeBytes()
+        guard offset - dataStart == compressed else {
+            throw .io("entry \(name) was not the size it was deflated to", path: path)
+        }
         appendCentral(
             nameBytes: nameBytes, flags: flags, method: .deflate, version: version, zip64Local: zip64Local,
-            crc: entry.crc, compressed: compressed, uncompressed: entry.uncompressed, headerOffset: headerOffset)
+            crc: crc, compressed: compressed, uncompressed: uncompressed, headerOffset: headerOffset)
     }
 
     /// A new entry's name checked (one the reader accepts, not yet in the archive) and recorded: its bytes

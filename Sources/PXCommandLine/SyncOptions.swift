@@ -72,14 +72,14 @@ public struct SyncOptions: ParsableArguments {
     @Option(
         name: .customLong("zip-deflate"),
         help: ArgumentHelp(
-            "Zip destination: deflate with spare CPU only (spare, the default) or every instance (all).",
+            "Zip destination: deflate with spare CPU only, or every instance.",
             discussion: "Instances a retrieval (node or DICOMweb source) places are deflated while the study "
                 + "arrives, at the lowest CPU priority. With spare, those whose deflate has not started when "
                 + "the study has arrived are stored uncompressed in its zip, so writing the zip never waits "
                 + "for compression (a larger zip, sooner); with all, every instance of an uncompressed "
                 + "transfer syntax is deflated first (a smaller zip, later). Instances of compressed transfer "
                 + "syntaxes are stored either way; a folder or zip source is deflated on every core in both.",
-            valueName: "spare|all"))
+            valueName: "mode"))
     public var zipDeflate: ZipDeflateMode = .spare
 
     @Option(

@@ -30,8 +30,9 @@ public struct QueryRetrieveSCPConfiguration: Sendable {
     public var acseTimeout: TimeAmount
     /// Each C-STORE-RSP of a sub-operation (C-MOVE sub-association, or on the association itself for C-GET).
     public var dimseTimeout: TimeAmount
-    /// How long the provider may take: for all the matches of a C-FIND (then 0xC000), the instances of a
-    /// retrieve (then 0xA701), or a move destination (then 0xA801).
+    /// How long the provider may take: for all the matches of a C-FIND (its own time, not the time the
+    /// requestor takes to read them; then 0xC000), the instances of a retrieve (then 0xA701), or a move
+    /// destination (then 0xA801).
     public var providerTimeout: TimeAmount
 
     public init(

@@ -99,6 +99,18 @@ final class AssociationConnection {
         }
     }
 
+    /// Executes Evt19 for an invalid PDU (AA-1 or AA-8: an A-ABORT) and closes the transport. The A-ABORT is
+    /// sent as best it can: the server's connection guard may have sent one and closed already, and the error
+    /// to report is the invalid PDU.
+    private func refuse(_ error: PDUError) async {
+        do {
+            try await self.perform(self.machine.receivedInvalidPDU(error))
+        } catch {
+            self.logger.debug("could not send A-ABORT", metadata: ["error": "\(error)"])
+        }
+        self.close()
+    }
+
     /// Closes the transport (no further PDUs).
     func close() {
         self.channel.close(promise: nil)
@@ -141,8 +153,7 @@ final class AssociationConnection {
         } catch let error as PDUError {
             self.inboundFinished = true
             self.logger.debug("invalid PDU", metadata: ["error": "\(error)"])
-            try await self.perform(self.machine.receivedInvalidPDU(error))
-            self.close()
+            await self.refuse(error)
             throw DICOMNetworkError.protocolError("invalid PDU from the peer: \(error)")
         } catch {
             self.inboundFinished = true
@@ -162,8 +173,7 @@ final class AssociationConnection {
             pdu = try PDU(frame: frame)
         } catch let error as PDUError {
             self.logger.debug("undecodable PDU", metadata: ["error": "\(error)"])
-            try await self.perform(self.machine.receivedInvalidPDU(error))
-            self.close()
+            await self.refuse(error)
             throw DICOMNetworkError.protocolError("invalid PDU from the peer: \(error)")
         }
         let action = self.machine.receivedPDU(pdu)

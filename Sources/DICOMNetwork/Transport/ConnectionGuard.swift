@@ -85,8 +85,10 @@ final class PendingConnections: Sendable {
 ///   checked on its header, before its body is buffered; once it is complete the connection leaves
 ///   ``PendingConnections``;
 /// - while a PDU or a message is in progress the peer must keep ``ConnectionLimits/minimumTransferRate``;
-///   a slower one gets a ``TimeoutSignal`` (`.dimse`: the association is aborted, PS3.8 §9.2 AA-1 by
-///   the service user) and its connection is closed shortly after;
+///   a slower one is aborted (PS3.8 §9.2 AA-1, by the service user) and the association task gets a
+///   ``TimeoutSignal`` (`.dimse`);
+/// - a refused or aborted connection gets its A-ABORT from this handler, on the event loop, and is closed once
+///   it is written: it does not wait for the association task to be scheduled;
 /// - writes that make no progress for ``ConnectionLimits/writeTimeout`` close the connection.
 final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
@@ -119,6 +121,8 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     private var ticker: RepeatedTask?
     private var tripped = false
+    /// This handler sent an A-ABORT: the association is over.
+    private var abortSent = false
 
     init(limits: ConnectionLimits, pending: PendingConnections?, logger: Logger) {
         self.limits = limits
@@ -179,13 +183,12 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         // After a refusal nothing more reaches the decoder.
         guard !self.tripped else { return }
         if let refusal = self.follow(buffer) {
-            // As the frame decoder does for a length above its cap: the association task answers the
-            // invalid PDU with an A-ABORT (PS3.8 §9.2, AA-1 in Sta2), before the body is buffered.
-            self.tripped = true
-            self.stop()
+            // The first PDU is invalid in Sta2: AA-1, an A-ABORT from the service user (PS3.8 §9.2 Table 9-10),
+            // sent from here on the event loop before the body is buffered; the association task learns why
+            // from the error, and its own A-ABORT is not sent twice.
             self.logger.info("refusing the connection", metadata: ["reason": "\(refusal)"])
+            self.abortConnection(context: context, Abort(source: .serviceUser, reason: .reasonNotSpecified))
             context.fireErrorCaught(refusal)
-            self.closeSoon(context: context)
             return
         }
         context.fireChannelRead(data)
@@ -270,6 +273,11 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        // After this handler's A-ABORT the association is over: nothing more goes to the peer.
+        guard !self.abortSent else {
+            promise?.fail(ChannelError.outputClosed)
+            return
+        }
         if self.outstandingWrites == 0 { self.lastWriteProgress = .now() }
         self.outstandingWrites += 1
         let promise = promise ?? context.eventLoop.makePromise()
@@ -321,19 +329,32 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         self.windowBytes = 0
     }
 
-    /// Ends the association: a ``TimeoutSignal`` for the association task (which sends an A-ABORT), and a
-    /// close shortly after in case nobody is reading.
+    /// Ends the association: this side's user gives up (PS3.8 §9.2 AA-1 on Evt15), with the A-ABORT sent from
+    /// here, and a ``TimeoutSignal`` tells the association task why.
     private func trip(context: ChannelHandlerContext, _ reason: String) {
-        self.tripped = true
-        self.stop()
         self.logger.info("aborting the connection", metadata: ["reason": "\(reason)"])
+        self.abortConnection(context: context, Abort(source: .serviceUser, reason: .reasonNotSpecified))
         context.fireErrorCaught(TimeoutSignal(kind: .dimse))
-        self.closeSoon(context: context)
     }
 
-    /// Closes the connection in 2 s, in case the association task is not there to do it.
-    private func closeSoon(context: ChannelHandlerContext) {
+    /// Sends `abort` and closes the connection once it is written, on the event loop: the peer gets its A-ABORT
+    /// however long the association task waits for a thread (over 10 s once, on 2 busy cores). Later writes
+    /// are dropped. A peer that does not read is closed after 2 s without it.
+    private func abortConnection(context: ChannelHandlerContext, _ abort: Abort) {
+        self.tripped = true
+        self.stop()
+        var buffer = context.channel.allocator.buffer(capacity: 10)
         let channel = context.channel
+        do {
+            try PDU.abort(abort).encode(into: &buffer)
+            let written = context.eventLoop.makePromise(of: Void.self)
+            written.futureResult.whenComplete { _ in channel.close(promise: nil) }
+            context.writeAndFlush(NIOAny(buffer), promise: written)
+        } catch {
+            self.logger.debug("could not encode the A-ABORT", metadata: ["error": "\(error)"])
+            channel.close(promise: nil)
+        }
+        self.abortSent = true
         context.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
     }
 }

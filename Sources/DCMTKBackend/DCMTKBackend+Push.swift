@@ -55,7 +55,7 @@ extension DCMTKBackend {
             {
                 return
             }
-            guard let slot = open.firstIndex(where: { request.files[$0].path == path }) else { return }
+            guard let slot = open.firstIndex(where: { request.files.path(at: $0) == path }) else { return }
             let index = open.remove(at: slot)
             let file = request.files[index]
             let result: PushFileResult
@@ -92,11 +92,11 @@ extension DCMTKBackend {
                 let profilePath = try profile.write(in: profiles, number: profileCount)
                 let arguments =
                     base + ["-xf", profilePath, StoreSCUProfile.name] + Self.peerArguments(connection)
-                    + batch.map { request.files[$0].path }
+                    + batch.map { request.files.path(at: $0) }
                 let outcome = try await runner("storescu").run(arguments, deadline: deadline, logger: logger) { line in
                     if line.level == .info, line.text.hasPrefix("Sending file: "), parser.associationLost == nil {
                         let path = line.text.dropFirst("Sending file: ".count)
-                        if let index = open.first(where: { request.files[$0].path == path }) {
+                        if let index = open.first(where: { request.files.path(at: $0) == path }) {
                             session.sent(index)
                             sentHere.append(index)
                         }
@@ -133,13 +133,13 @@ extension DCMTKBackend {
 
     /// `indices` split so that each batch's paths take at most `limit` bytes and its files need at most
     /// ``StoreSCUProfile/maximumContexts`` presentation contexts (at least one file each).
-    static func batches(_ indices: [Int], files: [PushFile], limit: Int) -> [[Int]] {
+    static func batches(_ indices: [Int], files: PushFiles, limit: Int) -> [[Int]] {
         var out: [[Int]] = []
         var current: [Int] = []
         var size = 0
         var profile = StoreSCUProfile()
         for index in indices {
-            let length = files[index].path.utf8.count + 1
+            let length = files.path(at: index).utf8.count + 1
             if !current.isEmpty && (size + length > limit || !profile.add(files[index])) {
                 out.append(current)
                 current = []

@@ -31,8 +31,10 @@ extension NativeBackend {
     ) async throws -> PushResult {
         var session = PushSession(request)
         for result in session.planned { await onFile(result) }
-        let storable = request.files.map { file in
-            StorableFile(
+        // Made as each file goes out: the request's packed list is the only copy of the files (issue 34).
+        let storable = { @Sendable (index: Int) -> StorableFile in
+            let file = request.files[index]
+            return StorableFile(
                 path: file.path, sopClassUID: file.sopClassUID, sopInstanceUID: file.sopInstanceUID,
                 transferSyntaxUID: file.transferSyntaxUID, maximumInflatedSize: request.maximumInflatedSize,
                 indexed: file.indexed)
@@ -68,13 +70,13 @@ extension NativeBackend {
             let startedRequester = requester
             let boundedConnection = bounded
             let peer = self.peer(bounded)
-            let files = work.map { storable[$0] }
             let contexts =
-                StorableFile.presentationContexts(for: files) + (requester == nil ? [] : [.storageCommitmentRequester])
+                StorableFile.presentationContexts(for: work.lazy.map(storable))
+                + (requester == nil ? [] : [.storageCommitmentRequester])
             // What earlier associations stored, for the commitment request (listed only when one is asked for).
             let storedBefore =
                 requester == nil
-                ? [] : session.results.compactMap { $0 }.filter(\.succeeded).map { CommitmentInstance($0.file) }
+                ? [] : session.stored.map { CommitmentInstance(request.files[$0]) }
             enum Event: Sendable {
                 case sent(Int)
                 case stored(Int, StoreResult)
@@ -85,7 +87,7 @@ extension NativeBackend {
                 try await client.withAssociation(to: peer, proposing: contexts) { association in
                     var storedHere: [CommitmentInstance] = []
                     try await association.store(
-                        files, onSent: { position in continuation.yield(.sent(work[position])) }
+                        work.lazy.map(storable), onSent: { position in continuation.yield(.sent(work[position])) }
                     ) {
                         position, stored in
                         continuation.yield(.stored(work[position], stored))
@@ -153,7 +155,9 @@ extension NativeBackend {
                 if let (instances, outcome) = requested.value.withLock({ $0 }) {
                     result.commitment = try await requester.finish(instances, onAssociation: outcome.get())
                 } else {
-                    let stored = result.files.filter(\.succeeded).map { CommitmentInstance($0.file) }
+                    let stored = result.files.indices.filter { result.files.succeeded($0) }.map {
+                        CommitmentInstance(request.files[$0])
+                    }
                     if !stored.isEmpty {
                         result.commitment = try await self.commit(
                             stored, requester: requester, connection: connection, logger: logger)

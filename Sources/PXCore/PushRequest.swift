@@ -13,8 +13,8 @@ import PXStorage
 /// A path that cannot be read or is not a DICOM Part 10 file stays in ``files`` with its
 /// ``PushFile/error``; it is never sent, and the others still are.
 public struct PushRequest: Hashable, Sendable {
-    /// Every file, in order: the paths as given, directory contents in sorted order.
-    public var files: [PushFile]
+    /// Every file, in order: the paths as given, directory contents in sorted order (packed: ``PushFiles``).
+    public var files: PushFiles
     /// How many C-STOREs the native backend keeps outstanding when the peer agrees to an asynchronous
     /// operations window (PS3.7 §D.3.3.3); `1` proposes none. storescu has no such option.
     public var window: UInt16 = PushRequest.defaultWindow
@@ -30,15 +30,15 @@ public struct PushRequest: Hashable, Sendable {
     /// The default ``window``: enough to keep sending while the peer stores the previous files.
     public static let defaultWindow: UInt16 = 16
 
-    public init(files: [PushFile]) {
-        self.files = files
+    public init(files: some Sequence<PushFile>) {
+        self.files = (files as? PushFiles) ?? PushFiles(files)
     }
 
     /// Walks `paths` and reads each file's header.
     /// - Throws: ``PXError/usage(_:)`` when no path is given.
     public init(paths: [String], maximumInflatedSize: Int = PushRequest.defaultMaximumInflatedSize) throws(PXError) {
         guard !paths.isEmpty else { throw .usage("give the files or directories to push") }
-        var files: [PushFile] = []
+        var files = PushFiles()
         for path in paths { PushRequest.collect(path, into: &files, maximumInflatedSize: maximumInflatedSize) }
         self.files = files
         self.maximumInflatedSize = maximumInflatedSize
@@ -59,7 +59,7 @@ public struct PushRequest: Hashable, Sendable {
         return out
     }
 
-    static func collect(_ path: String, into files: inout [PushFile], maximumInflatedSize: Int) {
+    static func collect(_ path: String, into files: inout PushFiles, maximumInflatedSize: Int) {
         var info = stat()
         guard stat(path, &info) == 0 else {
             files.append(
@@ -229,7 +229,8 @@ public struct PushFileResult: Hashable, Sendable {
 
 /// A finished px-push: one result per file, in request order.
 public struct PushResult: Hashable, Sendable {
-    public var files: [PushFileResult]
+    /// One result per file of the request, packed (``PushFileResults``).
+    public var files: PushFileResults
     /// What ended the association after some files were stored (abort, timeout, lost connection);
     /// the files it had not answered are reported as not stored. `nil` when the association ran its course.
     public var failure: PXError?
@@ -241,7 +242,11 @@ public struct PushResult: Hashable, Sendable {
     public var commitmentFailure: PXError? = nil
 
     public init(files: [PushFileResult], failure: PXError? = nil, associations: Int = 1) {
-        self.files = files
+        self.init(results: PushFileResults(files), failure: failure, associations: associations)
+    }
+
+    public init(results: PushFileResults, failure: PXError? = nil, associations: Int = 1) {
+        self.files = results
         self.failure = failure
         self.associations = associations
     }
@@ -261,7 +266,7 @@ public struct PushResult: Hashable, Sendable {
     public static let maximumFruitlessAssociations = 3
 
     // Counted in place: a filtered copy of 30,000 file results was the largest allocation of px-push's report.
-    public var completed: Int { files.count { $0.succeeded && $0.status?.category == .success } }
-    public var warning: Int { files.count { $0.succeeded && $0.status?.category == .warning } }
-    public var failed: Int { files.count { !$0.succeeded } }
+    public var completed: Int { files.indices.count { files.succeeded($0) && files.status($0)?.isSuccess == true } }
+    public var warning: Int { files.indices.count { files.succeeded($0) && files.status($0)?.isSuccess == false } }
+    public var failed: Int { files.indices.count { !files.succeeded($0) } }
 }

@@ -9,10 +9,11 @@
 /// that aborts everything), so the number of associations is bounded whatever the peer does.
 public struct PushSession: Sendable {
     public let request: PushRequest
-    /// One entry per file of the request, `nil` until the file is answered or given up.
-    public private(set) var results: [PushFileResult?]
+    /// One entry per file of the request, unanswered (``PushFileResults/isAnswered(_:)``) until the file is answered
+    /// or given up.
+    public private(set) var results: PushFileResults
     /// How many associations each file was sent on.
-    public private(set) var attempts: [Int]
+    public private(set) var attempts: [Int32]
     /// Associations opened so far.
     public private(set) var associations = 0
     private var answeredOnThisAssociation = 0
@@ -21,19 +22,27 @@ public struct PushSession: Sendable {
     /// Plans the session: files that planning refused have their result already (``planned``).
     public init(_ request: PushRequest) {
         self.request = request
-        self.results = request.files.map { file in file.error.map { PushFileResult(file: file, status: nil, error: $0) }
+        self.results = PushFileResults(unanswered: request.files)
+        for index in request.files.indices where request.files.isRefused(at: index) {
+            let file = request.files[index]
+            self.results.record(index, PushFileResult(file: file, status: nil, error: file.error))
         }
         self.attempts = Array(repeating: 0, count: request.files.count)
     }
 
     /// The results that planning decided (files never to be sent), in order.
-    public var planned: [PushFileResult] { results.compactMap { $0 } }
+    public var planned: [PushFileResult] {
+        request.files.indices.filter { request.files.isRefused(at: $0) }.map { results[$0] }
+    }
 
     /// The files still to send, in request order.
-    public var unanswered: [Int] { results.indices.filter { results[$0] == nil } }
+    public var unanswered: [Int] { results.indices.filter { !results.isAnswered($0) } }
 
     /// Whether any file was answered by the peer (on any association).
-    public var anyAnswered: Bool { results.contains { $0?.status != nil } }
+    public var anyAnswered: Bool { results.indices.contains { results.status($0) != nil } }
+
+    /// The files the peer stored, in order.
+    public var stored: [Int] { results.indices.filter { results.succeeded($0) } }
 
     /// A new association is being opened.
     public mutating func startAssociation() {
@@ -56,8 +65,8 @@ public struct PushSession: Sendable {
     @discardableResult
     public mutating func finish(_ index: Int, _ result: PushFileResult) -> PushFileResult {
         var result = result
-        result.attempts = attempts[index]
-        results[index] = result
+        result.attempts = Int(attempts[index])
+        results.record(index, result)
         if result.status != nil { answeredOnThisAssociation += 1 }
         return result
     }
@@ -69,7 +78,7 @@ public struct PushSession: Sendable {
     public mutating func associationEnded(by error: PXError, inFlight: [Int]) -> (failed: [PushFileResult], goOn: Bool)
     {
         var failed: [PushFileResult] = []
-        for index in inFlight where results[index] == nil && attempts[index] >= PushResult.maximumAttempts {
+        for index in inFlight where !results.isAnswered(index) && attempts[index] >= PushResult.maximumAttempts {
             failed.append(
                 finish(
                     index,
@@ -86,10 +95,10 @@ public struct PushSession: Sendable {
 
     /// The finished push: files never answered are reported as not stored, with their attempts.
     public func result(failure: PXError?) -> PushResult {
-        PushResult(
-            files: results.indices.map { index in
-                results[index] ?? PushResult.notSent(request.files[index], attempts: attempts[index])
-            },
-            failure: failure, associations: associations)
+        var results = self.results
+        for index in results.indices where !results.isAnswered(index) {
+            results.record(index, PushResult.notSent(request.files[index], attempts: Int(attempts[index])))
+        }
+        return PushResult(results: results, failure: failure, associations: associations)
     }
 }

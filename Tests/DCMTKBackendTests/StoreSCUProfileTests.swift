@@ -54,7 +54,7 @@ import Testing
     func limits() {
         let files = (0..<100).map { Self.file("1.2.826.0.1.3680043.10.543.\($0)", "1.2.840.10008.1.2.1", "\($0).dcm") }
         // Two contexts per file: 64 files per storescu run.
-        let batches = DCMTKBackend.batches(Array(files.indices), files: files, limit: 512 * 1024)
+        let batches = DCMTKBackend.batches(Array(files.indices), files: PushFiles(files), limit: 512 * 1024)
         #expect(batches.map(\.count) == [64, 36])
         #expect(!StoreSCUProfile.canPropose(Self.file("1.2.3\nTransferSyntax9 = x", "1.2.840.10008.1.2")))
         #expect(StoreSCUProfile.canPropose(Self.file(Self.ct, "1.2.840.10008.1.2.4.50")))

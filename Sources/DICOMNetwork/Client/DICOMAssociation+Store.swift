@@ -49,14 +49,14 @@ extension DICOMAssociation {
     /// at once). Every wait for a response is bounded by the DIMSE timeout. `onSent` gets each file's index
     /// as its first byte goes out (a caller that outlives an abort knows which files were on the wire).
     public func store(
-        _ files: [StorableFile], onSent: (Int) async -> Void = { _ in },
+        _ files: some Collection<StorableFile>, onSent: (Int) async -> Void = { _ in },
         onResult: (Int, StoreResult) async throws -> Void
     ) async throws {
         try await self.store(files, moveOriginator: nil, onSent: onSent, onResult: onResult)
     }
 
     private func store(
-        _ files: [StorableFile], moveOriginator: MoveOriginator?, onSent: (Int) async -> Void = { _ in },
+        _ files: some Collection<StorableFile>, moveOriginator: MoveOriginator?, onSent: (Int) async -> Void = { _ in },
         onResult: (Int, StoreResult) async throws -> Void
     ) async throws {
         let window = max(1, self.negotiated?.maximumOutstandingRequests ?? 1)

@@ -77,7 +77,7 @@ public struct StorableFile: Sendable, Hashable {
     }
 
     /// The contexts a set of files needs: one per distinct (SOP class, transfer syntax list).
-    public static func presentationContexts(for files: [StorableFile]) -> [ProposedPresentationContext] {
+    public static func presentationContexts(for files: some Sequence<StorableFile>) -> [ProposedPresentationContext] {
         var seen = Set<[String]>()
         var contexts: [ProposedPresentationContext] = []
         for file in files {

@@ -1,20 +1,22 @@
 import DICOMData
 
-/// The files of a push, packed: each file's path and UIDs as bytes in one buffer, what is rare (an error, a
-/// warning, a place's index record) beside them by position.
+/// The files of a push, packed: each file's path and SOP Instance UID as bytes in 64 KiB chunks, what is rare
+/// (an error, a warning, a place's index record) beside them by position.
 ///
 /// A ``PushFile`` of Swift strings costs about 650 bytes in memory, and px-push held each file's three or
 /// four times over (request, session, result): 1.1 KB a file, 33 MB more at 30,000 files than at 300
-/// (issue 34). Packed, a file costs its path and UID bytes plus 24: about 280 bytes. Elements are made as
-/// they are read.
+/// (issue 34). Packed, a file costs its path and SOP Instance UID bytes plus 24 (the SOP classes and transfer
+/// syntaxes, a handful per push, are kept once): about 150 bytes. Elements are made as they are read.
 public struct PushFiles: RandomAccessCollection, Hashable, Sendable, ExpressibleByArrayLiteral {
-    /// Where one file's strings are in ``bytes``: path, SOP Class, SOP Instance, transfer syntax, in that order.
+    /// Where one file's path and SOP Instance UID are (in ``chunks``), and its SOP Class and transfer syntax
+    /// (in ``uids``: the few a push has, each kept once).
     private struct Entry: Hashable, Sendable {
-        var offset: Int
+        var chunk: UInt32
+        var offset: UInt32
         var pathLength: UInt32
-        var classLength: UInt32
         var instanceLength: UInt32
-        var syntaxLength: UInt32
+        var sopClass: UInt32
+        var transferSyntax: UInt32
     }
 
     /// What few files have.
@@ -24,8 +26,14 @@ public struct PushFiles: RandomAccessCollection, Hashable, Sendable, Expressible
         var indexed: IndexedFile?
     }
 
-    private var bytes: [UInt8] = []
+    /// The size of a chunk of ``chunks``: the bytes grow a chunk at a time, never by copying all of them to a
+    /// buffer twice as large (which for a moment holds both).
+    private static let chunkSize = 64 * 1024
+
+    private var chunks: [[UInt8]] = []
     private var entries: [Entry] = []
+    private var uids: [String] = []
+    private var uidNumbers: [String: UInt32] = [:]
     private var extras: [Int: Extra] = [:]
 
     public init() {}
@@ -44,11 +52,10 @@ public struct PushFiles: RandomAccessCollection, Hashable, Sendable, Expressible
     public subscript(position: Int) -> PushFile {
         let entry = self.entries[position]
         var file = PushFile(
-            path: self.string(entry.offset, entry.pathLength),
-            sopClassUID: self.string(entry.offset + Int(entry.pathLength), entry.classLength),
-            sopInstanceUID: self.string(entry.offset + Int(entry.pathLength + entry.classLength), entry.instanceLength),
-            transferSyntaxUID: self.string(
-                entry.offset + Int(entry.pathLength + entry.classLength + entry.instanceLength), entry.syntaxLength))
+            path: self.string(entry, from: 0, length: entry.pathLength),
+            sopClassUID: self.uids[Int(entry.sopClass)],
+            sopInstanceUID: self.string(entry, from: entry.pathLength, length: entry.instanceLength),
+            transferSyntaxUID: self.uids[Int(entry.transferSyntax)])
         if let extra = self.extras[position] {
             file.error = extra.error
             file.warning = extra.warning
@@ -60,7 +67,7 @@ public struct PushFiles: RandomAccessCollection, Hashable, Sendable, Expressible
     /// The path of the file at `position`, without making the rest of it.
     public func path(at position: Int) -> String {
         let entry = self.entries[position]
-        return self.string(entry.offset, entry.pathLength)
+        return self.string(entry, from: 0, length: entry.pathLength)
     }
 
     /// Whether planning refused the file at `position` (it is never sent).
@@ -69,24 +76,38 @@ public struct PushFiles: RandomAccessCollection, Hashable, Sendable, Expressible
     }
 
     public mutating func append(_ file: PushFile) {
-        let offset = self.bytes.count
-        let lengths = [file.path, file.sopClassUID, file.sopInstanceUID, file.transferSyntaxUID].map { text in
-            let before = self.bytes.count
-            self.bytes.append(contentsOf: text.utf8)
-            return UInt32(self.bytes.count - before)
+        let length = file.path.utf8.count + file.sopInstanceUID.utf8.count
+        if self.chunks.isEmpty || self.chunks[self.chunks.count - 1].count + length > Self.chunkSize {
+            var chunk: [UInt8] = []
+            chunk.reserveCapacity(Swift.max(Self.chunkSize, length))
+            self.chunks.append(chunk)
         }
+        let chunk = self.chunks.count - 1
+        let offset = self.chunks[chunk].count
+        self.chunks[chunk].append(contentsOf: file.path.utf8)
+        self.chunks[chunk].append(contentsOf: file.sopInstanceUID.utf8)
         if file.error != nil || file.warning != nil || file.indexed != nil {
             self.extras[self.entries.count] = Extra(error: file.error, warning: file.warning, indexed: file.indexed)
         }
         self.entries.append(
             Entry(
-                offset: offset, pathLength: lengths[0], classLength: lengths[1], instanceLength: lengths[2],
-                syntaxLength: lengths[3]))
+                chunk: UInt32(chunk), offset: UInt32(offset), pathLength: UInt32(file.path.utf8.count),
+                instanceLength: UInt32(file.sopInstanceUID.utf8.count), sopClass: self.number(file.sopClassUID),
+                transferSyntax: self.number(file.transferSyntaxUID)))
     }
 
-    private func string(_ offset: Int, _ length: UInt32) -> String {
-        self.bytes.withUnsafeBufferPointer { buffer in
-            String(decoding: UnsafeBufferPointer(rebasing: buffer[offset..<offset + Int(length)]), as: UTF8.self)
+    private mutating func number(_ uid: String) -> UInt32 {
+        if let number = self.uidNumbers[uid] { return number }
+        let number = UInt32(self.uids.count)
+        self.uids.append(uid)
+        self.uidNumbers[uid] = number
+        return number
+    }
+
+    private func string(_ entry: Entry, from start: UInt32, length: UInt32) -> String {
+        self.chunks[Int(entry.chunk)].withUnsafeBufferPointer { buffer in
+            let from = Int(entry.offset + start)
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[from..<from + Int(length)]), as: UTF8.self)
         }
     }
 }

@@ -37,6 +37,20 @@ import Testing
         #expect(PushRequest(files: Self.files).files == packed)
     }
 
+    @Test("files across many chunks, one longer than a chunk, and many SOP classes read back")
+    func chunks() {
+        let files = (0..<3000).map { n in
+            PushFile(
+                path: (n == 1500 ? String(repeating: "d/", count: 40_000) : "/data/study/series/") + "\(n).dcm",
+                sopClassUID: "1.2.840.10008.5.1.4.1.1.\(n % 7)", sopInstanceUID: "1.2.826.0.1.3680043.10.543.\(n)",
+                transferSyntaxUID: n.isMultiple(of: 2) ? "1.2.840.10008.1.2.1" : "1.2.840.10008.1.2.4.50")
+        }
+        let packed = PushFiles(files)
+        #expect(packed.count == 3000)
+        #expect(Array(packed) == files)
+        #expect(packed.path(at: 1500).utf8.count == 80_000 + "1500.dcm".utf8.count)
+    }
+
     @Test("results read back as recorded; unanswered ones as not sent")
     func results() {
         var results = PushFileResults(unanswered: PushFiles(Self.files))

@@ -142,12 +142,10 @@ extension FolderPlace {
         let values = arguments
         return try await self.reading { db throws(SQLiteError) in
             try db.fetchAll(query, values.map { .text($0) }) { row in
-                let path = row.string(at: 0) ?? ""
-                return StorableFile(
-                    path: root + "/" + path, sopClassUID: row.string(at: 1) ?? "",
+                StorableFile(
+                    indexedIn: root, relativePath: row.string(at: 0) ?? "", sopClassUID: row.string(at: 1) ?? "",
                     sopInstanceUID: row.string(at: 2) ?? "", transferSyntaxUID: row.string(at: 3) ?? "",
-                    indexed: IndexedFile(
-                        root: root, relativePath: path, size: row.int(at: 4), modified: row.int64(at: 5)))
+                    size: row.int(at: 4), modified: row.int64(at: 5))
             }
         }
     }
@@ -186,10 +184,9 @@ extension FolderPlace {
             instances.append(
                 DirectoryArchive.Instance(
                     file: StorableFile(
-                        path: root + "/" + row.path, sopClassUID: row.sopClass, sopInstanceUID: row.sopInstance,
-                        transferSyntaxUID: row.syntax,
-                        indexed: IndexedFile(
-                            root: root, relativePath: row.path, size: row.size, modified: row.modified)),
+                        indexedIn: root, relativePath: row.path, sopClassUID: row.sopClass,
+                        sopInstanceUID: row.sopInstance, transferSyntaxUID: row.syntax, size: row.size,
+                        modified: row.modified),
                     record: record))
         }
         return instances
@@ -339,10 +336,9 @@ public struct IndexedInstanceCursor: Sendable {
                     record: counts.completing(record),
                     file: row.file.map { file in
                         StorableFile(
-                            path: root + "/" + row.path, sopClassUID: file.sopClass, sopInstanceUID: file.sopInstance,
-                            transferSyntaxUID: file.syntax,
-                            indexed: IndexedFile(
-                                root: root, relativePath: row.path, size: file.size, modified: file.modified))
+                            indexedIn: root, relativePath: row.path, sopClassUID: file.sopClass,
+                            sopInstanceUID: file.sopInstance, transferSyntaxUID: file.syntax, size: file.size,
+                            modified: file.modified)
                     })
             }
             if exhausted { return nil }
@@ -446,5 +442,19 @@ private actor MatchingResponses {
             if first.accepts(instance.record) { return DirectoryArchive.response(to: request, from: instance.record) }
         }
         return nil
+    }
+}
+
+extension StorableFile {
+    /// A file of a folder place as its index recorded it: at `relativePath` below `root`, sent only if it is still
+    /// the file of that size and modification time (``IndexedFile``).
+    init(
+        indexedIn root: String, relativePath: String, sopClassUID: String, sopInstanceUID: String,
+        transferSyntaxUID: String, size: Int, modified: Int64
+    ) {
+        self.init(
+            path: root + "/" + relativePath, sopClassUID: sopClassUID, sopInstanceUID: sopInstanceUID,
+            transferSyntaxUID: transferSyntaxUID,
+            indexed: IndexedFile(root: root, relativePath: relativePath, size: size, modified: modified))
     }
 }

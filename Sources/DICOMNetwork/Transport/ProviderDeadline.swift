@@ -57,12 +57,19 @@ enum ProviderDeadline {
         }
         let timer = Task {
             // Wakes at the deadline: fails the relay unless the deadline moved on meanwhile or a match is
-            // being handed over (then the requestor is the one being waited for).
-            while let wake = budget.wakeOrExpire() {
-                do {
-                    try await ContinuousClock().sleep(until: wake)
-                } catch {
-                    return
+            // being handed over (then the requestor is the one being waited for, until the hand-over ends).
+            var handOverEnds = budget.handOverEnds.makeAsyncIterator()
+            while let wait = budget.nextWait() {
+                switch wait {
+                case .until(let deadline):
+                    do {
+                        try await ContinuousClock().sleep(until: deadline)
+                    } catch {
+                        return
+                    }
+                case .handOver:
+                    // nil: the timer was cancelled (the C-FIND ended).
+                    guard await handOverEnds.next() != nil else { return }
                 }
             }
             producer.cancel()
@@ -107,10 +114,26 @@ enum ProviderDeadline {
 /// The provider's time left in ``ProviderDeadline/relay(_:timeout:_:_:)``: a deadline pushed back by every wait
 /// for the requestor to take a match.
 private final class ProviderBudget: Sendable {
+    /// What the timer waits for next.
+    enum Wait {
+        /// The provider's deadline.
+        case until(ContinuousClock.Instant)
+        /// The end of the hand-over in progress (an element of ``handOverEnds``).
+        case handOver
+    }
+
     private let state: Mutex<(deadline: ContinuousClock.Instant, handingOver: Bool)>
+    /// An element each time a hand-over ends; the newest one is kept for a timer that was not waiting yet.
+    let handOverEnds: AsyncStream<Void>
+    private let handOverEnded: AsyncStream<Void>.Continuation
 
     init(timeout: TimeAmount) {
         state = Mutex((ContinuousClock.now + .nanoseconds(timeout.nanoseconds), false))
+        (handOverEnds, handOverEnded) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    deinit {
+        handOverEnded.finish()
     }
 
     /// A match is being handed over from now (returned).
@@ -126,14 +149,15 @@ private final class ProviderBudget: Sendable {
             $0.deadline += waited
             $0.handingOver = false
         }
+        handOverEnded.yield()
     }
 
-    /// When to look again, `nil` when the provider's time is up.
-    func wakeOrExpire() -> ContinuousClock.Instant? {
+    /// What to wait for before looking again, `nil` when the provider's time is up.
+    func nextWait() -> Wait? {
         let now = ContinuousClock.now
         return state.withLock { state in
-            if state.handingOver { return now + .milliseconds(50) }
-            return now >= state.deadline ? nil : state.deadline
+            if state.handingOver { return .handOver }
+            return now >= state.deadline ? nil : .until(state.deadline)
         }
     }
 }

@@ -17,15 +17,13 @@ struct ProviderRelayTests {
 
     @Test("a requestor slower than the timeout takes every match: waiting for it is not the provider's time")
     func slowRequestor() async throws {
-        let taken = try await ProviderDeadline.relay(
-            "C-FIND", timeout: .milliseconds(200),
-            {
-                AsyncThrowingStream { continuation in
-                    for n in 0..<3 { continuation.yield(Self.match(n)) }
-                    continuation.finish()
-                }
+        let threeMatches: @Sendable () async throws -> AsyncThrowingStream<DataSet, any Error> = {
+            AsyncThrowingStream { continuation in
+                for n in 0..<3 { continuation.yield(Self.match(n)) }
+                continuation.finish()
             }
-        ) { channel in
+        }
+        let taken = try await ProviderDeadline.relay("C-FIND", timeout: .milliseconds(200), threeMatches) { channel in
             var ids: [String] = []
             for try await match in channel {
                 // The requestor being slow is the point: 3 x 150 ms is well past the provider's 200 ms.
@@ -41,22 +39,20 @@ struct ProviderRelayTests {
     func stallAfterHandOver() async throws {
         let clock = ContinuousClock()
         let start = clock.now
-        await #expect(throws: ProviderDeadline.Expired.self) {
-            try await ProviderDeadline.relay(
-                "C-FIND", timeout: .milliseconds(300),
-                {
-                    // One match, then a provider stuck for an hour (until cancelled).
-                    let sent = Mutex(false)
-                    return AsyncThrowingStream {
-                        if !sent.withLock({ $0 }) {
-                            sent.withLock { $0 = true }
-                            return Self.match(0)
-                        }
-                        try await Task.sleep(for: .seconds(3600))
-                        return nil
-                    }
+        // One match, then a provider stuck for an hour (until cancelled).
+        let stuckAfterOne: @Sendable () async throws -> AsyncThrowingStream<DataSet, any Error> = {
+            let sent = Mutex(false)
+            return AsyncThrowingStream {
+                if !sent.withLock({ $0 }) {
+                    sent.withLock { $0 = true }
+                    return Self.match(0)
                 }
-            ) { channel in
+                try await Task.sleep(for: .seconds(3600))
+                return nil
+            }
+        }
+        await #expect(throws: ProviderDeadline.Expired.self) {
+            try await ProviderDeadline.relay("C-FIND", timeout: .milliseconds(300), stuckAfterOne) { channel in
                 var iterator = channel.makeAsyncIterator()
                 _ = try await iterator.next()
                 try await Task.sleep(for: .milliseconds(400))

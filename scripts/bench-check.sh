@@ -14,9 +14,9 @@
 #   sync     px-sync PEER DIR (native C-GET) vs movescu into storescp -od
 #   zip      px-sync PEER zip:DIR            vs px-sync PEER DIR (the zip place against the folder place)
 #   receive  storescu -> px-listen native    vs storescu -> storescp --ignore (stores nothing)
-# Memory cases, deterministic: peak RSS of the same paths at SMALL and LARGE instances (a run each;
-# getrusage of the child, VmHWM for px-listen); a path fails when RSS(LARGE) > 1.25 x RSS(SMALL) + 3 MiB, again
-# when measured once more.
+# Memory cases, deterministic: peak RSS of the same paths, and px-push native -> storescp, at SMALL and LARGE
+# instances (a run each; getrusage of the child, VmHWM for px-listen); a path fails when
+# RSS(LARGE) > 1.25 x RSS(SMALL) + 3 MiB, again when measured once more.
 #
 # usage: scripts/bench-check.sh [WORKDIR]   (default: bench-data/ in the project)
 # env:   PX_BENCH_BIN   the px to check: a multi-call px binary, or a folder holding one (e.g. PREFIX/bin of
@@ -63,7 +63,7 @@ fi
 px=$(cd "$(dirname "$px")" && pwd)/$(basename "$px")
 bin="$work/check-bin"
 rm -rf "$bin" && mkdir -p "$bin"
-for tool in px-echo px-find px-get px-sync px-listen; do ln -s "$px" "$bin/$tool"; done
+for tool in px-echo px-find px-get px-sync px-push px-listen; do ln -s "$px" "$bin/$tool"; done
 PX_BENCH_VENV=$bench_venv bash "$root/scripts/setup-bench-env.sh" >&2
 echo "bench-check: $px ($("$bin/px-echo" --version)); $runs rounds; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -253,6 +253,7 @@ rss() {
     web-get) rm -rf "$tmp/get"; peak_rss_kib "$bin/px-get" "$url" --StudyInstanceUID "$(study web "$2")" -d "$tmp/get" ;;
     sync) rm -rf "$tmp/sync"; peak_rss_kib "$bin/px-sync" --backend native "$peer" "$tmp/sync" --StudyInstanceUID "$(study web "$2")" ;;
     zip) rm -rf "$tmp/zip"; peak_rss_kib "$bin/px-sync" --backend native "$peer" "zip:$tmp/zip" --StudyInstanceUID "$(study web "$2")" ;;
+    push) peak_rss_kib "$bin/px-push" --backend native "STORESCP@127.0.0.1:$scp_port" "$sets/web-$2" ;;
     receive) receive_with px-listen "$2" >/dev/null; echo "$hwm_kib" ;;
     esac
 }
@@ -283,7 +284,7 @@ memory_case() {
 
 if [[ " $parts " == *" memory "* ]]; then
     echo "== memory: px's peak RSS at $small and $large instances, one run each (limit 1.25 x RSS($small) + 3 MiB)"
-    for path in find web-get sync zip receive; do memory_case "$path"; done
+    for path in find web-get sync zip push receive; do memory_case "$path"; done
 fi
 
 if [ ${#failed[@]} -gt 0 ]; then

@@ -82,6 +82,11 @@ import Testing
             #expect(echo["dimseStatus"]?["code"]?.stringValue == "0x0000")
             let pushed = try await scp.store([work + "/in"])
             #expect(pushed.completed == files.count && pushed.failed == 0)
+            // As Store.md reads them: a result per file, the folder walked in byte order of the names.
+            #expect(
+                pushed.files.map(\.file.path)
+                    == files.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+            #expect(pushed.files.allSatisfy { $0.succeeded && $0.attempts == 1 && $0.file.sopInstanceUID.count > 0 })
             let data = try JSONParser.parse(PX.json(pushed))
             #expect(data == PXOutput.json(pushed))
             try await listener.value

@@ -235,13 +235,14 @@ extension QueryRetrieveSCPCancelTests {
         try await TestSupport.withTemporaryDirectory { dir in
             let received = dir + "/received"
             try FileManager.default.createDirectory(atPath: received, withIntermediateDirectories: true)
-            let slow = SlowStorage(directory: received, delay: .seconds(1))
+            let slow = SlowStorage(directory: received, delay: .milliseconds(1500))
             try await TestSupport.withServer(aeTitle: "SLOWSCP", storage: slow, directory: received) { destination in
                 let table = ["SLOWSCP": DICOMPeer(host: "127.0.0.1", port: destination.localPort, aeTitle: "SLOWSCP")]
-                // Six instances at 1 s: about 6 s of silence from the requestor, against a 4 s idle timeout. The
+                // Six instances at 1.5 s: about 9 s of silence from the requestor, against a 6 s idle timeout. The
                 // timeout is not shorter: between the C-MOVE's last answer and the C-FIND after it the requestor is
-                // rightly idle, and with 2 cores shared by every suite the in-process client once took over 1 s.
-                try await QueryRetrieveSCPTests.withQRServer(destinations: table, idleTimeout: .seconds(4)) {
+                // rightly idle, and with 2 cores shared by every suite (and more beside them) the in-process client
+                // once took over 1.5 s more than its sleep, which a 4 s timeout did not leave room for.
+                try await QueryRetrieveSCPTests.withQRServer(destinations: table, idleTimeout: .seconds(6)) {
                     server, _, corpus in
                     let client = DICOMClient(
                         configuration: .init(callingAETitle: "PXSCU"), logger: TestSupport.logger("px.test.client"))
@@ -253,10 +254,10 @@ extension QueryRetrieveSCPCancelTests {
                         association in
                         let move = try await association.move(
                             keys, model: .studyRoot, level: .study, destination: "SLOWSCP")
-                        // The requestor's own silence, 2.5 s after the move's end (within the 4 s idle timeout,
-                        // but past the idle timer's second check, 8 s after the C-MOVE-RQ): the silence counts
+                        // The requestor's own silence, 3.5 s after the move's end (within the 6 s idle timeout,
+                        // but past the idle timer's second check, 12 s after the C-MOVE-RQ): the silence counts
                         // from the operation's end, not from the last PDU read (a CI run once aborted here).
-                        try await Task.sleep(for: .milliseconds(2500))
+                        try await Task.sleep(for: .milliseconds(3500))
                         var matches = 0
                         for try await response in try await association.find(keys, model: .studyRoot)
                         where response.identifier != nil {

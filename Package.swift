@@ -62,6 +62,8 @@ let package = Package(
     targets: [
         // zlib, for Deflated Explicit VR Little Endian (PS3.5 §A.5).
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        // Linux calls Swift's Glibc module leaves out (sync_file_range(2) for the zip writer's early writeback).
+        .systemLibrary(name: "CLinuxIO", path: "Sources/CLinuxIO"),
         // SQLite 3, for the folder place's index (ROOT/.px/index.sqlite).
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         // A small typed layer over SQLite's C API (connections, statements, transactions, user_version
@@ -141,6 +143,7 @@ let package = Package(
             dependencies: [
                 "DICOMData",
                 "CZlib",
+                "CLinuxIO",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

@@ -63,6 +63,33 @@ import Testing
         }
     }
 
+    /// An archive several times ``ZipWriter``'s writeback step, finished with its `fsync`: the ranges handed to
+    /// the disk early (headers filled in behind them, after their data) change nothing of what is read back.
+    @Test func archiveLargerThanTheWritebackStepReadsBack() async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-zip-") { dir in
+            let path = dir + "/large.zip"
+            let writer = try ZipWriter(path: path)
+            var contents: [(String, [UInt8])] = []
+            for index in 0..<5 {
+                let data = Self.bytes(3 << 20, seed: UInt64(40 + index))
+                let source = dir + "/src-\(index)"
+                try Data(data).write(to: URL(fileURLWithPath: source))
+                try writer.addFile(at: source, as: "s/\(index).dcm", method: index == 2 ? .deflate : .stored)
+                contents.append(("s/\(index).dcm", data))
+            }
+            try writer.finish(fsync: true)
+            let size = try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+            #expect(UInt64(size) > 3 * ZipWriter.writebackBytes)
+            let reader = try ZipReader(path: path)
+            for (name, data) in contents {
+                let entry = try #require(reader.entry(named: name))
+                #expect(try reader.contents(of: entry, maximumSize: 4 << 20) == data, "\(name)")
+            }
+            let test = try await TestSupport.run("unzip", ["-t", path])
+            #expect(test.status == 0, "\(test.output)")
+        }
+    }
+
     @Test func readsInfoZipArchives() async throws {
         try await TestSupport.withTemporaryDirectory(prefix: "px-zip-") { dir in
             let data = Self.bytes(200_000, seed: 3) + Array(repeating: 0, count: 500_000)

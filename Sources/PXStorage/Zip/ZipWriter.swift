@@ -1,3 +1,4 @@
+import CLinuxIO
 import DICOMData
 import Dispatch
 import Synchronization
@@ -16,8 +17,13 @@ import Synchronization
 /// Entries are streamed from files in chunks (CRC-32 and deflate as the bytes pass, never a whole file in
 /// memory); each local header is written first and its CRC and sizes filled in afterwards (`pwrite`), so
 /// the archive needs no data descriptors. ``addFiles(_:workers:)`` deflates several entries at once on other
-/// threads, and takes entries deflated beforehand (``ZipPrecompressor``): those headers are complete at once. Zip64 records (§4.5.3, §4.3.14) are written where a size or
-/// offset passes 4 GiB or there are more than 65535 entries, and only then.
+/// threads, and takes entries deflated beforehand (``ZipPrecompressor``): those headers are complete at once.
+/// Zip64 records (§4.5.3, §4.3.14) are written where a size or offset passes 4 GiB or there are more than
+/// 65535 entries, and only then.
+///
+/// Every ``writebackBytes`` appended, the writer asks the kernel to start writing them to disk (Linux's
+/// `sync_file_range(2)`, without waiting), so that the disk works while the rest is written and the final
+/// `fsync` waits only for the last of it.
 public final class ZipWriter {
     /// Where the archive goes when it is complete.
     public let path: String
@@ -25,6 +31,10 @@ public final class ZipWriter {
     public let temporaryPath: String
     private let descriptor: Int32
     private var offset: UInt64 = 0
+    /// Bytes appended to the file so far (``offset`` less what is still buffered).
+    private var appended: UInt64 = 0
+    /// Where the range not yet handed to early writeback starts.
+    private var writebackFrom: UInt64 = 0
     private var central: [UInt8] = []
     private var entryCount: UInt64 = 0
     private var names: Set<String> = []
@@ -605,6 +615,25 @@ public final class ZipWriter {
 
     private func writeAll(_ bytes: UnsafeRawBufferPointer) throws(ZipError) {
         try Self.writeAll(descriptor, bytes, path: temporaryPath)
+        appended += UInt64(bytes.count)
+        if appended - writebackFrom >= Self.writebackBytes {
+            startWriteback(from: writebackFrom, count: appended - writebackFrom)
+            writebackFrom = appended
+        }
+    }
+
+    /// How many appended bytes are handed to the disk at once: a 30 MB study's archive starts its writeback
+    /// seven times while it is written, and its `fsync` then waits about 2 ms instead of 12 (docs/benchmarks.rst,
+    /// "Zip writing").
+    public static let writebackBytes: UInt64 = 4 << 20
+
+    /// Starts writing a range of the file to disk without waiting for it (`SYNC_FILE_RANGE_WRITE`): only
+    /// sooner, never instead of ``finish(fsync:)``'s `fsync`, which alone makes the archive durable. A
+    /// failure here changes nothing (the pages stay dirty, and the `fsync` reports what fails).
+    private func startWriteback(from start: UInt64, count: UInt64) {
+        #if os(Linux)
+            _ = sync_file_range(descriptor, Int64(start), Int64(count), PX_SYNC_FILE_RANGE_WRITE)
+        #endif
     }
 
     /// Writes all of `bytes` to `descriptor` (`path` names it in errors).

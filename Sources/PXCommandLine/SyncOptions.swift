@@ -73,11 +73,12 @@ public struct SyncOptions: ParsableArguments {
         name: .customLong("zip-deflate"),
         help: ArgumentHelp(
             "Zip destination: deflate with spare CPU only, or every instance.",
-            discussion: "Instances a retrieval (node or DICOMweb source) places are deflated while the study "
-                + "arrives, at the lowest CPU priority. With spare, those whose deflate has not started when "
-                + "the study has arrived are stored uncompressed in its zip, so writing the zip never waits "
-                + "for compression (a larger zip, sooner); with all, every instance of an uncompressed "
-                + "transfer syntax is deflated first (a smaller zip, later). Instances of compressed transfer "
+            discussion: "With spare, instances a retrieval (node or DICOMweb source) places are deflated while "
+                + "the study arrives, at the lowest CPU priority, on the cores the transfer leaves (all but two: "
+                + "none on a two-core machine), and those whose deflate has not started when the study has "
+                + "arrived are stored uncompressed in its zip, so writing the zip never waits for compression "
+                + "(a larger zip, sooner); with all, every instance of an uncompressed transfer syntax is "
+                + "deflated first, on every core (a smaller zip, later). Instances of compressed transfer "
                 + "syntaxes are stored either way; a folder or zip source is deflated on every core in both.",
             valueName: "mode"))
     public var zipDeflate: ZipDeflateMode = .spare

@@ -281,13 +281,16 @@ extension ZipPlace: InstanceSource, InstanceSink {
     public var tree: StagingTree? { nil }
 
     /// A ``ZipPrecompressor`` spooling into `<tree>/.px-zip-spool`: each instance a retrieval places is
-    /// deflated while the next ones arrive, on threads of the lowest priority with ``ZipDeflateMode/spare`` (CPU
-    /// the transfer leaves idle), of the process's own with ``ZipDeflateMode/all`` (as fast as it can).
+    /// deflated while the next ones arrive, with ``ZipDeflateMode/spare`` on the cores the transfer leaves
+    /// (``ZipPlace/spareWorkers``, none on two cores) at the lowest priority, with ``ZipDeflateMode/all`` on
+    /// every core at the process's own (as fast as it can).
     public func placementObserver(in tree: StagingTree) throws(PXError) -> PlacementObserving? {
+        let spare = deflate == .spare
         do {
             return PlacementObserving(
                 try ZipPrecompressor(
-                    spool: tree.root + "/.px-zip-spool", level: level, lowPriority: deflate == .spare))
+                    spool: tree.root + "/.px-zip-spool", level: level,
+                    workers: spare ? ZipPlace.spareWorkers : ZipPlace.workers, lowPriority: spare))
         } catch {
             throw .zip(error)
         }

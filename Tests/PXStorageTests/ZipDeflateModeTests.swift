@@ -115,6 +115,16 @@ import Testing
         }
     }
 
+    /// `spare` deflates during a retrieval only on the cores the transfer leaves: two are its own (px
+    /// receiving, the peer sending), so a two-core machine gets no worker and stores what it retrieves.
+    @Test func spareLeavesTwoCoresToTheTransfer() {
+        #expect(ZipPlace.spareWorkers(cores: 1) == 0)
+        #expect(ZipPlace.spareWorkers(cores: 2) == 0)
+        #expect(ZipPlace.spareWorkers(cores: 3) == 1)
+        #expect(ZipPlace.spareWorkers(cores: 16) == 14)
+        #expect(ZipPlace.spareWorkers == ZipPlace.spareWorkers(cores: ZipPlace.workers))
+    }
+
     @Test func spareWithNoWorkerStoresEveryInstance() async throws {
         try await TestSupport.withTemporaryDirectory(prefix: "px-zipdeflate-") { dir in
             let tree = dir + "/tree"

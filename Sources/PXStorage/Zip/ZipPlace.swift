@@ -491,6 +491,17 @@ public struct ZipPlace: Sendable, Hashable {
     /// How many entries an archive deflates at once: one per online core.
     public static var workers: Int { Swift.max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
 
+    /// How many threads deflate a retrieval's instances while it runs with ``ZipDeflateMode/spare``: the
+    /// cores besides the two a transfer keeps busy itself (``spareWorkers(cores:)``).
+    public static var spareWorkers: Int { spareWorkers(cores: workers) }
+
+    /// The cores less two, the transfer's own: px receiving and writing each instance, and the peer reading
+    /// and sending it (a peer on the same machine, as a local Orthanc or the tests' are). None on a two-core
+    /// machine: there, workers at the lowest priority still slowed a retrieval by about a quarter, for an
+    /// archive 6% smaller (docs/benchmarks.rst, "Zip writing (issue 34)"), so nothing is deflated while
+    /// it runs and every instance of an uncompressed transfer syntax is stored.
+    public static func spareWorkers(cores: Int) -> Int { Swift.max(0, cores - 2) }
+
     // MARK: Reading instances
 
     /// One instance of a study written to a new file `destination` (for C-STORE from a zip place, a

@@ -10,9 +10,10 @@ import Synchronization
 
 /// How a zip destination deflates the instances a retrieval places (px-sync's `--zip-deflate`).
 public enum ZipDeflateMode: String, Sendable, Hashable, CaseIterable {
-    /// With spare CPU only: the deflate workers run at the lowest priority, and when the study has arrived,
-    /// the instances whose deflate has not started are stored (zip method 0, APPNOTE §4.4.5) instead, as
-    /// instances of compressed transfer syntaxes are: archiving a study never waits for a backlog of deflates.
+    /// With spare CPU only: the deflate workers run at the lowest priority, on the cores a transfer leaves
+    /// (``ZipPlace/spareWorkers``: none on two cores), and when the study has arrived, the instances whose
+    /// deflate has not started are stored (zip method 0, APPNOTE §4.4.5) instead, as instances of compressed
+    /// transfer syntaxes are: archiving a study never waits for a backlog of deflates.
     case spare
     /// Every entry of an uncompressed transfer syntax deflated, however long it takes: the archive waits for
     /// each deflate (and deflates itself what has none).

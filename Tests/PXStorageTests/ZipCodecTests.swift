@@ -515,6 +515,70 @@ import Testing
         }
     }
 
+    /// Two writers whose archives carry one DOS timestamp (2-second steps, APPNOTE §4.4.6): made again until
+    /// both were made within one step, so their archives can be compared byte for byte.
+    static func writersOfOneTimestamp(_ paths: (String, String)) throws -> (ZipWriter, ZipWriter) {
+        while true {
+            let before = time(nil) / 2
+            let first = try ZipWriter(path: paths.0)
+            let second = try ZipWriter(path: paths.1)
+            if time(nil) / 2 == before { return (first, second) }
+        }
+    }
+
+    /// ``ZipWriter/addFiles(_:workers:)`` writes the entries whose size is known (stored files, entries its
+    /// workers deflated) at their offsets on several threads, and streams the others between those runs:
+    /// the archive is byte for byte the one written entry by entry, whichever order the kinds come in (one
+    /// worker: batches of two, so a lone entry to deflate is streamed before or after a run).
+    @Test(arguments: [1, 2, 3])
+    func addFilesWritesTheArchiveOfOneByOne(workers: Int) async throws {
+        try await TestSupport.withTemporaryDirectory(prefix: "px-zip-") { dir in
+            let kinds: [(Int, ZipMethod)] = [
+                (1_500_000, .stored), (300_000, .deflate), (70_000, .deflate), (0, .stored), (10, .stored),
+                (200_000, .deflate), (2_500_000, .stored), (0, .deflate), (90_000, .stored),
+            ]
+            var contents: [(String, [UInt8], ZipMethod)] = []
+            for (index, (size, method)) in kinds.enumerated() {
+                let data = Self.imageLike(size, seed: UInt64(100 + index))
+                contents.append(("s/\(index).dcm", data, method))
+                try Data(data).write(to: URL(fileURLWithPath: dir + "/src-\(index)"))
+            }
+            let (one, many) = try Self.writersOfOneTimestamp((dir + "/one.zip", dir + "/many.zip"))
+            for (index, item) in contents.enumerated() {
+                try one.addFile(at: dir + "/src-\(index)", as: item.0, method: item.2, bulkAfter: 16 * 1024)
+            }
+            try one.addData(Array("manifest".utf8), as: "last.json", method: .deflate)
+            try one.finish(fsync: false)
+            try many.addFiles(
+                contents.enumerated().map { index, item in
+                    ZipWriter.PendingFile(name: item.0, method: item.2, bulkAfter: 16 * 1024) {
+                        () throws(ZipError) in
+                        do { return try OpenedFile(path: dir + "/src-\(index)") } catch {
+                            throw .io("\(error)", path: dir)
+                        }
+                    }
+                }, workers: workers)
+            // A write through the writer's buffer after the runs lands after them.
+            try many.addData(Array("manifest".utf8), as: "last.json", method: .deflate)
+            try many.finish(fsync: false)
+            let a = try Data(contentsOf: URL(fileURLWithPath: dir + "/one.zip"))
+            let b = try Data(contentsOf: URL(fileURLWithPath: dir + "/many.zip"))
+            // Compared as a Bool: a failed #expect on two Data values would diff megabytes element by element.
+            let identical = a == b
+            #expect(a.count == b.count)
+            let firstDifference = zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? -1
+            #expect(identical, "the archives differ from byte \(firstDifference)")
+            let reader = try ZipReader(path: dir + "/many.zip")
+            for (name, data, method) in contents {
+                let entry = try #require(reader.entry(named: name))
+                #expect(entry.method == method)
+                #expect(try reader.contents(of: entry, maximumSize: 8 << 20) == data, "\(name)")
+            }
+            let test = try await TestSupport.run("unzip", ["-t", dir + "/many.zip"])
+            #expect(test.status == 0 && test.output.contains("No errors detected"), "\(test.output)")
+        }
+    }
+
     /// A worker's failure (here a file shorter than it was said to be when opened) fails the archive: the
     /// writer throws it, and no archive, partial or not, is left at the final name.
     @Test func aWorkersFailureFailsTheArchive() async throws {

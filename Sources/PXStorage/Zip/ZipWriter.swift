@@ -205,8 +205,10 @@ public final class ZipWriter {
     /// Adds `files` in order, as ``addFile(_:as:method:)`` would one by one, with up to `workers` of the
     /// entries to deflate compressed at once on other threads (one worker per entry; the entries of a batch,
     /// at most `2 × workers` files and ``batchBytes`` bytes, are held compressed in memory until they are
-    /// written in order). Stored entries, and a file larger than a batch, are streamed on this thread.
-    /// The archive is the same as one written entry by entry, byte for byte.
+    /// written). Every entry whose size is known then (stored, deflated by a worker, spooled) is written at
+    /// its own offset by up to one thread per core at once (``writeRun(_:)``); an entry left to deflate (the
+    /// one of its batch, or a file larger than a batch) is streamed on this thread. The archive is the same
+    /// as one written entry by entry, byte for byte.
     public func addFiles(_ files: [PendingFile], workers: Int) throws(ZipError) {
         let perBatch = Swift.max(1, workers) * 2
         var next = 0
@@ -241,17 +243,176 @@ public final class ZipWriter {
                     }
                 }
             }
+            // Entries whose size is known now are laid out and written at once, a run at a time; an entry to
+            // deflate while it is written (a file larger than a batch) ends a run and is streamed alone.
+            var run: [PlacedEntry] = []
             for (index, item) in batch.enumerated() {
+                let source: PlacedEntry.Source
                 if item.file.usesSpool(item.opened), let spooled = item.file.spooled {
-                    try addSpooled(spooled, as: item.file.name)
+                    source = .spooled(spooled)
                 } else if let result = results.take(index) {
-                    try addDeflated(try result.get(), as: item.file.name)
+                    source = .deflated(try result.get())
+                } else if item.file.method == .stored {
+                    source = .stored(item.opened)
                 } else {
+                    try writeRun(run)
+                    run = []
                     try addFile(
                         item.opened, as: item.file.name, method: item.file.method, bulkAfter: item.file.bulkAfter)
+                    continue
                 }
+                run.append(try place(source, as: item.file.name))
             }
+            try writeRun(run)
         }
+    }
+
+    /// An entry of ``addFiles(_:workers:)`` whose size is known before its bytes are written: its place in
+    /// the archive, and where its bytes come from.
+    struct PlacedEntry: Sendable {
+        enum Source {
+            /// A file stored as it is (its CRC-32 computed as it is copied).
+            case stored(OpenedFile)
+            /// A spool file of ``ZipPrecompressor``.
+            case spooled(ZipPrecompressor.Spooled)
+            /// Deflated into memory by a worker.
+            case deflated(Deflated)
+        }
+        var source: Source
+        var nameBytes: [UInt8]
+        var flags: UInt16
+        var method: ZipMethod
+        var version: UInt16
+        var zip64Local: Bool
+        var compressed: UInt64
+        var uncompressed: UInt64
+        /// Where its local header starts; its data follows the header.
+        var headerOffset: UInt64
+        var dataOffset: UInt64
+        /// Known before the copy for every source but a stored file.
+        var crc: UInt32
+    }
+
+    /// `source` given the next place in the archive (after the entries placed before it): its name checked
+    /// and recorded, its header's fields as ``addEntry(name:method:expectedSize:bulkAfter:produce:)`` writes
+    /// them for a stored file; a deflated entry's local header is complete from the start (Zip64 sizes in it
+    /// when the entry is near 4 GiB).
+    private func place(_ source: PlacedEntry.Source, as name: String) throws(ZipError) -> PlacedEntry {
+        let (nameBytes, flags) = try checkedName(name)
+        var entry = PlacedEntry(
+            source: source, nameBytes: nameBytes, flags: flags, method: .deflate, version: ZipFormat.versionDeflate,
+            zip64Local: false, compressed: 0, uncompressed: 0, headerOffset: offset, dataOffset: 0, crc: 0)
+        switch source {
+        case .stored(let file):
+            entry.method = .stored
+            entry.version = ZipFormat.versionStored
+            entry.compressed = UInt64(file.size)
+            entry.uncompressed = UInt64(file.size)
+        case .spooled(let spooled):
+            (entry.crc, entry.compressed, entry.uncompressed) =
+                (spooled.crc32, spooled.compressedSize, spooled.uncompressedSize)
+        case .deflated(let deflated):
+            (entry.crc, entry.compressed, entry.uncompressed) =
+                (deflated.crc, UInt64(deflated.bytes.count), deflated.uncompressed)
+        }
+        // A stored file's two sizes are one, its expected size as addEntry takes it.
+        entry.zip64Local =
+            alwaysZip64 || entry.compressed >= Self.zip64LocalThreshold
+            || entry.uncompressed >= Self.zip64LocalThreshold
+        if entry.zip64Local { entry.version = ZipFormat.versionZip64 }
+        entry.dataOffset =
+            entry.headerOffset + UInt64(ZipFormat.localHeaderSize + nameBytes.count + (entry.zip64Local ? 20 : 0))
+        offset = entry.dataOffset + entry.compressed
+        return entry
+    }
+
+    /// Writes the entries of a run, placed one after the other from the end of what was written before
+    /// (``place(_:as:)``): each entry's header and bytes at its own offset (`pwrite`), the entries on up to
+    /// one thread per core at once, so copying a study's stored instances is not one core's memory copy
+    /// and CRC-32 after another; then their central records, in order. The archive is byte for byte the one
+    /// ``addFile(_:as:method:bulkAfter:)`` and its like would write one entry after another.
+    private func writeRun(_ run: [PlacedEntry]) throws(ZipError) {
+        guard !run.isEmpty else { return }
+        // What is buffered goes first: the run's offsets follow it.
+        offset = run[0].headerOffset
+        try flush()
+        let descriptor = self.descriptor
+        let path = self.temporaryPath
+        let modified = self.modified
+        let crcs = Mutex<[Result<UInt32, ZipError>?]>(Array(repeating: nil, count: run.count))
+        DispatchQueue.concurrentPerform(iterations: run.count) { index in
+            let result: Result<UInt32, ZipError>
+            do throws(ZipError) {
+                result = .success(try Self.write(run[index], to: descriptor, path: path, modified: modified))
+            } catch {
+                result = .failure(error)
+            }
+            crcs.withLock { $0[index] = result }
+        }
+        let results = crcs.withLock { $0 }
+        for (entry, result) in zip(run, results) {
+            let name = String(decoding: entry.nameBytes, as: UTF8.self)
+            let crc = try (result ?? .failure(.io("entry \(name) was not written", path: path))).get()
+            appendCentral(
+                nameBytes: entry.nameBytes, flags: entry.flags, method: entry.method, version: entry.version,
+                zip64Local: entry.zip64Local, crc: crc, compressed: entry.compressed,
+                uncompressed: entry.uncompressed, headerOffset: entry.headerOffset)
+        }
+        let end = run[run.count - 1].dataOffset + run[run.count - 1].compressed
+        // The descriptor's position is where the run began (pwrite moves none): the next write goes after it.
+        guard lseek(descriptor, off_t(end), SEEK_SET) == off_t(end) else {
+            throw .io("cannot seek in the archive", path: path, errno: errno)
+        }
+        offset = end
+        appended = end
+        writeBackIfDue()
+    }
+
+    /// One placed entry written at its offsets (a worker's job: touches nothing of the writer but the file):
+    /// its bytes, then its local header with the CRC-32 they have. Returns the CRC-32.
+    private static func write(_ entry: PlacedEntry, to descriptor: Int32, path: String, modified: DOSTimestamp)
+        throws(ZipError) -> UInt32
+    {
+        var at = entry.dataOffset
+        func put(_ bytes: UnsafeRawBufferPointer) throws(ZipError) {
+            try pwriteAll(descriptor, bytes, at: at, path: path)
+            at += UInt64(bytes.count)
+        }
+        var crc = entry.crc
+        switch entry.source {
+        case .stored(let file):
+            var chunk = [UInt8](repeating: 0, count: bufferSize)
+            var checksum = ZipCRC32()
+            try read(file, through: &chunk) { (piece, _) throws(ZipError) in
+                checksum.update(piece)
+                try put(piece)
+            }
+            crc = checksum.value
+        case .spooled(let spooled):
+            let spool: OpenedFile
+            do { spool = try OpenedFile(path: spooled.spoolPath) } catch {
+                throw .io("cannot open the deflated entry (\(error))", path: spooled.spoolPath)
+            }
+            defer { spool.close() }
+            guard UInt64(spool.size) == spooled.compressedSize else {
+                throw .io("the deflated entry changed size", path: spooled.spoolPath)
+            }
+            var chunk = [UInt8](repeating: 0, count: bufferSize)
+            try read(spool, through: &chunk) { (piece, _) throws(ZipError) in try put(piece) }
+        case .deflated(let deflated):
+            try deflated.bytes.withBytes { (bytes) throws(ZipError) in try put(bytes) }
+        }
+        guard at - entry.dataOffset == entry.compressed else {
+            throw .io("entry was not the size it was placed at", path: path)
+        }
+        let header = localHeader(
+            nameBytes: entry.nameBytes, flags: entry.flags, method: entry.method, version: entry.version,
+            zip64Local: entry.zip64Local, crc: crc, compressed: entry.compressed, uncompressed: entry.uncompressed,
+            modified: modified)
+        try header.withBytes { (bytes) throws(ZipError) in
+            try pwriteAll(descriptor, bytes, at: entry.headerOffset, path: path)
+        }
+        return crc
     }
 
     /// `file` read from its start and deflated into memory (a worker's job: touches nothing of the writer).
@@ -288,57 +449,6 @@ public final class ZipWriter {
             try deflater.deflate(piece, finish: isLast, sink: sink)
         }
         return Deflated(crc: crc.value, uncompressed: uncompressed, bytes: [])
-    }
-
-    /// Writes an entry deflated beforehand into a spool file (``ZipPrecompressor``): its bytes copied.
-    private func addSpooled(_ spooled: ZipPrecompressor.Spooled, as name: String) throws(ZipError) {
-        try addPredeflated(
-            as: name, crc: spooled.crc32, compressed: spooled.compressedSize, uncompressed: spooled.uncompressedSize
-        ) { () throws(ZipError) in
-            let spool: OpenedFile
-            do { spool = try OpenedFile(path: spooled.spoolPath) } catch {
-                throw .io("cannot open the deflated entry (\(error))", path: spooled.spoolPath)
-            }
-            defer { spool.close() }
-            guard UInt64(spool.size) == spooled.compressedSize else {
-                throw .io("the deflated entry changed size", path: spooled.spoolPath)
-            }
-            var chunk = [UInt8](repeating: 0, count: Self.bufferSize)
-            try Self.read(spool, through: &chunk) { (piece, _) throws(ZipError) in try write(piece) }
-        }
-    }
-
-    /// Writes an entry a worker deflated into memory.
-    private func addDeflated(_ entry: Deflated, as name: String) throws(ZipError) {
-        try addPredeflated(
-            as: name, crc: entry.crc, compressed: UInt64(entry.bytes.count), uncompressed: entry.uncompressed
-        ) { () throws(ZipError) in try write(entry.bytes) }
-    }
-
-    /// Writes a deflate entry whose CRC-32 and sizes are known before its bytes: its local header complete
-    /// from the start (Zip64 sizes in it when an entry is near 4 GiB), the `compressed` bytes `writeBytes`
-    /// writes, its central record.
-    private func addPredeflated(
-        as name: String, crc: UInt32, compressed: UInt64, uncompressed: UInt64,
-        writeBytes: () throws(ZipError) -> Void
-    ) throws(ZipError) {
-        let (nameBytes, flags) = try checkedName(name)
-        let zip64Local =
-            alwaysZip64 || compressed >= Self.zip64LocalThreshold || uncompressed >= Self.zip64LocalThreshold
-        let version = zip64Local ? ZipFormat.versionZip64 : ZipFormat.versionDeflate
-        let headerOffset = offset
-        try write(
-            localHeader(
-                nameBytes: nameBytes, flags: flags, method: .deflate, version: version, zip64Local: zip64Local,
-                crc: crc, compressed: compressed, uncompressed: uncompressed))
-        let dataStart = offset
-        try writeBytes()
-        guard offset - dataStart == compressed else {
-            throw .io("entry \(name) was not the size it was deflated to", path: path)
-        }
-        appendCentral(
-            nameBytes: nameBytes, flags: flags, method: .deflate, version: version, zip64Local: zip64Local,
-            crc: crc, compressed: compressed, uncompressed: uncompressed, headerOffset: headerOffset)
     }
 
     /// A new entry's name checked (one the reader accepts, not yet in the archive) and recorded: its bytes
@@ -453,6 +563,15 @@ public final class ZipWriter {
     private func localHeader(
         nameBytes: [UInt8], flags: UInt16, method: ZipMethod, version: UInt16, zip64Local: Bool, crc: UInt32,
         compressed: UInt64, uncompressed: UInt64
+    ) -> [UInt8] {
+        Self.localHeader(
+            nameBytes: nameBytes, flags: flags, method: method, version: version, zip64Local: zip64Local, crc: crc,
+            compressed: compressed, uncompressed: uncompressed, modified: modified)
+    }
+
+    private static func localHeader(
+        nameBytes: [UInt8], flags: UInt16, method: ZipMethod, version: UInt16, zip64Local: Bool, crc: UInt32,
+        compressed: UInt64, uncompressed: UInt64, modified: DOSTimestamp
     ) -> [UInt8] {
         var header: [UInt8] = []
         header.reserveCapacity(ZipFormat.localHeaderSize + nameBytes.count + 20)
@@ -616,10 +735,14 @@ public final class ZipWriter {
     private func writeAll(_ bytes: UnsafeRawBufferPointer) throws(ZipError) {
         try Self.writeAll(descriptor, bytes, path: temporaryPath)
         appended += UInt64(bytes.count)
-        if appended - writebackFrom >= Self.writebackBytes {
-            startWriteback(from: writebackFrom, count: appended - writebackFrom)
-            writebackFrom = appended
-        }
+        writeBackIfDue()
+    }
+
+    /// Hands what was appended since the last writeback to the disk once it is ``writebackBytes`` or more.
+    private func writeBackIfDue() {
+        guard appended - writebackFrom >= Self.writebackBytes else { return }
+        startWriteback(from: writebackFrom, count: appended - writebackFrom)
+        writebackFrom = appended
     }
 
     /// How many appended bytes are handed to the disk at once: a 30 MB study's archive starts its writeback
@@ -650,9 +773,24 @@ public final class ZipWriter {
     }
 
     private func pwriteAll(_ bytes: [UInt8], at position: UInt64) throws(ZipError) {
-        let written = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress!, $0.count, off_t(position)) }
-        guard written == bytes.count else {
-            throw .io("cannot write the archive", path: temporaryPath, errno: written < 0 ? errno : nil)
+        try bytes.withBytes { (raw) throws(ZipError) in
+            try Self.pwriteAll(descriptor, raw, at: position, path: temporaryPath)
+        }
+    }
+
+    /// Writes all of `bytes` at `position` of `descriptor` (`path` names it in errors).
+    static func pwriteAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, at position: UInt64, path: String)
+        throws(ZipError)
+    {
+        var done = 0
+        while done < bytes.count {
+            let n = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(position) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .io("cannot write the archive", path: path, errno: errno)
+            }
+            guard n > 0 else { throw .io("cannot write the archive", path: path) }
+            done += n
         }
     }
 }

@@ -31,24 +31,10 @@ import Testing
         var bytesBySOP: [String: [UInt8]] = [:]
         for index in 0..<5 {
             let sop = "1.2.3.9.\(index)"
-            var ds = ZipPlaceTests.dataSet(series: "1.2.3.1", sop: sop)
-            let samples = (0..<20_000).flatMap { n -> [UInt8] in
-                noise ^= noise << 13
-                noise ^= noise >> 7
-                noise ^= noise << 17
-                let value = 1000 + (n % 500) + Int(noise & 0x0F)
-                return [UInt8(value & 0xFF), UInt8(value >> 8)]
-            }
-            ds.set(DataElement(tag: .pixelData, vr: .OW, bytes: samples))
             let temporary = scratch + "/incoming-\(index)"
-            try Part10File(dataSet: ds, transferSyntax: .explicitVRLittleEndian).write(to: temporary)
-            var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: temporary)))
-            if index == 3 {
-                let from = Array("1.2.840.10008.1.2.1\0".utf8)
-                let start = try #require(bytes.indices.first { bytes[$0...].starts(with: from) })
-                bytes.replaceSubrange(start..<start + from.count, with: Array("1.2.840.10008.1.2.5\0".utf8))
-                try Data(bytes).write(to: URL(fileURLWithPath: temporary))
-            }
+            let (ds, bytes) = try ZipPlaceTests.noisyInstance(
+                series: "1.2.3.1", sop: sop, samples: 20_000, ramp: 500, noiseMask: 0x0F, noise: &noise,
+                at: temporary, namedRLE: index == 3)
             paths.append(try placer.place(temporaryFile: temporary, dataSet: ds).path)
             bytesBySOP[sop] = bytes
         }

@@ -202,9 +202,35 @@ struct ZipPlaceTests {
         }
     }
 
-    /// A child archiving a 64 MB instance into an existing study archive is killed with SIGKILL while it
-    /// writes: the old archive is still at the final name and whole, no other `.zip` appeared, and a rerun
-    /// finishes the job.
+    /// An instance of study 1.2.3 written to `path` as a Part 10 file, and its bytes: `samples` 16-bit samples,
+    /// a ramp of `ramp` values with the bits of `noiseMask` of an xorshift stream (`noise`, carried from one
+    /// instance to the next) added, so deflate has work past the header. `namedRLE`: its transfer syntax UID
+    /// patched to RLE Lossless (PS3.5 §A.4.2; the data set is explicit VR little endian in both, and the UIDs
+    /// are as long), a compressed transfer syntax, so stored, whatever the pixel data holds.
+    static func noisyInstance(
+        series: String, sop: String, samples count: Int, ramp: Int, noiseMask: UInt64, noise: inout UInt64,
+        at path: String, namedRLE: Bool = false
+    ) throws -> (dataSet: DataSet, bytes: [UInt8]) {
+        var ds = dataSet(series: series, sop: sop)
+        let samples = (0..<count).flatMap { n -> [UInt8] in
+            noise ^= noise << 13
+            noise ^= noise >> 7
+            noise ^= noise << 17
+            let value = 1000 + (n % ramp) + Int(noise & noiseMask)
+            return [UInt8(value & 0xFF), UInt8(value >> 8)]
+        }
+        ds.set(DataElement(tag: .pixelData, vr: .OW, bytes: samples))
+        try Part10File(dataSet: ds, transferSyntax: .explicitVRLittleEndian).write(to: path)
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        if namedRLE {
+            let from = Array("1.2.840.10008.1.2.1\0".utf8)
+            let start = try #require(bytes.indices.first { bytes[$0...].starts(with: from) })
+            bytes.replaceSubrange(start..<start + from.count, with: Array("1.2.840.10008.1.2.5\0".utf8))
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+        }
+        return (ds, bytes)
+    }
+
     /// Instances placed through a placer with a ``ZipPrecompressor`` are deflated as they are placed: the
     /// archive made from their spool files holds each one byte for byte, as the archive deflating them itself
     /// does (same CRC-32, same compressed size); an instance of a compressed transfer syntax gets no spool and
@@ -221,26 +247,12 @@ struct ZipPlaceTests {
             var placed: [String] = []
             var sourceBySOP: [String: [UInt8]] = [:]
             for index in 0..<7 {
-                var ds = Self.dataSet(series: "1.2.3.\(index % 2)", sop: "1.2.3.9.\(index)")
-                // 200 KB of 16-bit samples, a smooth ramp with noise in the low bits: past the header switch.
-                let samples = (0..<100_000).flatMap { n -> [UInt8] in
-                    noise ^= noise << 13
-                    noise ^= noise >> 7
-                    noise ^= noise << 17
-                    let value = 1000 + (n % 700) + Int(noise & 0x1F)
-                    return [UInt8(value & 0xFF), UInt8(value >> 8)]
-                }
-                ds.set(DataElement(tag: .pixelData, vr: .OW, bytes: samples))
                 let temporary = dir + "/incoming-\(index)"
-                try Part10File(dataSet: ds, transferSyntax: .explicitVRLittleEndian).write(to: temporary)
-                var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: temporary)))
+                // 200 KB of 16-bit samples, a smooth ramp with noise in the low bits: past the header switch.
+                let (ds, bytes) = try Self.noisyInstance(
+                    series: "1.2.3.\(index % 2)", sop: "1.2.3.9.\(index)", samples: 100_000, ramp: 700,
+                    noiseMask: 0x1F, noise: &noise, at: temporary, namedRLE: index == 3)
                 if index == 3 {
-                    // Named RLE Lossless (PS3.5 §A.4.2; its data set is explicit VR little endian too, and the
-                    // UID as long): a compressed transfer syntax, so stored, whatever the pixel data holds.
-                    let from = Array("1.2.840.10008.1.2.1\0".utf8)
-                    let start = try #require(bytes.indices.first { bytes[$0...].starts(with: from) })
-                    bytes.replaceSubrange(start..<start + from.count, with: Array("1.2.840.10008.1.2.5\0".utf8))
-                    try Data(bytes).write(to: URL(fileURLWithPath: temporary))
                     #expect(try Part10File.readHeader(contentsOf: temporary).transferSyntax.isEncapsulated)
                 }
                 let placement = try placer.place(temporaryFile: temporary, dataSet: ds)
@@ -286,6 +298,9 @@ struct ZipPlaceTests {
         }
     }
 
+    /// A child archiving a 64 MB instance into an existing study archive is killed with SIGKILL while it
+    /// writes: the old archive is still at the final name and whole, no other `.zip` appeared, and a rerun
+    /// finishes the job.
     @Test func aKilledWriterLeavesNoPartialZip() async throws {
         try await TestSupport.withTemporaryDirectory(prefix: "px-zipplace-") { dir in
             let small = try Self.write(Self.dataSet(series: "1.2.3.1", sop: "1.2.3.1.1"), in: dir)

@@ -282,10 +282,12 @@ extension ZipPlace: InstanceSource, InstanceSink {
 
     /// A ``ZipPrecompressor`` spooling into `<tree>/.px-zip-spool`: each instance a retrieval places is
     /// deflated while the next ones arrive, with ``ZipDeflateMode/spare`` on the cores the transfer leaves
-    /// (``ZipPlace/spareWorkers``, none on two cores) at the lowest priority, with ``ZipDeflateMode/all`` on
-    /// every core at the process's own (as fast as it can).
+    /// (``ZipPlace/spareWorkers``) at the lowest priority, with ``ZipDeflateMode/all`` on every core at the
+    /// process's own (as fast as it can). None with ``ZipDeflateMode/spare`` on two cores, where no core is
+    /// left: ``take(_:of:context:)`` then stores what the retrieval placed.
     public func placementObserver(in tree: StagingTree) throws(PXError) -> PlacementObserving? {
         let spare = deflate == .spare
+        if spare && ZipPlace.spareWorkers == 0 { return nil }
         do {
             return PlacementObserving(
                 try ZipPrecompressor(
@@ -304,10 +306,12 @@ extension ZipPlace: InstanceSource, InstanceSink {
     {
         guard !delivery.files.isEmpty else { return TransferCount() }
         // The files a retrieval placed are deflated already, being deflated, or (deflate .spare) left to be
-        // stored when their deflate has not started (placementObserver(in:)).
+        // stored when their deflate has not started; with no precompressor (.spare with no core to spare,
+        // placementObserver(in:)) none has started.
         let precompressed =
             (delivery.placementObserver?.observer as? ZipPrecompressor)?.finished(deflate)
-            ?? ZipPrecompressor.Finished()
+            ?? ZipPrecompressor.Finished(
+                notDeflated: deflate == .spare ? Set(delivery.files.map(\.path)) : [])
         do {
             let indexed = delivery.files.compactMap(\.indexed)
             let result =

@@ -334,7 +334,6 @@ public final class ZipWriter {
     private func writeRun(_ run: [PlacedEntry]) throws(ZipError) {
         guard !run.isEmpty else { return }
         // What is buffered goes first: the run's offsets follow it.
-        offset = run[0].headerOffset
         try flush()
         let descriptor = self.descriptor
         let path = self.temporaryPath
